@@ -1,0 +1,64 @@
+"""Scheduler-wide (node-pool) settings: the snapshot's ``config`` block."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator
+
+from .fields import QUOTA_ENFORCEMENT, REQUEUE, RESERVED, Duration, Reserved, SnapshotModel, reserved_for
+
+Criterion = Literal["priority", "jobs", "tasks", "lost_work"]
+"""A victim-choice criterion (spec "Rules", *Victim choice*)."""
+
+DEFAULT_OBJECTIVE: tuple[Criterion, ...] = ("priority", "jobs", "tasks", "lost_work")
+
+
+class SolverConfig(SnapshotModel):
+    """CP-SAT limits. ``workers: 0`` means all cores."""
+
+    time_limit: Duration = Field(1.0, description="wall-clock budget of one decision")
+    workers: int = Field(0, ge=0, description="CP-SAT search workers; 0 = all cores")
+    seed: int = Field(0, ge=0, description="CP-SAT random seed")
+
+    @field_validator("time_limit")
+    @classmethod
+    def _positive(cls, value: float) -> float:
+        if value <= 0:
+            raise ValueError("time_limit must be positive")
+        return value
+
+
+class Config(SnapshotModel):
+    """Node-pool defaults; every field is optional."""
+
+    preempt_min_runtime: Duration = Field(0.0, description="node-pool preempt-min-runtime (seed 000)")
+    reclaim_min_runtime: Duration = Field(0.0, description="node-pool reclaim-min-runtime (seed 000)")
+    min_runtime_resolve: Literal["lca", "queue"] = Field(
+        "lca", description="how reclaim-min-runtime is resolved (seed 000)"
+    )
+    preemptible_below_priority: int = Field(
+        100, description="a job without an explicit `preemptible` is preemptible iff its priority is below this"
+    )
+    default_priority: int = Field(50, description="priority of a job naming neither priority nor priority_class")
+    reclaimer_saturation_multiplier: float = Field(
+        1.0, ge=1.0, description="parent-level saturation rule of reclaim (KAI proportion plugin)"
+    )
+    objective: tuple[Criterion, ...] = Field(DEFAULT_OBJECTIVE, min_length=1, description="most important first")
+    solver: SolverConfig = Field(default_factory=SolverConfig)
+    quota_preemption_enabled: Annotated[Reserved, reserved_for(QUOTA_ENFORCEMENT)] = RESERVED
+    quota_miss: Annotated[Reserved, reserved_for(QUOTA_ENFORCEMENT)] = RESERVED
+    requeue: Annotated[Reserved, reserved_for(REQUEUE)] = RESERVED
+
+    @field_validator("objective", mode="before")
+    @classmethod
+    def _as_tuple(cls, value: object) -> object:
+        return tuple(value) if isinstance(value, list) else value
+
+    @field_validator("objective")
+    @classmethod
+    def _unique(cls, value: tuple[Criterion, ...]) -> tuple[Criterion, ...]:
+        repeated = sorted({c for c in value if value.count(c) > 1})
+        if repeated:
+            raise ValueError(f"criterion listed twice: {', '.join(repeated)}")
+        return value

@@ -1,0 +1,71 @@
+"""Errors a user can cause, each tied to the path of the offending field."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+
+_MESSAGES = {
+    "extra_forbidden": "unknown field",
+    "missing": "required field is missing",
+}
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """One problem: where (``jobs[3].tasks[1].node``) and what."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+class SnapshotError(Exception):
+    """A snapshot that cannot be used; ``errors`` lists every problem found."""
+
+    def __init__(self, errors: list[FieldError]) -> None:
+        self.errors = errors
+        super().__init__("\n".join(str(e) for e in errors))
+
+    @classmethod
+    def single(cls, path: str, message: str) -> SnapshotError:
+        return cls([FieldError(path, message)])
+
+    @classmethod
+    def from_validation_error(cls, error: ValidationError) -> SnapshotError:
+        found: list[FieldError] = []
+        for item in error.errors(include_url=False):
+            message = _MESSAGES.get(item["type"]) or _clean(item["msg"])
+            if item["type"].endswith("_type") and item["input"] is not None:
+                message = f"{message} (got {item['input']!r})"
+            found.append(FieldError(format_loc(item["loc"]), message))
+        return cls(_unique(found))
+
+
+def format_loc(loc: tuple[str | int, ...]) -> str:
+    """``("jobs", 3, "tasks", 1, "node")`` -> ``"jobs[3].tasks[1].node"``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _IDENTIFIER.match(part):
+            out += f".{part}" if out else part
+        else:
+            out += f'["{part}"]'
+    return out
+
+
+def _clean(message: str) -> str:
+    message = message.removeprefix("Value error, ")
+    return message.replace("Input should be", "should be")
+
+
+def _unique(errors: list[FieldError]) -> list[FieldError]:
+    seen: set[FieldError] = set()
+    return [e for e in errors if not (e in seen or seen.add(e))]  # type: ignore[func-returns-value]

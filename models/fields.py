@@ -1,0 +1,146 @@
+"""Field types shared by the snapshot models.
+
+Each type parses the snapshot's human notation (quantities, durations, instants)
+into the exact stored value and describes that notation in the JSON Schema.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    WithJsonSchema,
+)
+from pydantic.json_schema import SkipJsonSchema
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from .duration import parse_duration, parse_time
+from .quantity import MILLI, UNLIMITED, is_gpu_resource, parse_quantity
+
+_QUANTITY_SCHEMA = {
+    "anyOf": [{"type": "number", "minimum": 0}, {"type": "string", "pattern": r"^[0-9.]+([numkMGTPE]|[KMGTPE]i)?$"}],
+    "description": "a number or Kubernetes quantity (500m, 2, 64Gi, 1Ti)",
+}
+_BOUND_SCHEMA = {
+    "anyOf": [*_QUANTITY_SCHEMA["anyOf"], {"const": -1}, {"const": "unlimited"}],
+    "description": "a quantity, or -1 / 'unlimited'",
+}
+_DURATION_SCHEMA = {
+    "anyOf": [{"type": "number", "minimum": 0}, {"type": "string", "pattern": r"^([0-9.]+(h|m|s|ms))+$|^[0-9.]+$"}],
+    "description": "seconds, or a duration such as 90s, 10m, 1h30m",
+}
+_FOREVER_SCHEMA = {
+    "anyOf": [*_DURATION_SCHEMA["anyOf"], {"const": -1}, {"const": "-1"}],
+    "description": "seconds, a duration such as 10m, or -1 for forever",
+}
+_TIME_SCHEMA = {
+    "anyOf": [{"type": "number"}, {"type": "string", "format": "date-time"}],
+    "description": "an RFC 3339 time or seconds since the epoch",
+}
+
+
+Duration = Annotated[float, BeforeValidator(parse_duration), WithJsonSchema(_DURATION_SCHEMA)]
+"""A non-negative duration in seconds."""
+
+DurationOrForever = Annotated[
+    float,
+    BeforeValidator(lambda v: parse_duration(v, allow_forever=True)),
+    WithJsonSchema(_FOREVER_SCHEMA),
+]
+"""A non-negative duration in seconds, or ``-1`` for forever."""
+
+Time = Annotated[float, BeforeValidator(parse_time), WithJsonSchema(_TIME_SCHEMA)]
+"""An instant, in seconds since the epoch."""
+
+Name = Annotated[str, Field(min_length=1)]
+"""A non-empty name."""
+
+FreeMap = dict[str, Any]
+"""Content under ``labels``/``annotations``: free, never checked."""
+
+
+def raise_errors(title: str, errors: list[tuple[tuple[str | int, ...], str]]) -> None:
+    """Raise one ``ValidationError`` carrying every ``(loc, message)`` pair, if any."""
+    if errors:
+        details = [
+            InitErrorDetails(type=PydanticCustomError("snapshot", "{message}", {"message": msg}), loc=loc, input=None)
+            for loc, msg in errors
+        ]
+        raise ValidationError.from_exception_data(title, details)
+
+
+def _resource_map(value: object, *, allow_unlimited: bool) -> dict[str, int]:
+    """Parse ``{resource: quantity}``, collecting every bad entry; GPUs must be whole (v1)."""
+    if not isinstance(value, dict):
+        raise PydanticCustomError(
+            "resources", "expected a mapping of resource name to amount, got {got}", {"got": repr(value)}
+        )
+    parsed: dict[str, int] = {}
+    errors: list[tuple[tuple[str | int, ...], str]] = []
+    for name, raw in value.items():
+        if not isinstance(name, str) or not name:
+            errors.append(((str(name),), "a resource name must be a non-empty string"))
+            continue
+        try:
+            amount = parse_quantity(raw, allow_unlimited=allow_unlimited)
+        except ValueError as err:
+            errors.append(((name,), str(err)))
+            continue
+        if is_gpu_resource(name) and amount != UNLIMITED and amount % MILLI:
+            whole = f"fractional GPUs are not supported in v1 (got {amount / MILLI:g}); use whole GPUs"
+            errors.append(((name,), whole))
+            continue
+        parsed[name] = amount
+    raise_errors("resources", errors)
+    return parsed
+
+
+AmountMap = Annotated[
+    dict[str, int],
+    BeforeValidator(lambda v: _resource_map(v, allow_unlimited=False)),
+    WithJsonSchema({"type": "object", "additionalProperties": _QUANTITY_SCHEMA}),
+]
+"""Resource name -> finite amount (milli-units); GPUs whole."""
+
+BoundMap = Annotated[
+    dict[str, int],
+    BeforeValidator(lambda v: _resource_map(v, allow_unlimited=True)),
+    WithJsonSchema({"type": "object", "additionalProperties": _BOUND_SCHEMA}),
+]
+"""Resource name -> amount or :data:`UNLIMITED` (milli-units); GPUs whole."""
+
+
+class SnapshotModel(BaseModel):
+    """Base of every snapshot model: unknown fields are errors, types are strict, instances are frozen."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+def reserved_for(feature: str) -> BeforeValidator:
+    """Validator of a field that the v1 spec reserves for ``feature``, which this version does not implement.
+
+    Use as ``Annotated[Reserved, reserved_for(...)] = RESERVED``: the field is hidden
+    from the schema, and giving it any value is an error that says so, rather than
+    an "unknown field" or a silent no-op.
+    """
+
+    def reject(value: object) -> None:
+        raise PydanticCustomError(
+            "not_supported_yet", "not supported yet: this field belongs to {feature}", {"feature": feature}
+        )
+
+    return BeforeValidator(reject)
+
+
+Reserved = SkipJsonSchema[Any]
+RESERVED: Any = Field(None, exclude=True)
+
+
+QUOTA_ENFORCEMENT = "quota enforcement through preemption (seed 002)"
+REQUEUE = "requeue with backoff (seed 003)"
+NOMINATIONS = "asynchronous preemption with nominations (seed 004)"

@@ -1,0 +1,129 @@
+"""Jobs and their tasks (pods).
+
+A job is *running* when it has running tasks and *pending* when it has pending
+tasks; an elastic job that wants to grow is both. ``min_available`` is the gang
+minimum: the job is elastic iff it is below the number of tasks.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, PrivateAttr, model_validator
+
+from .fields import (
+    NOMINATIONS,
+    REQUEUE,
+    RESERVED,
+    AmountMap,
+    FreeMap,
+    Name,
+    Reserved,
+    SnapshotModel,
+    Time,
+    raise_errors,
+    reserved_for,
+)
+from .quantity import Resources
+
+TaskStatus = Literal["running", "pending", "releasing", "nominated"]
+"""Status of a task in a snapshot (``nominated`` is reserved for seed 004)."""
+
+ON_NODE: tuple[TaskStatus, ...] = ("running", "releasing")
+"""Statuses whose task occupies capacity on its node."""
+
+
+class Task(SnapshotModel):
+    """One task (pod) of a job.
+
+    ``status`` defaults to ``running`` when ``node`` is set and ``pending``
+    otherwise; ``name`` defaults to ``<job>-<index>``.
+    """
+
+    name: Name | None = None
+    node: str | None = Field(None, description="required unless pending")
+    status: TaskStatus | None = Field(None, description="running | pending | releasing")
+    resources: AmountMap | None = Field(None, description="overrides the job's task_resources")
+
+    @model_validator(mode="after")
+    def _check_status(self) -> Task:
+        status = self.status or ("running" if self.node is not None else "pending")
+        object.__setattr__(self, "status", status)
+        if status == "nominated":
+            raise_errors(
+                "Task",
+                [(("status",), f"not supported yet: status 'nominated' belongs to {NOMINATIONS}")],
+            )
+        if status in ON_NODE and self.node is None:
+            raise_errors("Task", [(("node",), f"a {status} task needs a node")])
+        if status == "pending" and self.node is not None:
+            raise_errors("Task", [(("node",), "a pending task has no node; remove it or set the task's status")])
+        return self
+
+
+class Job(SnapshotModel):
+    """A gang of tasks in a leaf queue."""
+
+    name: Name
+    queue: Name
+    priority_class: str | None = None
+    priority: int | None = None
+    preemptible: bool | None = Field(None, description="default: priority below config.preemptible_below_priority")
+    min_available: int | None = Field(None, ge=1, description="gang minimum; default = number of tasks")
+    task_resources: AmountMap = Field(default_factory=dict, description="per task")
+    created_at: Time | None = None
+    started_at: Time | None = Field(None, description="last start: the min-runtime and toleration clock")
+    tasks: list[Task] = Field(min_length=1)
+    labels: FreeMap = Field(default_factory=dict)
+    annotations: FreeMap = Field(default_factory=dict)
+    requeue: Annotated[Reserved, reserved_for(REQUEUE)] = RESERVED
+
+    _priority: int = PrivateAttr(0)
+    _preemptible: bool = PrivateAttr(False)
+
+    @model_validator(mode="after")
+    def _check_tasks(self) -> Job:
+        for index, task in enumerate(self.tasks):
+            if task.name is None:
+                object.__setattr__(task, "name", f"{self.name}-{index}")
+        if self.min_available is not None and self.min_available > len(self.tasks):
+            raise_errors(
+                "Job",
+                [(("min_available",), f"min_available {self.min_available} exceeds the {len(self.tasks)} tasks")],
+            )
+        return self
+
+    # Resolved by the snapshot (they depend on priority classes and config).
+    @property
+    def resolved_priority(self) -> int:
+        """Priority value: ``priority``, else its class's value, else ``config.default_priority``."""
+        return self._priority
+
+    @property
+    def is_preemptible(self) -> bool:
+        """``preemptible`` if given, else priority below ``config.preemptible_below_priority``."""
+        return self._preemptible
+
+    @property
+    def gang_minimum(self) -> int:
+        """``min_available``, defaulting to the number of tasks."""
+        return len(self.tasks) if self.min_available is None else self.min_available
+
+    @property
+    def is_elastic(self) -> bool:
+        return self.gang_minimum < len(self.tasks)
+
+    def requests(self, task: Task) -> Resources:
+        """Resources one task requests (its override, else ``task_resources``)."""
+        return self.task_resources if task.resources is None else task.resources
+
+    def tasks_with(self, *statuses: str) -> list[Task]:
+        return [t for t in self.tasks if t.status in statuses]
+
+    @property
+    def running_count(self) -> int:
+        return sum(1 for t in self.tasks if t.status == "running")
+
+    @property
+    def pending_count(self) -> int:
+        return sum(1 for t in self.tasks if t.status == "pending")

@@ -1,0 +1,18 @@
+"""Nodes: the machines whose GPUs are shared out."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from .fields import AmountMap, FreeMap, Name, SnapshotModel
+
+
+class Node(SnapshotModel):
+    """A node with allocatable resources (``resources``, milli-units)."""
+
+    name: Name
+    resources: AmountMap = Field(description="allocatable amount per resource")
+    gpu_model: str | None = None
+    labels: FreeMap = Field(default_factory=dict)
+    annotations: FreeMap = Field(default_factory=dict)
+    schedulable: bool = Field(True, description="false = nothing new is placed here; running work stays")

@@ -1,0 +1,68 @@
+"""Queues: the quota tree. Jobs belong to leaf queues."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, model_validator
+
+from .fields import (
+    QUOTA_ENFORCEMENT,
+    RESERVED,
+    BoundMap,
+    Duration,
+    FreeMap,
+    Name,
+    Reserved,
+    SnapshotModel,
+    raise_errors,
+    reserved_for,
+)
+from .quantity import UNLIMITED, format_quantity
+
+
+class Queue(SnapshotModel):
+    """One queue of the tree.
+
+    ``deserved`` is the guaranteed quota: a resource not listed has quota 0.
+    ``limit`` is the maximum: a resource not listed is unlimited.
+    """
+
+    name: Name
+    parent: str | None = Field(None, description="absent or null = top-level queue")
+    deserved: BoundMap = Field(default_factory=dict, description="guaranteed quota per resource")
+    limit: BoundMap = Field(default_factory=dict, description="maximum per resource; absent = unlimited")
+    over_quota_weight: float = Field(1.0, ge=0, description="share of capacity beyond deserved")
+    priority: int = Field(100, description="queue priority for over-quota division and ordering")
+    preempt_min_runtime: Duration | None = Field(None, description="absent = inherit (seed 000)")
+    reclaim_min_runtime: Duration | None = Field(None, description="absent = inherit (seed 000)")
+    labels: FreeMap = Field(default_factory=dict)
+    annotations: FreeMap = Field(default_factory=dict)
+    limit_changed_at: Annotated[Reserved, reserved_for(QUOTA_ENFORCEMENT)] = RESERVED
+    quota_preemption_delay: Annotated[Reserved, reserved_for(QUOTA_ENFORCEMENT)] = RESERVED
+
+    @model_validator(mode="after")
+    def _deserved_within_limit(self) -> Queue:
+        errors: list[tuple[tuple[str | int, ...], str]] = []
+        for name, amount in self.deserved.items():
+            limit = self.limit_of(name)
+            if limit is not None and (amount == UNLIMITED or amount > limit):
+                errors.append(
+                    (
+                        ("deserved", name),
+                        f"deserved {format_quantity(name, amount)} exceeds this queue's limit "
+                        f"{format_quantity(name, limit)}",
+                    )
+                )
+        raise_errors("Queue", errors)
+        return self
+
+    def deserved_of(self, resource: str) -> int | None:
+        """Guaranteed quota of ``resource`` in milli-units; ``None`` = unlimited, 0 = not declared."""
+        amount = self.deserved.get(resource, 0)
+        return None if amount == UNLIMITED else amount
+
+    def limit_of(self, resource: str) -> int | None:
+        """Maximum of ``resource`` in milli-units; ``None`` = unlimited."""
+        amount = self.limit.get(resource, UNLIMITED)
+        return None if amount == UNLIMITED else amount

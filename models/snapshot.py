@@ -1,0 +1,187 @@
+"""The snapshot document: one instant of a cluster, validated as a whole.
+
+Besides the field checks of each model, a snapshot checks what only the whole
+document can tell: names are unique, references resolve, the queues form a
+tree, jobs sit in leaf queues, and no node holds more than it has.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from pydantic import Field, PrivateAttr, model_validator
+
+from .config import Config
+from .fields import FreeMap, SnapshotModel, Time, raise_errors
+from .job import ON_NODE, Job, Task
+from .node import Node
+from .priority_class import PriorityClass, Toleration
+from .quantity import Resources, add, format_quantity
+from .queue import Queue
+
+Loc = tuple[str | int, ...]
+
+
+class Snapshot(SnapshotModel):
+    """A cluster at one instant (spec: snapshot format v1)."""
+
+    now: Time = Field(description="the instant the decision is made")
+    config: Config = Field(default_factory=Config)
+    nodes: list[Node]
+    queues: list[Queue]
+    priority_classes: list[PriorityClass] = Field(default_factory=list)
+    jobs: list[Job] = Field(default_factory=list)
+    description: str | None = Field(None, description="free text (fixtures describe their scenario here)")
+    expect: FreeMap | None = Field(None, description="a fixture's expected outcome; ignored by the engine")
+
+    _nodes: dict[str, Node] = PrivateAttr(default_factory=dict)
+    _queues: dict[str, Queue] = PrivateAttr(default_factory=dict)
+    _classes: dict[str, PriorityClass] = PrivateAttr(default_factory=dict)
+    _jobs: dict[str, Job] = PrivateAttr(default_factory=dict)
+    _children: dict[str, list[str]] = PrivateAttr(default_factory=dict)
+
+    # -- lookups -------------------------------------------------------------
+
+    def node(self, name: str) -> Node:
+        return self._nodes[name]
+
+    def queue(self, name: str) -> Queue:
+        return self._queues[name]
+
+    def job(self, name: str) -> Job:
+        return self._jobs[name]
+
+    def priority_class(self, name: str) -> PriorityClass:
+        return self._classes[name]
+
+    def children(self, queue: str | None) -> list[str]:
+        """Child queue names of ``queue`` (``None`` = the top-level queues), in document order."""
+        return self._children.get(queue or "", [])
+
+    def is_leaf(self, queue: str) -> bool:
+        return not self._children.get(queue)
+
+    def toleration_of(self, job: Job) -> Toleration | None:
+        """The preemption toleration policy of ``job``'s priority class (seed 001), if any."""
+        return None if job.priority_class is None else self._classes[job.priority_class].toleration
+
+    # -- whole-document checks ------------------------------------------------
+
+    @model_validator(mode="after")
+    def _check_document(self) -> Snapshot:
+        errors: list[tuple[Loc, str]] = []
+        self._nodes = _index("nodes", self.nodes, errors)
+        self._queues = _index("queues", self.queues, errors)
+        self._classes = _index("priority_classes", self.priority_classes, errors)
+        self._jobs = _index("jobs", self.jobs, errors)
+        _check_task_names(self.jobs, errors)
+        self._check_queue_tree(errors)
+        self._check_jobs(errors)
+        self._check_node_capacity(errors)
+        raise_errors("Snapshot", errors)
+        return self
+
+    def _check_queue_tree(self, errors: list[tuple[Loc, str]]) -> None:
+        for i, queue in enumerate(self.queues):
+            if queue.parent is not None and queue.parent not in self._queues:
+                errors.append((("queues", i, "parent"), f"unknown queue '{queue.parent}'"))
+                continue
+            key = queue.parent or ""
+            self._children.setdefault(key, []).append(queue.name)
+        for i, queue in enumerate(self.queues):
+            seen = [queue.name]
+            parent = queue.parent
+            while parent is not None and parent in self._queues:
+                if parent in seen:
+                    cycle = " -> ".join([*seen[seen.index(parent) :], parent])
+                    errors.append((("queues", i, "parent"), f"the queues form a cycle: {cycle}"))
+                    break
+                seen.append(parent)
+                parent = self._queues[parent].parent
+
+    def _check_jobs(self, errors: list[tuple[Loc, str]]) -> None:
+        config = self.config
+        for i, job in enumerate(self.jobs):
+            if job.queue not in self._queues:
+                errors.append((("jobs", i, "queue"), f"unknown queue '{job.queue}'"))
+            elif not self.is_leaf(job.queue):
+                children = ", ".join(self.children(job.queue))
+                errors.append(
+                    (("jobs", i, "queue"), f"queue '{job.queue}' is not a leaf (it has children: {children})")
+                )
+            priority = job.priority
+            if job.priority_class is not None:
+                pclass = self._classes.get(job.priority_class)
+                if pclass is None:
+                    errors.append((("jobs", i, "priority_class"), f"unknown priority class '{job.priority_class}'"))
+                elif priority is not None and priority != pclass.value:
+                    errors.append(
+                        (
+                            ("jobs", i, "priority"),
+                            f"priority {priority} disagrees with priority class '{pclass.name}' "
+                            f"(value {pclass.value}); name one or make them agree",
+                        )
+                    )
+                else:
+                    priority = pclass.value
+            resolved = config.default_priority if priority is None else priority
+            job._priority = resolved
+            job._preemptible = (
+                job.preemptible if job.preemptible is not None else resolved < config.preemptible_below_priority
+            )
+            for t, task in enumerate(job.tasks):
+                if task.node is not None and task.node not in self._nodes:
+                    errors.append((("jobs", i, "tasks", t, "node"), f"unknown node '{task.node}'"))
+
+    def _check_node_capacity(self, errors: list[tuple[Loc, str]]) -> None:
+        used: dict[str, Resources] = {}
+        holders: dict[str, list[str]] = {}
+        for job in self.jobs:
+            for task in job.tasks:
+                if task.status in ON_NODE and task.node in self._nodes:
+                    used[task.node] = add(used.get(task.node, {}), job.requests(task))
+                    holders.setdefault(task.node, []).append(str(task.name))
+        for i, node in enumerate(self.nodes):
+            for resource, amount in sorted(used.get(node.name, {}).items()):
+                capacity = node.resources.get(resource, 0)
+                if amount > capacity:
+                    names = holders[node.name]
+                    shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+                    errors.append(
+                        (
+                            ("nodes", i, "resources", resource),
+                            f"over-committed: running and releasing tasks use {format_quantity(resource, amount)} "
+                            f"{resource} but the node has {format_quantity(resource, capacity)} (tasks: {shown})",
+                        )
+                    )
+
+    # -- derived views --------------------------------------------------------
+
+    def tasks_on(self, node: str, *statuses: str) -> list[tuple[Job, Task]]:
+        """(job, task) pairs on ``node`` whose status is in ``statuses`` (default: occupying ones)."""
+        wanted = statuses or ON_NODE
+        return [(j, t) for j in self.jobs for t in j.tasks if t.node == node and t.status in wanted]
+
+
+def _index(section: str, items: list[Any], errors: list[tuple[Loc, str]]) -> dict[str, Any]:
+    index: dict[str, Any] = {}
+    for i, item in enumerate(items):
+        if item.name in index:
+            first = f"{section}[{_pos(items, item.name)}]"
+            errors.append(((section, i, "name"), f"duplicate name '{item.name}' (first used at {first})"))
+        else:
+            index[item.name] = item
+    return index
+
+
+def _pos(items: list[Any], name: str) -> int:
+    return next(i for i, item in enumerate(items) if item.name == name)
+
+
+def _check_task_names(jobs: list[Job], errors: list[tuple[Loc, str]]) -> None:
+    counts = Counter(task.name for job in jobs for task in job.tasks)
+    for i, job in enumerate(jobs):
+        for t, task in enumerate(job.tasks):
+            if counts[task.name] > 1:
+                errors.append((("jobs", i, "tasks", t, "name"), f"duplicate task name '{task.name}'"))

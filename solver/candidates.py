@@ -1,0 +1,164 @@
+"""Which running jobs a pending job may take tasks from, and why the others may not.
+
+Spec "Rules"; KAI ``buildFilterFuncForPreempt`` and the reclaim victim filters
+(reference/kai.md §1.5-1.6, §3.5, §5):
+
+* **preempt** (in-queue): preemptible jobs of the preemptor's own leaf queue
+  with strictly lower priority, not protected by preempt-min-runtime (leaf-up
+  resolution) or by toleration;
+* **reclaim** (cross-queue): preemptible jobs of *other* leaf queues, whatever
+  their priority, not protected by reclaim-min-runtime (``lca``/``queue``
+  resolution) or by toleration, and whose leveled queue ``vq`` can give up at
+  least the job's smallest evictable part without going below its guarantee
+  (:mod:`solver.reclaim_guarantee`).
+
+A protected elastic job remains a candidate for its surplus only (the tasks it
+runs above ``min_available``). Toleration (seed 001) is a victim-side policy and
+applies to both actions. Every decision comes with a reason a person can read:
+these feed the explanations of decisions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from models import Job, Resources, format_quantity
+from models.quantity import add
+
+from .cluster import Cluster
+from .protection import Action, Protection, protections
+from .reclaim_guarantee import guarantee_threshold
+
+Exclusion = Literal["own-queue", "other-queue", "priority", "non-preemptible", "min-runtime", "toleration", "guarantee"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A job that may lose tasks: up to ``surplus`` tasks one by one, or all ``running`` if ``whole_job``."""
+
+    job: str
+    running: int
+    surplus: int
+    whole_job: bool
+    restrictions: tuple[Protection, ...] = ()
+
+    @property
+    def may_lose(self) -> int:
+        return self.running if self.whole_job else self.surplus
+
+
+@dataclass(frozen=True)
+class Excluded:
+    """A running job that may lose nothing to this preemptor, and why."""
+
+    job: str
+    rule: Exclusion
+    reason: str
+    until: float | None = None
+
+
+@dataclass(frozen=True)
+class CandidateSet:
+    action: Action
+    preemptor: str
+    candidates: list[Candidate] = field(default_factory=list)
+    excluded: list[Excluded] = field(default_factory=list)
+
+    def candidate(self, job: str) -> Candidate | None:
+        return next((c for c in self.candidates if c.job == job), None)
+
+    def exclusion(self, job: str) -> Excluded | None:
+        return next((e for e in self.excluded if e.job == job), None)
+
+
+def preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:
+    """Victim candidates of ``preemptor`` for in-queue preemption."""
+    result = CandidateSet("preempt", preemptor.name)
+    for job in _running_others(cluster, preemptor):
+        if job.queue != preemptor.queue:
+            result.excluded.append(Excluded(job.name, "other-queue", f"in queue {job.queue}, not {preemptor.queue}"))
+        elif job.resolved_priority >= preemptor.resolved_priority:
+            result.excluded.append(
+                Excluded(
+                    job.name,
+                    "priority",
+                    f"priority {job.resolved_priority} is not below the preemptor's {preemptor.resolved_priority}",
+                )
+            )
+        else:
+            _judge(cluster, job, preemptor, "preempt", result)
+    return result
+
+
+def reclaim_candidates(cluster: Cluster, reclaimer: Job, chunk: Resources) -> CandidateSet:
+    """Victim candidates of ``reclaimer`` (asking for ``chunk``) for cross-queue reclaim."""
+    result = CandidateSet("reclaim", reclaimer.name)
+    for job in _running_others(cluster, reclaimer):
+        if job.queue == reclaimer.queue:
+            result.excluded.append(Excluded(job.name, "own-queue", f"in the reclaimer's own queue {job.queue}"))
+            continue
+        candidate = _judge(cluster, job, reclaimer, "reclaim", result)
+        if candidate is None:
+            continue
+        blocked = _guarantee_blocks(cluster, job, candidate, reclaimer, chunk)
+        if blocked is not None:
+            result.candidates.remove(candidate)
+            result.excluded.append(Excluded(job.name, "guarantee", blocked))
+    return result
+
+
+def _running_others(cluster: Cluster, preemptor: Job) -> list[Job]:
+    return [j for j in cluster.snapshot.jobs if j.name != preemptor.name and j.running_count > 0]
+
+
+def _judge(cluster: Cluster, job: Job, preemptor: Job, action: Action, result: CandidateSet) -> Candidate | None:
+    found = protections(cluster, job, preemptor, action)
+    blocking = [p for p in found if not p.surplus_only]
+    surplus = max(0, job.running_count - job.gang_minimum)
+    if blocking:
+        first = blocking[0]
+        result.excluded.append(Excluded(job.name, first.rule, first.describe(), first.until))
+        return None
+    if found and surplus == 0:
+        first = found[0]
+        reason = f"{first.describe()}; it runs no task above min_available"
+        result.excluded.append(Excluded(job.name, first.rule, reason, first.until))
+        return None
+    candidate = Candidate(job.name, job.running_count, surplus, whole_job=not found, restrictions=tuple(found))
+    result.candidates.append(candidate)
+    return candidate
+
+
+def _guarantee_blocks(cluster: Cluster, job: Job, candidate: Candidate, reclaimer: Job, chunk: Resources) -> str | None:
+    """Why even the smallest evictable part of ``job`` would break ``vq``'s guarantee; ``None`` if some part fits.
+
+    The evictable parts are single tasks when the job has a surplus, else the whole job.
+    """
+    rq, vq = cluster.tree.leveled_pair(reclaimer.queue, job.queue)
+    running = [job.requests(t) for t in job.tasks_with("running")]
+    parts = running if candidate.surplus > 0 else [_total(running)]
+    held = cluster.usage[vq].allocated
+    thresholds = guarantee_threshold(cluster, rq, vq, chunk)
+    reason = None
+    for part in parts:
+        reason = None
+        for resource, (threshold, kind) in thresholds.items():
+            have, take = held.get(resource, 0), part.get(resource, 0)
+            if take > 0 and have - take < min(have, threshold):
+                reason = (
+                    f"queue {vq} holds {format_quantity(resource, have)} {resource} and its guaranteed {kind} is "
+                    f"{format_quantity(resource, threshold)}; evicting this job would take "
+                    f"{format_quantity(resource, take)}"
+                )
+                break
+        if reason is None:
+            return None
+    return reason
+
+
+def _total(parts: list[Resources]) -> Resources:
+    total: Resources = {}
+    for part in parts:
+        total = add(total, part)
+    return total

@@ -1,0 +1,180 @@
+"""Fair share per resource over the queue tree (KAI proportion plugin, reference/kai.md §3.2).
+
+Top-level queues share the cluster's capacity; the children of a queue share
+that queue's fair share, recursively. For one set of siblings and one resource
+with amount ``T`` to divide:
+
+1. **Deserved phase** (queue priority irrelevant): each queue receives
+   ``min(deserved, requestable)``, where ``requestable = min(request, limit)``
+   and an unlimited ``deserved`` counts as ``T``.
+2. **Over-quota phase**, by queue ``priority`` from highest down; a priority
+   bucket absorbs all it can before lower buckets get anything. Within a bucket,
+   rounds: every queue still wanting more (request and limit above its share,
+   ``over_quota_weight > 0``) is offered ``R * weight / sum(weights)`` of the
+   round's remainder ``R``. A queue that needs no more than its offer takes what
+   it needs; otherwise it takes the offer rounded *down* to whole units and its
+   fraction is remembered. Another round runs while some queue needed less
+   than its offer.
+3. **Leftovers** of the bucket go one unit at a time to the queues with
+   remembered fractions, largest fraction first (ties by name).
+
+A *unit* is one millicore of CPU and one whole unit (one GPU, one byte) of
+anything else, as in KAI, which floors CPU in millicores, memory in bytes and
+GPUs in devices.
+
+Deliberate differences from KAI:
+
+* KAI does not scale down an oversubscribed deserved phase, so fair shares can
+  sum to more than the capacity. Here, when the claims of the deserved phase
+  exceed ``T``, ``T`` is divided in proportion to them (largest remainders,
+  then names, get the leftover units), so fair shares never exceed capacity.
+* There is no historical usage in a snapshot, so KAI's usage term
+  (``kValue``) has no effect: offers are proportional to the weights.
+* Ties among leftover fractions are broken by queue name (KAI: queue creation
+  time, then UID).
+
+The flat example of reference/kai.md §3.9 (10 GPUs):
+
+>>> claims = [Claim("A", 2000, None, 8000, 2), Claim("B", 3000, None, 3000, 1), Claim("C", 1000, None, 10000, 1)]
+>>> divide(10000, claims, unit=1000)
+{'A': 5000, 'B': 3000, 'C': 2000}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from itertools import groupby
+
+from models import MILLI, Resources, Snapshot
+
+from .queue_tree import ROOT, QueueTree
+from .queue_usage import QueueUsage, queue_usage
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One queue's claim on one resource (milli-units; ``None`` = unlimited)."""
+
+    name: str
+    deserved: int | None
+    limit: int | None
+    request: int
+    weight: float = 1.0
+    priority: int = 100
+
+    def requestable(self) -> int:
+        return self.request if self.limit is None else min(self.limit, self.request)
+
+
+def unit_of(resource: str) -> int:
+    """The rounding unit of ``resource`` in milli-units: 1 for CPU (millicores), 1000 otherwise."""
+    return 1 if resource == "cpu" else MILLI
+
+
+def divide(total: int, claims: list[Claim], *, unit: int = MILLI) -> dict[str, int]:
+    """Divide ``total`` among sibling ``claims``; returns each queue's fair share."""
+    share = {c.name: 0 for c in claims}
+    wanted = {c.name: min(total if c.deserved is None else c.deserved, c.requestable()) for c in claims}
+    if sum(wanted.values()) > total:
+        return _proportional(total, wanted, unit)
+    share.update(wanted)
+    remaining = total - sum(wanted.values())
+    by_priority = sorted(claims, key=lambda c: -c.priority)
+    for _, bucket in groupby(by_priority, key=lambda c: c.priority):
+        if remaining <= 0:
+            break
+        remaining = _divide_bucket(remaining, list(bucket), share, unit)
+    return share
+
+
+def _divide_bucket(remaining: int, bucket: list[Claim], share: dict[str, int], unit: int) -> int:
+    fractions: dict[str, Fraction] = {}
+    while remaining > 0:
+        hungry = [c for c in bucket if c.requestable() > share[c.name] and c.weight > 0]
+        if not hungry:
+            break
+        weights = sum(Fraction(c.weight) for c in hungry)
+        offered_total = remaining
+        another_round = False
+        for claim in hungry:
+            offer = offered_total * Fraction(claim.weight) / weights
+            need = claim.requestable() - share[claim.name]
+            if need <= offer:
+                give = need
+                fractions.pop(claim.name, None)
+                another_round = another_round or need < offer
+            else:
+                give = int(offer // unit) * unit
+                if offer - give > 0:
+                    fractions[claim.name] = offer - give
+            share[claim.name] += give
+            remaining -= give
+        if not another_round:
+            break
+    for name in sorted(fractions, key=lambda n: (-fractions[n], n)):
+        if remaining <= 0:
+            break
+        claim = next(c for c in bucket if c.name == name)
+        give = min(unit, remaining, claim.requestable() - share[name])
+        share[name] += give
+        remaining -= give
+    return remaining
+
+
+def _proportional(total: int, wanted: dict[str, int], unit: int) -> dict[str, int]:
+    claimed = sum(wanted.values())
+    exact = {name: Fraction(total * amount, claimed) for name, amount in wanted.items()}
+    share = {name: int(value // unit) * unit for name, value in exact.items()}
+    left = total - sum(share.values())
+    for name in sorted(exact, key=lambda n: (-(exact[n] - share[n]), n)):
+        give = min(unit, left, wanted[name] - share[name])
+        if give <= 0:
+            continue
+        share[name] += give
+        left -= give
+    return share
+
+
+def cluster_capacity(snapshot: Snapshot) -> Resources:
+    """Sum of allocatable resources over all nodes."""
+    total: Resources = {}
+    for node in snapshot.nodes:
+        for resource, amount in node.resources.items():
+            total[resource] = total.get(resource, 0) + amount
+    return total
+
+
+def fair_shares(
+    snapshot: Snapshot, tree: QueueTree, usage: dict[str, QueueUsage] | None = None
+) -> dict[str, Resources]:
+    """Fair share of every queue in every resource known to the snapshot (milli-units)."""
+    usage = queue_usage(snapshot, tree) if usage is None else usage
+    capacity = cluster_capacity(snapshot)
+    resources = set(capacity)
+    for queue in snapshot.queues:
+        resources |= set(queue.deserved) | set(queue.limit)
+    for name in usage:
+        resources |= set(usage[name].requested)
+    shares: dict[str, Resources] = {name: {} for name in tree.queues()}
+    for resource in sorted(resources):
+        amounts = {ROOT: capacity.get(resource, 0)}
+        for parent in [ROOT, *tree.queues()]:
+            children = tree.children(parent)
+            if not children:
+                continue
+            claims = [
+                Claim(
+                    name=child,
+                    deserved=tree.queue(child).deserved_of(resource),
+                    limit=tree.queue(child).limit_of(resource),
+                    request=usage[child].requested.get(resource, 0),
+                    weight=tree.queue(child).over_quota_weight,
+                    priority=tree.queue(child).priority,
+                )
+                for child in children
+            ]
+            amounts.update(divide(amounts[parent], claims, unit=unit_of(resource)))
+        for name in shares:
+            shares[name][resource] = amounts[name]
+    return shares

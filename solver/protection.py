@@ -1,0 +1,97 @@
+"""Why a running job may not be evicted by a given preemptor: the three protections.
+
+* **non-preemptible** (KAI ``preemptible.go``): ``preemptible: false``, or no
+  flag and a priority at or above ``config.preemptible_below_priority``. Such a
+  job is never a victim.
+* **min-runtime** (seed 000): protected while ``now < started_at + resolved
+  min-runtime`` (see :mod:`solver.min_runtime`). A protected elastic job may
+  still lose the tasks it runs above ``min_available``; a protected gang may
+  lose nothing.
+* **toleration** (seed 001): the victim's priority class tolerates this
+  preemptor (see :mod:`solver.toleration`). Nothing may be taken.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from models import Job, format_duration, format_time
+
+from .cluster import Cluster
+from .min_runtime import preempt_min_runtime, protected_until, reclaim_min_runtime
+from .toleration import tolerated_until
+
+Action = Literal["preempt", "reclaim"]
+Rule = Literal["non-preemptible", "min-runtime", "toleration"]
+
+
+@dataclass(frozen=True)
+class Protection:
+    """One rule that shields ``job`` from one preemptor.
+
+    ``until`` is when the protection ends (seconds since the epoch), ``None``
+    when it never ends. ``surplus_only`` is true when the job may still lose the
+    tasks it runs above ``min_available``.
+    """
+
+    job: str
+    rule: Rule
+    until: float | None
+    surplus_only: bool
+    detail: str
+
+    def describe(self) -> str:
+        when = "" if self.until is None else f" until {format_time(self.until)}"
+        return f"{self.rule}{when}: {self.detail}"
+
+
+def protections(cluster: Cluster, victim: Job, preemptor: Job, action: Action) -> list[Protection]:
+    """Every protection ``victim`` has against ``preemptor`` under ``action`` at ``cluster.now``."""
+    found: list[Protection] = []
+    if not victim.is_preemptible:
+        why = (
+            "marked preemptible: false"
+            if victim.preemptible is False
+            else f"priority {victim.resolved_priority} is not below "
+            f"{cluster.snapshot.config.preemptible_below_priority} (config.preemptible_below_priority)"
+        )
+        found.append(Protection(victim.name, "non-preemptible", None, False, why))
+    runtime = _min_runtime(cluster, victim, preemptor, action)
+    until = protected_until(victim.started_at, runtime)
+    if until is not None and cluster.now < until:
+        found.append(
+            Protection(
+                victim.name,
+                "min-runtime",
+                until,
+                victim.is_elastic,
+                f"{action}-min-runtime {format_duration(runtime)} since its start at "
+                f"{format_time(victim.started_at or 0)}"
+                + (f"; only tasks above min_available {victim.gang_minimum} may go" if victim.is_elastic else ""),
+            )
+        )
+    policy = cluster.snapshot.toleration_of(victim)
+    tolerated = tolerated_until(
+        policy, started_at=victim.started_at, preemptor_priority=preemptor.resolved_priority, now=cluster.now
+    )
+    if tolerated is not None and policy is not None:
+        found.append(
+            Protection(
+                victim.name,
+                "toleration",
+                None if math.isinf(tolerated) else tolerated,
+                False,
+                f"class '{victim.priority_class}' tolerates preemptors below priority "
+                f"{policy.minimum_preemptable_priority} (this one has {preemptor.resolved_priority})",
+            )
+        )
+    return found
+
+
+def _min_runtime(cluster: Cluster, victim: Job, preemptor: Job, action: Action) -> float:
+    config = cluster.snapshot.config
+    if action == "preempt":
+        return preempt_min_runtime(cluster.tree, config, victim.queue)
+    return reclaim_min_runtime(cluster.tree, config, preemptor.queue, victim.queue)

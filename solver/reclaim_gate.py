@@ -1,0 +1,45 @@
+"""The reclaim gate: may this pending job take resources from other queues at all?
+
+Spec "Rules", *Reclaim*; KAI ``CanReclaimResources`` (reference/kai.md §3.4):
+the reclaimer's leaf queue, with the job's chunk added, must stay within its
+fair share in **every** resource it holds or asks for (so a queue over its CPU
+fair share cannot reclaim GPUs). A non-preemptible reclaimer must moreover stay
+within ``deserved`` at every level of its path, in each resource the chunk
+requests (KAI §3.6-3.7): non-preemptible work lives only on guaranteed quota.
+"""
+
+from __future__ import annotations
+
+from models import Job, Resources, format_quantity
+from models.quantity import add
+
+from .cluster import Cluster
+
+
+def reclaim_gate(cluster: Cluster, reclaimer: Job, chunk: Resources) -> str | None:
+    """``None`` when ``reclaimer`` may reclaim ``chunk``; otherwise the reason, in words."""
+    leaf = reclaimer.queue
+    holding = add(cluster.usage[leaf].allocated, chunk)
+    share = cluster.shares[leaf]
+    for resource in sorted(r for r, amount in holding.items() if amount > 0):
+        if holding[resource] > share.get(resource, 0):
+            return (
+                f"queue {leaf} would hold {_q(resource, holding[resource])} {resource} with this job, "
+                f"above its fair share of {_q(resource, share.get(resource, 0))}"
+            )
+    if not reclaimer.is_preemptible:
+        for name in cluster.tree.upward(leaf):
+            held = add(cluster.usage[name].allocated_non_preemptible, chunk)
+            for resource in sorted(r for r, amount in chunk.items() if amount > 0):
+                deserved = cluster.tree.queue(name).deserved_of(resource)
+                if deserved is not None and held[resource] > deserved:
+                    return (
+                        f"non-preemptible jobs may reclaim only within deserved: queue {name} would hold "
+                        f"{_q(resource, held[resource])} {resource} of non-preemptible work, above its deserved "
+                        f"{_q(resource, deserved)}"
+                    )
+    return None
+
+
+def _q(resource: str, amount: int) -> str:
+    return format_quantity(resource, amount)

@@ -1,0 +1,69 @@
+"""Shared helpers: build small snapshots from plain data, and run the CLI."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from models import Snapshot, snapshot_from_data
+from solver.cli import app
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+NOW = "2026-01-01T12:00:00Z"
+
+
+def base_document() -> dict[str, Any]:
+    """A small valid snapshot: two 8-GPU nodes, queues a and b under dept, one running and one pending job."""
+    return {
+        "now": NOW,
+        "nodes": [
+            {"name": "n0", "resources": {"gpu": 8, "cpu": 64}},
+            {"name": "n1", "resources": {"gpu": 8, "cpu": 64}},
+        ],
+        "queues": [
+            {"name": "dept", "deserved": {"gpu": 16}},
+            {"name": "a", "parent": "dept", "deserved": {"gpu": 8}},
+            {"name": "b", "parent": "dept", "deserved": {"gpu": 8}},
+        ],
+        "priority_classes": [{"name": "train", "value": 50}],
+        "jobs": [
+            {
+                "name": "run",
+                "queue": "a",
+                "priority_class": "train",
+                "task_resources": {"gpu": 4, "cpu": 8},
+                "tasks": [{"node": "n0"}, {"node": "n1"}],
+            },
+            {"name": "wait", "queue": "b", "task_resources": {"gpu": 2}, "tasks": [{}]},
+        ],
+    }
+
+
+def build(document: dict[str, Any] | None = None, **top: Any) -> Snapshot:
+    """Validate ``document`` (default :func:`base_document`) with top-level keys replaced by ``top``."""
+    data = copy.deepcopy(document if document is not None else base_document())
+    data.update(top)
+    return snapshot_from_data(data)
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Any:
+    """Run the CLI on a document written to a temporary YAML file; returns the click result."""
+    import yaml
+
+    runner = CliRunner()
+
+    def run(*args: str, document: dict[str, Any] | None = None, text: str | None = None) -> Any:
+        argv = list(args)
+        if document is not None or text is not None:
+            path = tmp_path / "snapshot.yaml"
+            path.write_text(text if text is not None else yaml.safe_dump(document), encoding="utf-8")
+            argv.append(str(path))
+        return runner.invoke(app, argv)
+
+    return run

@@ -1,0 +1,221 @@
+"""Candidate rules for preempt and reclaim, each with the reason a job is or is not a candidate."""
+
+from __future__ import annotations
+
+from conftest import build
+
+from models import parse_time
+from solver.candidates import preempt_candidates, reclaim_candidates
+from solver.cluster import Cluster
+from solver.reclaim_gate import reclaim_gate
+from solver.reclaim_guarantee import guarantee_floor
+
+GPU = 1000
+CLASSES = [
+    {"name": "train", "value": 50},
+    {"name": "inference", "value": 125},
+    {
+        "name": "shy",
+        "value": 40,
+        "preemption_toleration": {"minimum_preemptable_priority": 120, "toleration_seconds": -1},
+    },
+]
+
+
+def running(name, queue, gpus=1, tasks=1, node="n0", **extra):
+    return {
+        "name": name,
+        "queue": queue,
+        "task_resources": {"gpu": gpus},
+        "tasks": [{"node": node}] * tasks,
+        **extra,
+    }
+
+
+def waiting(name, queue, gpus=1, tasks=1, **extra):
+    return {"name": name, "queue": queue, "task_resources": {"gpu": gpus}, "tasks": [{}] * tasks, **extra}
+
+
+def cluster(jobs, queues=None, nodes=None, **config) -> Cluster:
+    return Cluster.of(
+        build(
+            jobs=jobs,
+            queues=queues or [{"name": "q", "deserved": {"gpu": 4}}, {"name": "r", "deserved": {"gpu": 4}}],
+            nodes=nodes or [{"name": "n0", "resources": {"gpu": 8}}, {"name": "n1", "resources": {"gpu": 8}}],
+            priority_classes=CLASSES,
+            config=config,
+        )
+    )
+
+
+# --- preempt -------------------------------------------------------------------
+
+
+def test_preempt_takes_lower_priority_preemptible_jobs_of_the_same_queue_only():
+    c = cluster(
+        [
+            running("low", "q", priority_class="train"),
+            running("peer", "q", priority=60),
+            running("equal", "q", priority=125, preemptible=True),
+            running("vip", "q", priority=99, preemptible=False),
+            running("elsewhere", "r", priority_class="train"),
+            waiting("boss", "q", priority_class="inference"),
+        ]
+    )
+    result = preempt_candidates(c, c.snapshot.job("boss"))
+    assert [x.job for x in result.candidates] == ["low", "peer"]
+    assert {e.job: e.rule for e in result.excluded} == {
+        "equal": "priority",
+        "vip": "non-preemptible",
+        "elsewhere": "other-queue",
+    }
+    assert "priority 125 is not below the preemptor's 125" in result.exclusion("equal").reason
+
+
+def test_preempt_respects_min_runtime_and_peels_protected_elastic_jobs():
+    c = cluster(
+        [
+            running("gang", "q", tasks=2, priority_class="train", started_at="2026-01-01T11:59:00Z"),
+            running(
+                "elastic", "q", tasks=3, min_available=1, priority_class="train", started_at="2026-01-01T11:59:00Z"
+            ),
+            running("old", "q", tasks=2, priority_class="train", started_at="2026-01-01T10:00:00Z"),
+            waiting("boss", "q", priority_class="inference"),
+        ],
+        preempt_min_runtime="5m",
+    )
+    result = preempt_candidates(c, c.snapshot.job("boss"))
+    excluded = result.exclusion("gang")
+    assert excluded.rule == "min-runtime"
+    assert excluded.until == parse_time("2026-01-01T12:04:00Z")
+    elastic = result.candidate("elastic")
+    assert (elastic.surplus, elastic.whole_job, elastic.may_lose) == (2, False, 2)
+    old = result.candidate("old")
+    assert (old.whole_job, old.may_lose) == (True, 2)
+
+
+def test_toleration_shields_from_preemptors_below_the_minimum():
+    jobs = [
+        running("shy-job", "q", priority_class="shy"),
+        waiting("mid", "q", priority=110),
+        waiting("top", "q", priority=120),
+    ]
+    c = cluster(jobs, preemptible_below_priority=200)
+    assert preempt_candidates(c, c.snapshot.job("mid")).exclusion("shy-job").rule == "toleration"
+    assert preempt_candidates(c, c.snapshot.job("top")).candidate("shy-job") is not None
+
+
+# --- reclaim -------------------------------------------------------------------
+
+
+def kai_reclaim_example(victims):
+    """reference/kai.md §3.9: QA(d=4), QB(d=4), 8 GPUs; QA wants 2 GPUs."""
+    return cluster(
+        [*victims, waiting("a", "QA", gpus=2)],
+        queues=[{"name": "QA", "deserved": {"gpu": 4}}, {"name": "QB", "deserved": {"gpu": 4}}],
+        nodes=[{"name": "n0", "resources": {"gpu": 8}}],
+    )
+
+
+def test_kai_reclaim_example_gate_and_candidates():
+    c = kai_reclaim_example([running(f"b{i}", "QB") for i in range(8)])
+    reclaimer = c.snapshot.job("a")
+    assert reclaim_gate(c, reclaimer, {"gpu": 2 * GPU}) is None  # 0 + 2 <= fair share 2
+    result = reclaim_candidates(c, reclaimer, {"gpu": 2 * GPU})
+    assert len(result.candidates) == 8
+    # QA stays within deserved, so QB keeps what it holds within its deserved 4 GPUs.
+    assert guarantee_floor(c, "QA", "QB", {"gpu": 2 * GPU}) == {"gpu": 4 * GPU}
+
+
+def test_a_gang_that_would_cross_the_guarantee_is_not_a_candidate():
+    """KAI lets this 8-GPU gang go (its last chunk crosses the line); the true guarantee does not."""
+    c = kai_reclaim_example([running("big", "QB", gpus=8)])
+    result = reclaim_candidates(c, c.snapshot.job("a"), {"gpu": 2 * GPU})
+    excluded = result.exclusion("big")
+    assert excluded.rule == "guarantee"
+    assert excluded.reason == ("queue QB holds 8 gpu and its guaranteed deserved is 4; evicting this job would take 8")
+
+
+def test_reclaim_never_takes_from_the_own_queue_and_ignores_priority():
+    c = cluster(
+        [
+            running("mine", "q", priority_class="train"),
+            running("theirs", "r", priority=90),
+            *[running(f"r{i}", "r") for i in range(5)],
+            waiting("want", "q", priority_class="train"),
+        ]
+    )
+    result = reclaim_candidates(c, c.snapshot.job("want"), {"gpu": GPU})
+    assert result.exclusion("mine").rule == "own-queue"
+    assert result.candidate("theirs") is not None  # higher priority, still reclaimable
+
+
+def test_reclaim_min_runtime_uses_the_lca_resolution():
+    queues = [
+        {"name": "dept", "reclaim_min_runtime": "1h"},
+        {"name": "a", "parent": "dept", "deserved": {"gpu": 4}},
+        {"name": "b", "parent": "dept", "deserved": {"gpu": 2}, "reclaim_min_runtime": "1m"},
+        {"name": "other", "deserved": {"gpu": 4}},
+    ]
+    jobs = [
+        running("victim", "b", started_at="2026-01-01T11:58:00Z"),
+        *[running(f"b{i}", "b") for i in range(5)],
+        waiting("sibling", "a", gpus=1),
+        waiting("stranger", "other", gpus=1),
+    ]
+    c = cluster(jobs, queues=queues)
+    # From sibling a: LCA dept, step down to b -> 1m, expired at 11:59.
+    assert reclaim_candidates(c, c.snapshot.job("sibling"), {"gpu": GPU}).candidate("victim") is not None
+    # From another top-level tree: the victim's top-level queue dept -> 1h, protected until 12:58.
+    excluded = reclaim_candidates(c, c.snapshot.job("stranger"), {"gpu": GPU}).exclusion("victim")
+    assert excluded.rule == "min-runtime" and excluded.until == parse_time("2026-01-01T12:58:00Z")
+
+
+def test_reclaim_gate_keeps_the_reclaimer_within_its_fair_share():
+    c = cluster(
+        [running("held", "q", tasks=4), running("other", "r", tasks=8, node="n1"), waiting("more", "q")],
+        queues=[{"name": "q", "deserved": {"gpu": 4}}, {"name": "r", "deserved": {"gpu": 4}}],
+    )
+    assert c.shares["q"]["gpu"] == 5 * GPU  # 4 deserved + the 1 more it requests
+    more = c.snapshot.job("more")
+    assert reclaim_gate(c, more, {"gpu": GPU}) is None
+    assert (
+        reclaim_gate(c, more, {"gpu": 2 * GPU}) == "queue q would hold 6 gpu with this job, above its fair share of 5"
+    )
+
+
+def test_reclaim_gate_checks_every_resource_not_only_gpus():
+    """Like KAI: a queue over its CPU fair share cannot reclaim GPUs."""
+    c = cluster(
+        [
+            {"name": "cpu-hog", "queue": "q", "task_resources": {"cpu": 60}, "tasks": [{"node": "n0"}]},
+            {"name": "r-cpu", "queue": "r", "task_resources": {"cpu": 10}, "tasks": [{"node": "n1"}]},
+            {"name": "r-wait", "queue": "r", "task_resources": {"cpu": 100}, "tasks": [{}]},
+            waiting("gpu-job", "q"),
+        ],
+        queues=[{"name": "q", "deserved": {"gpu": 4}}, {"name": "r", "deserved": {"gpu": 4, "cpu": 100}}],
+        nodes=[{"name": "n0", "resources": {"gpu": 8, "cpu": 64}}, {"name": "n1", "resources": {"gpu": 8, "cpu": 64}}],
+    )
+    assert c.shares["q"]["cpu"] < 60_000
+    verdict = reclaim_gate(c, c.snapshot.job("gpu-job"), {"gpu": GPU})
+    assert verdict is not None and verdict.startswith("queue q would hold 60 cpu with this job, above its fair share")
+
+
+def test_non_preemptible_reclaimers_stay_within_deserved_at_every_level():
+    queues = [
+        {"name": "dept", "deserved": {"gpu": 2}},
+        {"name": "a", "parent": "dept", "deserved": {"gpu": 4}},
+        {"name": "b", "deserved": {"gpu": 4}},
+    ]
+    c = cluster([running("fill", "b", tasks=8), waiting("vip", "a", gpus=3, priority=500)], queues=queues)
+    verdict = reclaim_gate(c, c.snapshot.job("vip"), {"gpu": 3 * GPU})
+    assert verdict is not None
+    assert "queue dept would hold 3 gpu of non-preemptible work, above its deserved 2" in verdict
+
+
+def test_guarantee_uses_fair_share_when_the_reclaimer_is_above_deserved():
+    queues = [{"name": "q", "deserved": {"gpu": 1}}, {"name": "r", "deserved": {"gpu": 2}}]
+    c = cluster([running("r-jobs", "r", tasks=6), waiting("big", "q", gpus=4)], queues=queues)
+    # q (deserved 1) asking for 4 is above deserved: r keeps max(deserved 2, its fair share).
+    floor = guarantee_floor(c, "q", "r", {"gpu": 4 * GPU})
+    assert floor == {"gpu": max(2 * GPU, c.shares["r"]["gpu"])}

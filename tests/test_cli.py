@@ -1,0 +1,73 @@
+"""The command line on the bundled fixtures: validate, schema, and the installed console script."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+from conftest import FIXTURES, base_document
+
+FIXTURE_FILES = sorted(FIXTURES.glob("*.yaml"))
+
+
+def test_there_are_fixtures():
+    assert FIXTURE_FILES
+
+
+@pytest.mark.parametrize("path", FIXTURE_FILES, ids=[p.name for p in FIXTURE_FILES])
+def test_every_fixture_validates(cli, path):
+    result = cli("validate", str(path))
+    assert result.exit_code == 0, result.output
+    assert "valid snapshot" in result.stdout
+
+
+def test_validate_summary_of_the_example(cli):
+    result = cli("validate", str(FIXTURES / "example-cluster.yaml"))
+    text = result.stdout
+    assert "nodes: 4 (4 schedulable); GPUs: 32 (32 x NVIDIA H100 80GB HBM3)" in text
+    assert "jobs: 5 running, 1 pending, 0 releasing" in text
+    assert "  vision" in text  # the tree is indented
+    assert "reclaim-min-runtime" in text and "10m against reclaimers in nlp" in text
+    assert "non-preemptible" in text
+
+
+def test_validate_json_summary(cli):
+    result = cli("validate", "--json", str(FIXTURES / "example-cluster.yaml"))
+    report = json.loads(result.stdout)
+    assert report["valid"] is True
+    rows = {row["name"]: row for row in report["queues"]}
+    assert rows["research"]["allocated"]["gpu"] == 24000
+    assert rows["research"]["fair_share"]["gpu"] == 16000
+    assert rows["vision"]["depth"] == 1
+    protected = {(p["job"], p["rule"]) for p in report["protected"]}
+    assert ("serving-api", "non-preemptible") in protected
+    assert ("serving-batch", "preempt-min-runtime") in protected
+
+
+def test_schema_describes_the_format(cli):
+    result = cli("schema")
+    assert result.exit_code == 0
+    schema = json.loads(result.stdout)
+    assert schema["required"] == ["now", "nodes", "queues"]
+    assert schema["additionalProperties"] is False
+    for name in ("Node", "Queue", "Job", "Task", "PriorityClass", "Config"):
+        assert name in schema["$defs"]
+    assert "requeue" not in schema["$defs"]["Job"]["properties"]  # reserved, not supported yet
+
+
+def test_validate_accepts_its_own_example_document(cli):
+    assert cli("validate", document=base_document()).exit_code == 0
+
+
+@pytest.mark.skipif(shutil.which("gpu-preempt") is None, reason="console script not installed")
+def test_installed_console_script_exit_codes(tmp_path):
+    good = subprocess.run(["gpu-preempt", "validate", str(FIXTURES / "example-cluster.yaml")], capture_output=True)
+    assert good.returncode == 0
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("now: 0\nnodes: [{name: n, resources: {gpu: 0.5}}]\nqueues: []\n")
+    result = subprocess.run(["gpu-preempt", "validate", str(bad)], capture_output=True, text=True)
+    assert result.returncode == 2
+    assert "nodes[0].resources.gpu: fractional GPUs are not supported in v1" in result.stderr
+    assert "Traceback" not in result.stderr

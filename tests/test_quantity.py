@@ -1,0 +1,111 @@
+"""Kubernetes quantities and durations as the snapshot format writes them."""
+
+import pytest
+
+from models import FOREVER, format_duration, format_quantity, format_time, parse_duration, parse_quantity, parse_time
+from models.quantity import UNLIMITED
+
+
+@pytest.mark.parametrize(
+    ("text", "milli"),
+    [
+        ("500m", 500),
+        ("2", 2000),
+        (2, 2000),
+        (1.5, 1500),
+        ("1.5", 1500),
+        ("64Gi", 64 * 2**30 * 1000),
+        ("1Ti", 2**40 * 1000),
+        ("1k", 1_000_000),
+        ("1e3", 1_000_000),
+        ("0", 0),
+        ("100Mi", 100 * 2**20 * 1000),
+    ],
+)
+def test_quantities_parse_to_exact_milli_units(text, milli):
+    assert parse_quantity(text) == milli
+
+
+@pytest.mark.parametrize("text", ["-1", -1, "unlimited", "Unlimited"])
+def test_unlimited_only_where_allowed(text):
+    assert parse_quantity(text, allow_unlimited=True) == UNLIMITED
+    with pytest.raises(ValueError, match="not allowed here"):
+        parse_quantity(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("-2", "negative"),
+        (-0.5, "negative"),
+        ("1x", "not a quantity"),
+        ("", "not a quantity"),
+        (True, "expected a number"),
+        (None, "expected a number"),
+        ("1u", "more precise than 1m"),
+        (float("nan"), "not a finite number"),
+    ],
+)
+def test_bad_quantities_are_rejected_with_a_reason(text, message):
+    with pytest.raises(ValueError, match=message):
+        parse_quantity(text)
+
+
+def test_quantities_format_back_as_people_write_them():
+    assert format_quantity("memory", parse_quantity("1Ti")) == "1Ti"
+    assert format_quantity("memory", parse_quantity("1536Mi")) == "1536Mi"
+    assert format_quantity("cpu", 500) == "500m"
+    assert format_quantity("gpu", 8000) == "8"
+    assert format_quantity("gpu", UNLIMITED) == "unlimited"
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("90s", 90),
+        ("10m", 600),
+        ("1h30m", 5400),
+        ("0", 0),
+        (0, 0),
+        (90, 90),
+        ("1.5h", 5400),
+        ("300ms", 0.3),
+        ("45", 45),
+    ],
+)
+def test_durations(text, seconds):
+    assert parse_duration(text) == pytest.approx(seconds)
+
+
+def test_forever_only_where_allowed():
+    assert parse_duration(-1, allow_forever=True) == FOREVER
+    assert parse_duration("-1", allow_forever=True) == FOREVER
+    with pytest.raises(ValueError, match="forever"):
+        parse_duration(-1)
+    with pytest.raises(ValueError, match="use -1 for forever"):
+        parse_duration(-5, allow_forever=True)
+
+
+@pytest.mark.parametrize("text", ["10 minutes", "1d", "h", True, "-10m"])
+def test_bad_durations(text):
+    with pytest.raises(ValueError):
+        parse_duration(text)
+
+
+def test_format_duration():
+    assert format_duration(5400) == "1h30m"
+    assert format_duration(0) == "0s"
+    assert format_duration(FOREVER) == "forever"
+
+
+def test_times_accept_rfc3339_and_epoch_seconds():
+    assert parse_time("2026-01-01T12:00:00Z") == 1767268800.0
+    assert parse_time("2026-01-01T13:00:00+01:00") == 1767268800.0
+    assert parse_time(1767268800) == 1767268800.0
+    assert format_time(1767268800.0) == "2026-01-01T12:00:00Z"
+
+
+@pytest.mark.parametrize(("text", "message"), [("2026-01-01T12:00:00", "no time zone"), ("noon", "RFC 3339")])
+def test_bad_times(text, message):
+    with pytest.raises(ValueError, match=message):
+        parse_time(text)

@@ -1,0 +1,379 @@
+"""Bad input: every validation rule gives exit code 2 and names the offending field.
+
+Each case starts from the small valid snapshot of ``conftest.base_document``,
+breaks one thing, runs ``gpu-preempt validate`` and checks the exit code and the
+``path: message`` line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from conftest import base_document, build
+
+from models import SnapshotError, parse_snapshot
+
+Doc = dict[str, Any]
+
+
+def job(doc: Doc, name: str = "run") -> Doc:
+    return next(j for j in doc["jobs"] if j["name"] == name)
+
+
+def queue(doc: Doc, name: str) -> Doc:
+    return next(q for q in doc["queues"] if q["name"] == name)
+
+
+CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
+    # references
+    ("unknown queue", lambda d: job(d).update(queue="zz"), "jobs[0].queue", "unknown queue 'zz'"),
+    ("unknown parent", lambda d: queue(d, "a").update(parent="nope"), "queues[1].parent", "unknown queue 'nope'"),
+    (
+        "unknown node",
+        lambda d: job(d)["tasks"][1].update(node="n9"),
+        "jobs[0].tasks[1].node",
+        "unknown node 'n9'",
+    ),
+    (
+        "unknown priority class",
+        lambda d: job(d).update(priority_class="gold"),
+        "jobs[0].priority_class",
+        "unknown priority class 'gold'",
+    ),
+    # duplicates
+    ("duplicate node", lambda d: d["nodes"][1].update(name="n0"), "nodes[1].name", "duplicate name 'n0'"),
+    ("duplicate queue", lambda d: queue(d, "b").update(name="a"), "queues[2].name", "duplicate name 'a'"),
+    ("duplicate job", lambda d: job(d, "wait").update(name="run"), "jobs[1].name", "duplicate name 'run'"),
+    (
+        "duplicate class",
+        lambda d: d["priority_classes"].append({"name": "train", "value": 1}),
+        "priority_classes[1].name",
+        "duplicate name 'train'",
+    ),
+    (
+        "duplicate task",
+        lambda d: job(d, "wait")["tasks"][0].update(name="run-0"),
+        "jobs[1].tasks[0].name",
+        "duplicate task name 'run-0'",
+    ),
+    # tree shape
+    (
+        "queue cycle",
+        lambda d: queue(d, "dept").update(parent="a"),
+        "queues[0].parent",
+        "cycle: dept -> a -> dept",
+    ),
+    ("job in a parent queue", lambda d: job(d).update(queue="dept"), "jobs[0].queue", "is not a leaf"),
+    # tasks and gangs
+    (
+        "running task without node",
+        lambda d: job(d)["tasks"][0].update(node=None, status="running"),
+        "jobs[0].tasks[0].node",
+        "a running task needs a node",
+    ),
+    (
+        "releasing task without node",
+        lambda d: job(d)["tasks"][0].update(node=None, status="releasing"),
+        "jobs[0].tasks[0].node",
+        "a releasing task needs a node",
+    ),
+    (
+        "pending task with a node",
+        lambda d: job(d, "wait")["tasks"][0].update(node="n0", status="pending"),
+        "jobs[1].tasks[0].node",
+        "a pending task has no node",
+    ),
+    (
+        "min_available above task count",
+        lambda d: job(d).update(min_available=3),
+        "jobs[0].min_available",
+        "min_available 3 exceeds the 2 tasks",
+    ),
+    (
+        "min_available zero",
+        lambda d: job(d).update(min_available=0),
+        "jobs[0].min_available",
+        "greater than or equal to 1",
+    ),
+    ("job without tasks", lambda d: job(d).update(tasks=[]), "jobs[0].tasks", "at least 1 item"),
+    (
+        "node over-committed",
+        lambda d: (job(d).update(task_resources={"gpu": 5}), job(d)["tasks"][1].update(node="n0")),
+        "nodes[0].resources.gpu",
+        "over-committed: running and releasing tasks use 10 gpu but the node has 8 (tasks: run-0, run-1)",
+    ),
+    (
+        "node over-committed by releasing tasks",
+        lambda d: (
+            job(d).update(task_resources={"gpu": 6}),
+            job(d)["tasks"][1].update(node="n0", status="releasing"),
+        ),
+        "nodes[0].resources.gpu",
+        "use 12 gpu but the node has 8",
+    ),
+    (
+        "resource the node lacks",
+        lambda d: job(d).update(task_resources={"gpu": 1, "nvidia.com/mig-1g.5gb": 1}),
+        'nodes[0].resources["nvidia.com/mig-1g.5gb"]',
+        "but the node has 0",
+    ),
+    # amounts
+    (
+        "fractional GPU on a node",
+        lambda d: d["nodes"][0]["resources"].update(gpu=0.5),
+        "nodes[0].resources.gpu",
+        "fractional GPUs are not supported in v1 (got 0.5)",
+    ),
+    (
+        "fractional GPU in a task",
+        lambda d: job(d).update(task_resources={"gpu": "500m"}),
+        "jobs[0].task_resources.gpu",
+        "fractional GPUs are not supported in v1",
+    ),
+    (
+        "fractional GPU quota",
+        lambda d: queue(d, "a").update(deserved={"gpu": 1.5}),
+        "queues[1].deserved.gpu",
+        "fractional GPUs",
+    ),
+    (
+        "negative amount",
+        lambda d: d["nodes"][1]["resources"].update(cpu=-4),
+        "nodes[1].resources.cpu",
+        "negative amount",
+    ),
+    (
+        "unlimited node capacity",
+        lambda d: d["nodes"][1]["resources"].update(cpu="unlimited"),
+        "nodes[1].resources.cpu",
+        "'unlimited' is not allowed here",
+    ),
+    (
+        "malformed quantity",
+        lambda d: job(d).update(task_resources={"cpu": "2 cores"}),
+        "jobs[0].task_resources.cpu",
+        "not a quantity",
+    ),
+    (
+        "deserved above limit",
+        lambda d: queue(d, "a").update(limit={"gpu": 4}),
+        "queues[1].deserved.gpu",
+        "deserved 8 exceeds this queue's limit 4",
+    ),
+    (
+        "negative weight",
+        lambda d: queue(d, "a").update(over_quota_weight=-1),
+        "queues[1].over_quota_weight",
+        "greater than or equal to 0",
+    ),
+    # unknown fields
+    ("unknown top-level field", lambda d: d.update(nodez=[]), "nodez", "unknown field"),
+    ("unknown node field", lambda d: d["nodes"][0].update(gpus=8), "nodes[0].gpus", "unknown field"),
+    ("unknown job field", lambda d: job(d).update(prio=3), "jobs[0].prio", "unknown field"),
+    ("unknown task field", lambda d: job(d)["tasks"][0].update(nod="n0"), "jobs[0].tasks[0].nod", "unknown field"),
+    (
+        "unknown config field",
+        lambda d: d.update(config={"preempt_minruntime": 5}),
+        "config.preempt_minruntime",
+        "unknown field",
+    ),
+    (
+        "unknown solver field",
+        lambda d: d.update(config={"solver": {"timeout": 5}}),
+        "config.solver.timeout",
+        "unknown field",
+    ),
+    # priorities
+    (
+        "priority disagrees with class",
+        lambda d: job(d).update(priority=60),
+        "jobs[0].priority",
+        "priority 60 disagrees with priority class 'train' (value 50)",
+    ),
+    ("priority not a number", lambda d: job(d).update(priority="high"), "jobs[0].priority", "valid integer"),
+    (
+        "bad toleration annotation",
+        lambda d: d["priority_classes"][0].update(
+            annotations={"preemption-toleration.scheduling.x-k8s.io/minimum-preemptable-priority": "lots"}
+        ),
+        'priority_classes[0].annotations["preemption-toleration.scheduling.x-k8s.io/minimum-preemptable-priority"]',
+        "'lots' is not a whole number",
+    ),
+    (
+        "toleration forms disagree",
+        lambda d: d["priority_classes"][0].update(
+            preemption_toleration={"toleration_seconds": 60},
+            annotations={"preemption-toleration.scheduling.x-k8s.io/toleration-seconds": "30"},
+        ),
+        "priority_classes[0].annotations",
+        "disagree",
+    ),
+    (
+        "toleration negative other than -1",
+        lambda d: d["priority_classes"][0].update(preemption_toleration={"toleration_seconds": -5}),
+        "priority_classes[0].preemption_toleration.toleration_seconds",
+        "use -1 for forever",
+    ),
+    # config
+    ("unknown criterion", lambda d: d.update(config={"objective": ["gpus"]}), "config.objective[0]", "should be"),
+    (
+        "criterion twice",
+        lambda d: d.update(config={"objective": ["jobs", "jobs"]}),
+        "config.objective",
+        "listed twice: jobs",
+    ),
+    (
+        "bad resolve method",
+        lambda d: d.update(config={"min_runtime_resolve": "leaf"}),
+        "config.min_runtime_resolve",
+        "'lca' or 'queue'",
+    ),
+    (
+        "saturation multiplier below 1",
+        lambda d: d.update(config={"reclaimer_saturation_multiplier": 0.5}),
+        "config.reclaimer_saturation_multiplier",
+        "greater than or equal to 1",
+    ),
+    (
+        "zero time limit",
+        lambda d: d.update(config={"solver": {"time_limit": 0}}),
+        "config.solver.time_limit",
+        "must be positive",
+    ),
+    (
+        "bad duration",
+        lambda d: d.update(config={"preempt_min_runtime": "ten minutes"}),
+        "config.preempt_min_runtime",
+        "not a duration",
+    ),
+    (
+        "negative min-runtime",
+        lambda d: queue(d, "a").update(reclaim_min_runtime="-1"),
+        "queues[1].reclaim_min_runtime",
+        "forever) is not allowed",
+    ),
+    # times and required fields
+    ("time without zone", lambda d: d.update(now="2026-01-01T12:00:00"), "now", "no time zone"),
+    ("bad started_at", lambda d: job(d).update(started_at="yesterday"), "jobs[0].started_at", "not an RFC 3339 time"),
+    ("missing now", lambda d: d.pop("now"), "now", "required field is missing"),
+    ("missing queues", lambda d: d.pop("queues"), "queues", "required field is missing"),
+    ("name not a string", lambda d: d["nodes"][0].update(name=7), "nodes[0].name", "valid string"),
+    # the spec's additions, reserved for later features
+    (
+        "quota_preemption_enabled",
+        lambda d: d.update(config={"quota_preemption_enabled": True}),
+        "config.quota_preemption_enabled",
+        "not supported yet",
+    ),
+    ("quota_miss", lambda d: d.update(config={"quota_miss": 0.1}), "config.quota_miss", "not supported yet"),
+    (
+        "requeue config",
+        lambda d: d.update(config={"requeue": {"timestamp": "eviction"}}),
+        "config.requeue",
+        "not supported yet",
+    ),
+    (
+        "limit_changed_at",
+        lambda d: queue(d, "a").update(limit_changed_at="2026-01-01T11:00:00Z"),
+        "queues[1].limit_changed_at",
+        "not supported yet",
+    ),
+    (
+        "quota_preemption_delay",
+        lambda d: queue(d, "a").update(quota_preemption_delay="2h"),
+        "queues[1].quota_preemption_delay",
+        "not supported yet",
+    ),
+    ("job requeue state", lambda d: job(d).update(requeue={"count": 2}), "jobs[0].requeue", "not supported yet"),
+    (
+        "nominated task",
+        lambda d: job(d, "wait")["tasks"][0].update(status="nominated", node="n1"),
+        "jobs[1].tasks[0].status",
+        "not supported yet",
+    ),
+]
+
+
+@pytest.mark.parametrize(("mutate", "path", "message"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_snapshot_exits_2_naming_the_field(cli, mutate, path, message):
+    document = base_document()
+    mutate(document)
+    result = cli("validate", document=document)
+    assert result.exit_code == 2, result.output
+    assert f"{path}: " in result.stderr, result.stderr
+    line = next(x for x in result.stderr.splitlines() if f"{path}: " in x)
+    assert message in line
+    assert "Traceback" not in result.output
+
+
+def test_every_error_is_listed_at_once(cli):
+    document = base_document()
+    document["nodes"][0]["gpus"] = 8
+    document["jobs"][0]["task_resources"] = {"gpu": 0.5}
+    document["queues"][1]["deserved"] = {"gpu": "lots"}
+    result = cli("validate", document=document)
+    assert result.exit_code == 2
+    assert "3 problem(s)" in result.stderr
+    for path in ("nodes[0].gpus", "jobs[0].task_resources.gpu", "queues[1].deserved.gpu"):
+        assert f"  {path}: " in result.stderr
+
+
+def test_json_errors_for_programs(cli):
+    document = base_document()
+    document["jobs"][0]["queue"] = "zz"
+    result = cli("validate", "--json", document=document)
+    assert result.exit_code == 2
+    report = json.loads(result.stdout)
+    assert report["valid"] is False
+    assert report["errors"] == [{"path": "jobs[0].queue", "message": "unknown queue 'zz'"}]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("now: [1,\n", "invalid YAML at line"),
+        ("- just\n- a list\n", "a snapshot is a mapping"),
+        ("", "a snapshot is a mapping"),
+    ],
+)
+def test_unreadable_documents(cli, text, message):
+    result = cli("validate", text=text)
+    assert result.exit_code == 2
+    assert message in result.stderr
+
+
+def test_missing_file(cli, tmp_path):
+    result = cli("validate", str(tmp_path / "nope.yaml"))
+    assert result.exit_code == 2
+    assert "no such file" in result.stderr
+
+
+def test_invalid_json_file(cli, tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text('{"now": 0,', encoding="utf-8")
+    result = cli("validate", str(path))
+    assert result.exit_code == 2
+    assert "invalid JSON at line 1" in result.stderr
+
+
+def test_json_snapshots_load(tmp_path, cli):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(base_document()), encoding="utf-8")
+    assert cli("validate", str(path)).exit_code == 0
+
+
+def test_labels_and_annotations_are_free():
+    document = base_document()
+    document["nodes"][0]["labels"] = {"zone": "a", "anything": {"nested": [1, 2]}}
+    document["jobs"][0]["annotations"] = {"owner": "me"}
+    document["queues"][0]["labels"] = {"team": "x"}
+    assert build(document).node("n0").labels["zone"] == "a"
+
+
+def test_library_error_lists_every_problem():
+    with pytest.raises(SnapshotError) as caught:
+        parse_snapshot("now: 0\nnodes: [{name: n0, resources: {gpu: 1}, x: 1}]\nqueues: [{name: q, y: 2}]\n")
+    assert [str(e) for e in caught.value.errors] == ["nodes[0].x: unknown field", "queues[0].y: unknown field"]

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from conftest import FIXTURES, base_document
@@ -61,13 +62,16 @@ def test_validate_accepts_its_own_example_document(cli):
     assert cli("validate", document=base_document()).exit_code == 0
 
 
-@pytest.mark.skipif(shutil.which("gpu-preempt") is None, reason="console script not installed")
+SCRIPT = Path(sys.executable).parent / "gpu-preempt"
+
+
+@pytest.mark.skipif(not SCRIPT.exists(), reason="console script not installed next to this Python")
 def test_installed_console_script_exit_codes(tmp_path):
-    good = subprocess.run(["gpu-preempt", "validate", str(FIXTURES / "example-cluster.yaml")], capture_output=True)
+    good = subprocess.run([SCRIPT, "validate", str(FIXTURES / "example-cluster.yaml")], capture_output=True)
     assert good.returncode == 0
     bad = tmp_path / "bad.yaml"
     bad.write_text("now: 0\nnodes: [{name: n, resources: {gpu: 0.5}}]\nqueues: []\n")
-    result = subprocess.run(["gpu-preempt", "validate", str(bad)], capture_output=True, text=True)
+    result = subprocess.run([SCRIPT, "validate", str(bad)], capture_output=True, text=True)
     assert result.returncode == 2
     assert "nodes[0].resources.gpu: fractional GPUs are not supported in v1" in result.stderr
     assert "Traceback" not in result.stderr

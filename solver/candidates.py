@@ -109,13 +109,13 @@ def reclaim_candidates(cluster: Cluster, reclaimer: Job, chunk: Resources) -> Ca
 
 
 def _running_others(cluster: Cluster, preemptor: Job) -> list[Job]:
-    return [j for j in cluster.snapshot.jobs if j.name != preemptor.name and j.running_count > 0]
+    return [j for j in cluster.snapshot.jobs if j.name != preemptor.name and cluster.running_count(j) > 0]
 
 
 def _judge(cluster: Cluster, job: Job, preemptor: Job, action: Action, result: CandidateSet) -> Candidate | None:
     found = protections(cluster, job, preemptor, action)
     blocking = [p for p in found if not p.surplus_only]
-    surplus = max(0, job.running_count - job.gang_minimum)
+    surplus = cluster.surplus(job)
     if blocking:
         first = blocking[0]
         result.excluded.append(Excluded(job.name, first.rule, first.describe(), first.until))
@@ -125,7 +125,8 @@ def _judge(cluster: Cluster, job: Job, preemptor: Job, action: Action, result: C
         reason = f"{first.describe()}; it runs no task above min_available"
         result.excluded.append(Excluded(job.name, first.rule, reason, first.until))
         return None
-    candidate = Candidate(job.name, job.running_count, surplus, whole_job=not found, restrictions=tuple(found))
+    running = cluster.running_count(job)
+    candidate = Candidate(job.name, running, surplus, whole_job=not found, restrictions=tuple(found))
     result.candidates.append(candidate)
     return candidate
 
@@ -136,7 +137,7 @@ def _guarantee_blocks(cluster: Cluster, job: Job, candidate: Candidate, reclaime
     The evictable parts are single tasks when the job has a surplus, else the whole job.
     """
     rq, vq = cluster.tree.leveled_pair(reclaimer.queue, job.queue)
-    running = [job.requests(t) for t in job.tasks_with("running")]
+    running = [job.requests(t) for t in cluster.tasks(job, "running")]
     parts = running if candidate.surplus > 0 else [_total(running)]
     held = cluster.usage[vq].allocated
     thresholds = guarantee_threshold(cluster, rq, vq, chunk)

@@ -1,10 +1,12 @@
 """The ``gpu-preempt`` command line.
 
-``validate FILE`` checks a snapshot and summarizes it; ``schema`` prints the
+``validate FILE`` checks a snapshot and summarizes it; ``solve`` decides for
+one pending job; ``cycle`` runs a whole scheduling cycle; ``schema`` prints the
 snapshot's JSON Schema; ``inventory`` lists this machine's GPUs through NVML.
-Exit codes: 0 success, 2 bad input (every problem is listed, with its field
-path), 1 when the command cannot do its job for another reason (no GPUs for
-``inventory --as-node``).
+Exit codes: 0 success (whatever the decisions' outcomes), 2 bad input (every
+problem is listed, with its field path), 1 when the command cannot do its job
+for another reason (no GPUs for ``inventory --as-node``, a decision failing
+``--verify``).
 """
 
 from __future__ import annotations
@@ -18,11 +20,14 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
-from models import Snapshot, SnapshotError, format_resources, is_gpu_resource, load_snapshot
+from models import Job, Snapshot, SnapshotError, format_quantity, format_resources, is_gpu_resource, load_snapshot
 
 from .cluster import Cluster
+from .cycle import ACTIONS, run_cycle, solve_one
+from .decision import Decision
 from .gpu_inventory import Inventory, RecordedNVML, inventory_as_node, read_inventory
 from .summary import Summary, summarize
+from .verifier import verify
 
 app = typer.Typer(
     name="gpu-preempt",
@@ -105,6 +110,183 @@ def _quota_resources(s: Summary) -> tuple[str, ...]:
     """Resources worth a column: GPUs, and whatever some queue sets a quota or limit on (--json has all)."""
     named = {r for row in s.queues for r in (*row.deserved, *row.limit)}
     return tuple(r for r in s.capacity if is_gpu_resource(r) or r in named) or tuple(named)
+
+
+SolverOpt = Annotated[str, typer.Option("--solver", help="cpsat (exact) or greedy (the KAI-like baseline)")]
+VerifyOpt = Annotated[bool, typer.Option("--verify", help="re-check every decision with the independent verifier")]
+WorkersOpt = Annotated[int | None, typer.Option("--workers", help="CP-SAT workers (overrides config.solver.workers)")]
+TimeOpt = Annotated[float | None, typer.Option("--time-limit", help="seconds per decision (overrides the config)")]
+TimingOpt = Annotated[bool, typer.Option("--timing/--no-timing", help="include solve_ms in --json output")]
+
+
+def _tuned(snapshot: Snapshot, workers: int | None, time_limit: float | None) -> Snapshot:
+    solver = snapshot.config.solver
+    if workers is not None:
+        solver = solver.model_copy(update={"workers": workers})
+    if time_limit is not None:
+        solver = solver.model_copy(update={"time_limit": time_limit})
+    return snapshot.model_copy(update={"config": snapshot.config.model_copy(update={"solver": solver})})
+
+
+def _check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        err.print(f"error: {name}: '{value}' is not one of {', '.join(allowed)}", markup=False)
+        raise typer.Exit(2)
+
+
+@app.command()
+def solve(
+    file: FileArg,
+    job: Annotated[str, typer.Option("--job", help="the pending job to decide for")],
+    action: Annotated[str, typer.Option("--action", help="reclaim, preempt, allocate, or auto")] = "auto",
+    solver: SolverOpt = "cpsat",
+    as_json: JsonOpt = False,
+    verify_: VerifyOpt = False,
+    workers: WorkersOpt = None,
+    time_limit: TimeOpt = None,
+    timing: TimingOpt = True,
+) -> None:
+    """Decide for one pending job: victims, placements, and why."""
+    _check_choice("--action", action, ("auto", "allocate", "reclaim", "preempt"))
+    _check_choice("--solver", solver, ("cpsat", "greedy"))
+    snapshot = _tuned(_load(file, as_json), workers, time_limit)
+    names = [j.name for j in snapshot.jobs]
+    if job not in names:
+        err.print(
+            f"error: --job: unknown job '{job}' (jobs: {', '.join(names[:10])}{' ...' if len(names) > 10 else ''})"
+        )
+        raise typer.Exit(2)
+    cluster = Cluster.of(snapshot)
+    tried = solve_one(cluster, snapshot.job(job), action, solver=solver)  # type: ignore[arg-type]
+    decision = tried[-1]
+    if action == "auto" and not decision.placed:
+        decision = next((d for d in reversed(tried) if d.outcome != "skipped"), decision)
+    if as_json:
+        document = {
+            "jobs": _job_states(cluster.with_changes(decision.changes()), [job, *[v.job for v in decision.victims]]),
+            "decisions": [decision.to_dict(timing=timing)],
+        }
+        if action == "auto":
+            document["attempts"] = [{"action": d.action, "outcome": d.outcome, "reason": d.reason} for d in tried]
+        print(json.dumps(document, indent=2))
+    else:
+        if action == "auto" and len(tried) > 1:
+            for d in tried:
+                if d is not decision:
+                    out.print(f"{d.action}: {d.outcome}" + (f" ({d.reason})" if d.reason else ""), markup=False)
+        _print_decision(cluster, decision)
+    if verify_:
+        _verify(cluster, [decision], [cluster])
+
+
+@app.command()
+def cycle(
+    file: FileArg,
+    actions: Annotated[
+        str, typer.Option("--actions", help="comma-separated, run in this order")
+    ] = "allocate,reclaim,preempt",
+    solver: SolverOpt = "cpsat",
+    as_json: JsonOpt = False,
+    verify_: VerifyOpt = False,
+    workers: WorkersOpt = None,
+    time_limit: TimeOpt = None,
+    timing: TimingOpt = True,
+) -> None:
+    """Run one scheduling cycle over all pending jobs (allocate, reclaim, preempt)."""
+    chosen = [a.strip() for a in actions.split(",") if a.strip()]
+    for name in chosen:
+        _check_choice("--actions", name, ACTIONS)
+    _check_choice("--solver", solver, ("cpsat", "greedy"))
+    snapshot = _tuned(_load(file, as_json), workers, time_limit)
+    result = run_cycle(snapshot, chosen, solver=solver)  # type: ignore[arg-type]
+    if as_json:
+        print(json.dumps(result.to_dict(timing=timing), indent=2))
+    else:
+        placed = [d for d in result.decisions if d.placed]
+        evicted = sum(len(v.tasks) for d in placed for v in d.victims)
+        out.print(
+            f"{file}: {len(result.decisions)} decision(s); {len(placed)} job(s) placed, {evicted} task(s) evicted",
+            markup=False,
+        )
+        for state, decision in zip(result.states, result.decisions, strict=True):
+            if decision.outcome == "skipped" and decision.reason == "no pending tasks":
+                continue
+            _print_decision(state, decision)
+    if verify_:
+        _verify(result.start, result.decisions, result.states)
+
+
+def _job_states(cluster: Cluster, names: list[str]) -> dict[str, Any]:
+    return {
+        name: {
+            "tasks": {
+                str(t.name): {"status": cluster.status[str(t.name)], "node": cluster.node_of[str(t.name)]}
+                for t in cluster.snapshot.job(name).tasks
+            }
+        }
+        for name in dict.fromkeys(names)
+    }
+
+
+def _verify(start: Cluster, decisions: list[Decision], states: list[Cluster]) -> None:
+    failures = [(d, problem) for d, state in zip(decisions, states, strict=True) for problem in verify(state, d)]
+    if failures:
+        for decision, problem in failures:
+            err.print(f"verify: {decision.job} ({decision.action}): {problem}", markup=False)
+        raise typer.Exit(1)
+    err.print(f"verify: {len(decisions)} decision(s) re-checked, all sound", markup=False)
+
+
+def _print_decision(cluster: Cluster, d: Decision) -> None:
+    status = {True: "optimal", False: "not proved optimal"}[d.optimal] if d.placed else ""
+    head = f"{d.job}: {d.action} -> {d.outcome}"
+    if d.placed:
+        head += f" ({status}, {d.solver}, {d.solve_ms:.1f} ms)"
+    out.print(head, markup=False)
+    if d.reason:
+        out.print(f"  reason: {d.reason}", markup=False)
+    if d.victims:
+        table = Table(title="  victims", title_justify="left")
+        for column in ("job", "queue", "priority", "tasks", "evicted", "why it may go"):
+            table.add_column(column)
+        for v in d.victims:
+            job = cluster.snapshot.job(v.job)
+            table.add_row(
+                v.job,
+                job.queue,
+                str(job.resolved_priority),
+                ", ".join(v.tasks),
+                "whole job" if v.whole_job else "surplus above min_available",
+                _why_victim(cluster, d, job),
+            )
+        out.print(table)
+    if d.placements:
+        nodes: dict[str, list[str]] = {}
+        for task, node in d.placements.items():
+            nodes.setdefault(node, []).append(task)
+        placed = "; ".join(f"{node}: {', '.join(tasks)}" for node, tasks in nodes.items())
+        out.print(f"  placements: {placed}", markup=False)
+    if d.placed and d.victims:
+        obj = d.objective
+        levels = ", ".join(f"{n} at priority {p}" for p, n in zip(d.priority_levels, obj["priority"], strict=True) if n)
+        out.print(
+            f"  objective: {obj['jobs']} job(s) ({levels}), {obj['tasks']} task(s), {obj['lost_work']:g} GPU-seconds lost",
+            markup=False,
+        )
+    for p in d.protected:
+        out.print(f"  protected: {p.job}: {p.reason}", markup=False)
+
+
+def _why_victim(cluster: Cluster, d: Decision, job: Job) -> str:
+    me = cluster.snapshot.job(d.job)
+    if d.action == "preempt":
+        return f"same queue, priority {job.resolved_priority} < {me.resolved_priority}"
+    rq, vq = cluster.tree.leveled_pair(me.queue, job.queue)
+    held = cluster.usage[vq].allocated
+    share = cluster.shares[vq]
+    gpus = [r for r in held if is_gpu_resource(r)] or sorted(held)
+    parts = [f"{format_quantity(r, held.get(r, 0))}/{format_quantity(r, share.get(r, 0))} {r}" for r in gpus[:1]]
+    return f"queue {vq} holds {', '.join(parts)} (held/fair share) against {rq}"
 
 
 @app.command()

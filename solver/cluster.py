@@ -1,31 +1,119 @@
-"""A snapshot together with what every rule needs from it: the queue tree, usage and fair shares."""
+"""The state of a cluster during a scheduling session.
+
+A :class:`Cluster` starts from a snapshot and tracks what decisions change: the
+status and node of every task. Statuses are those of the snapshot (``running``,
+``pending``, ``releasing``) plus the two a session creates: ``allocated``
+(placed on free capacity) and ``pipelined`` (placed on capacity that releasing
+tasks will free).
+
+Two loads are kept per node:
+
+* the *final* load, ``running + allocated + pipelined``: what the node holds
+  once every releasing task is gone. New work must fit under the node's
+  resources in the final load; this is how pipelined tasks may use releasing
+  capacity, and how two decisions never promise the same capacity.
+* the *current* load, ``running + allocated + releasing``: what the node holds
+  now. A placement that also fits here starts at once (``allocated``).
+
+Queue usage counts ``running``, ``allocated`` and ``pipelined`` tasks. Fair
+shares are computed once, from the snapshot, and stay fixed for the session (as
+in KAI, where a session computes them when it opens).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
 
-from models import Resources, Snapshot
+from models import Job, Resources, Snapshot, Task
+from models.quantity import add
 
 from .fair_share import fair_shares
 from .queue_tree import QueueTree
-from .queue_usage import QueueUsage, queue_usage
+from .queue_usage import HOLDING, QueueUsage, queue_usage
+
+FINAL = ("running", "allocated", "pipelined")
+"""Statuses that hold node capacity once releasing tasks are gone."""
+CURRENT = ("running", "allocated", "releasing")
+"""Statuses that hold node capacity now."""
 
 
-@dataclass(frozen=True)
 class Cluster:
-    """Read-only state of one snapshot, computed once."""
+    """Snapshot + queue tree + fair shares (fixed) + task statuses, usage and node loads (live)."""
 
-    snapshot: Snapshot
-    tree: QueueTree
-    usage: dict[str, QueueUsage]
-    shares: dict[str, Resources]
+    def __init__(
+        self,
+        snapshot: Snapshot,
+        tree: QueueTree,
+        shares: dict[str, Resources],
+        status: dict[str, str],
+        node_of: dict[str, str | None],
+    ) -> None:
+        self.snapshot = snapshot
+        self.tree = tree
+        self.shares = shares
+        self.status = status
+        self.node_of = node_of
+        self.usage: dict[str, QueueUsage] = queue_usage(snapshot, tree, status)
+        self._final: dict[str, Resources] = {}
+        self._current: dict[str, Resources] = {}
+        for job in snapshot.jobs:
+            for task in job.tasks:
+                node = node_of[str(task.name)]
+                if node is None:
+                    continue
+                state = status[str(task.name)]
+                if state in FINAL:
+                    self._final[node] = add(self._final.get(node, {}), job.requests(task))
+                if state in CURRENT:
+                    self._current[node] = add(self._current.get(node, {}), job.requests(task))
 
     @classmethod
     def of(cls, snapshot: Snapshot) -> Cluster:
         tree = QueueTree(snapshot)
-        usage = queue_usage(snapshot, tree)
-        return cls(snapshot, tree, usage, fair_shares(snapshot, tree, usage))
+        status = {str(t.name): str(t.status) for j in snapshot.jobs for t in j.tasks}
+        node_of = {str(t.name): t.node for j in snapshot.jobs for t in j.tasks}
+        usage = queue_usage(snapshot, tree, status)
+        return cls(snapshot, tree, fair_shares(snapshot, tree, usage), status, node_of)
+
+    def with_changes(self, changes: Iterable[tuple[str, str, str | None]]) -> Cluster:
+        """A new state where each ``(task, status, node)`` is applied (``node`` None: keep it); shares stay."""
+        status, node_of = dict(self.status), dict(self.node_of)
+        for task, state, node in changes:
+            status[task] = state
+            if node is not None:
+                node_of[task] = node
+        return Cluster(self.snapshot, self.tree, self.shares, status, node_of)
 
     @property
     def now(self) -> float:
         return self.snapshot.now
+
+    # -- tasks -----------------------------------------------------------------
+
+    def tasks(self, job: Job, *statuses: str) -> list[Task]:
+        """Tasks of ``job`` whose current status is one of ``statuses``, in document order."""
+        return [t for t in job.tasks if self.status[str(t.name)] in statuses]
+
+    def count(self, job: Job, *statuses: str) -> int:
+        return sum(1 for t in job.tasks if self.status[str(t.name)] in statuses)
+
+    def running_count(self, job: Job) -> int:
+        return self.count(job, "running")
+
+    def active_count(self, job: Job) -> int:
+        """Tasks that hold or are promised capacity: running, allocated or pipelined."""
+        return self.count(job, *HOLDING)
+
+    def surplus(self, job: Job) -> int:
+        """Running tasks above ``min_available``: what an elastic peel may take."""
+        return max(0, self.running_count(job) - job.gang_minimum)
+
+    # -- nodes -----------------------------------------------------------------
+
+    def final_load(self, node: str) -> Resources:
+        """What ``node`` holds once releasing tasks are gone (running + allocated + pipelined)."""
+        return self._final.get(node, {})
+
+    def current_load(self, node: str) -> Resources:
+        """What ``node`` holds now (running + allocated + releasing)."""
+        return self._current.get(node, {})

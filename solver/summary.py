@@ -81,7 +81,7 @@ def summarize(cluster: Cluster) -> Summary:
     tasks = Counter[str]()
     for job in snap.jobs:
         for status in ("running", "pending", "releasing"):
-            count = len(job.tasks_with(status))
+            count = cluster.count(job, status)
             tasks[status] += count
             jobs[status] += count > 0
     return Summary(
@@ -103,10 +103,11 @@ def protected_jobs(cluster: Cluster) -> list[ProtectedJob]:
     leaves = cluster.tree.leaves()
     out: list[ProtectedJob] = []
     for job in snap.jobs:
-        if job.running_count == 0:
+        if cluster.running_count(job) == 0:
             continue
         if not job.is_preemptible:
             out.append(ProtectedJob(job.name, job.queue, "non-preemptible", None, "never a victim"))
+        elastic = _elastic(cluster, job)
         runtime = preempt_min_runtime(cluster.tree, snap.config, job.queue)
         until = protected_until(job.started_at, runtime)
         if until is not None and snap.now < until:
@@ -116,10 +117,10 @@ def protected_jobs(cluster: Cluster) -> list[ProtectedJob]:
                     job.queue,
                     "preempt-min-runtime",
                     format_time(until),
-                    f"{format_duration(runtime)} against preemption in its own queue{_elastic(job)}",
+                    f"{format_duration(runtime)} against preemption in its own queue{elastic}",
                 )
             )
-        out.extend(_reclaim_protection(cluster, job, leaves))
+        out.extend(_reclaim_protection(cluster, job, leaves, elastic))
         policy = snap.toleration_of(job)
         if policy is not None and policy.toleration_seconds != 0:
             window = None if policy.forever or job.started_at is None else job.started_at + policy.toleration_seconds
@@ -136,7 +137,7 @@ def protected_jobs(cluster: Cluster) -> list[ProtectedJob]:
     return out
 
 
-def _reclaim_protection(cluster: Cluster, job: Job, leaves: list[str]) -> list[ProtectedJob]:
+def _reclaim_protection(cluster: Cluster, job: Job, leaves: list[str], elastic: str) -> list[ProtectedJob]:
     """Reclaim-min-runtime depends on the reclaimer's queue: group reclaimer leaves by the protection's end."""
     by_until: dict[float, list[str]] = {}
     for leaf in leaves:
@@ -156,14 +157,14 @@ def _reclaim_protection(cluster: Cluster, job: Job, leaves: list[str]) -> list[P
                 job.queue,
                 "reclaim-min-runtime",
                 format_time(until),
-                f"{format_duration(until - (job.started_at or 0))} against {scope}{_elastic(job)}",
+                f"{format_duration(until - (job.started_at or 0))} against {scope}{elastic}",
             )
         )
     return rows
 
 
-def _elastic(job: Job) -> str:
+def _elastic(cluster: Cluster, job: Job) -> str:
     if not job.is_elastic:
         return ""
-    surplus = max(0, job.running_count - job.gang_minimum)
+    surplus = cluster.surplus(job)
     return f" (elastic: its {surplus} task(s) above min_available stay evictable)" if surplus else ""

@@ -1,0 +1,142 @@
+"""Constraints of the victim model, one function per rule family.
+
+Every function adds the rows of one rule and cites it; :func:`add_all` adds
+them all. Families can be left out (``skip``) to find which one makes a
+problem infeasible, for the explanation of an ``infeasible`` decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from math import gcd
+
+from ortools.sat.python import cp_model
+
+from .variables import Variables
+
+FAMILIES = ("limits", "guarantee", "saturation")
+"""Rule families that :func:`add_all` can leave out."""
+
+
+def add_all(vars: Variables, skip: Collection[str] = ()) -> None:
+    victim_choices(vars)
+    capacity(vars)
+    gang(vars)
+    if "limits" not in skip:
+        limits(vars)
+    if "guarantee" not in skip:
+        guarantee(vars)
+    if "saturation" not in skip:
+        saturation(vars)
+
+
+def victim_choices(vars: Variables) -> None:
+    """A victim loses all its running tasks or at most its surplus (never below ``min_available``).
+
+    Spec "Gang and elastic"; seed 000 for protected elastic jobs, whose
+    ``whole_job`` is false.
+    """
+    model = vars.model
+    for v, victim in enumerate(vars.problem.victims):
+        peels = [vars.peel[v, s] for s in range(len(victim.slots)) if (v, s) in vars.peel]
+        whole = vars.whole.get(v)
+        if peels:
+            if whole is not None:
+                model.add(cp_model.LinearExpr.sum(peels) + victim.surplus * whole <= victim.surplus)
+            else:
+                model.add(cp_model.LinearExpr.sum(peels) <= victim.surplus)
+        indicator = vars.victim[v]
+        if whole is not None:
+            model.add_implication(whole, indicator)
+        for s, slot in enumerate(victim.slots):
+            if (v, s) in vars.peel:
+                model.add(vars.peel[v, s] <= slot.count * indicator)
+        model.add(indicator <= cp_model.LinearExpr.sum([*peels, *([whole] if whole is not None else [])]))
+
+
+def capacity(vars: Variables) -> None:
+    """Per node and requested resource: placed <= room (free + releasing) + what the victims there free."""
+    problem = vars.problem
+    nodes = sorted({n for (_, n) in vars.place})
+    for n in nodes:
+        on_node = [
+            (v, s) for v, victim in enumerate(problem.victims) for s, slot in enumerate(victim.slots) if slot.node == n
+        ]
+        for resource in problem.resources:
+            unit = vars.scale.get(resource, 1)
+            placed = [
+                var * (problem.chunk[t].requests.get(resource, 0) // unit)
+                for (t, m), var in vars.place.items()
+                if m == n and problem.chunk[t].requests.get(resource, 0)
+            ]
+            if not placed:
+                continue
+            freed = [
+                vars.evicted(v, s) * (problem.victims[v].slots[s].requests.get(resource, 0) // unit)
+                for v, s in on_node
+                if problem.victims[v].slots[s].requests.get(resource, 0)
+            ]
+            room = problem.nodes[n].room.get(resource, 0) // unit
+            vars.model.add(cp_model.LinearExpr.sum(placed) <= room + cp_model.LinearExpr.sum(freed))
+
+
+def gang(vars: Variables) -> None:
+    """All-or-nothing: every required task of the chunk is placed; optional ones may be."""
+    for t, chunk in enumerate(vars.problem.chunk):
+        placed = [var for (u, _), var in vars.place.items() if u == t]
+        total = cp_model.LinearExpr.sum(placed) if placed else 0
+        vars.model.add(total >= chunk.required)
+        vars.model.add(total <= len(chunk.tasks))
+
+
+def limits(vars: Variables) -> None:
+    """Queue limits at every level after the decision, and the deserved quota of non-preemptible work."""
+    for row in vars.problem.limits:
+        unit = vars.scale.get(row.resource, 1)
+        vars.model.add(vars.placed_total(row.resource) - vars.freed(row.victims, row.resource) <= row.headroom // unit)
+
+
+def guarantee(vars: Variables) -> None:
+    """The reclaim guarantee: a leveled victim queue keeps ``min(held, deserved or fair share)``."""
+    for row in vars.problem.guarantees:
+        unit = vars.scale.get(row.resource, 1)
+        vars.model.add(vars.freed(row.victims, row.resource) <= row.max_take // unit)
+
+
+def saturation(vars: Variables) -> None:
+    """KAI's parent-level saturation rule (reference/kai.md §3.6 step 3), exact in integers.
+
+    When the reclaim takes from sibling ``s`` (in an involved resource), either
+    ``mine <= share_a``, or ``p * share_s * mine < q * share_a * rest`` where the
+    multiplier is ``p / q``.
+    """
+    model = vars.model
+    for row in vars.problem.saturation:
+        unit = vars.scale.get(row.resource, 1)
+        active = model.new_bool_var(f"sat_active_{row.a}_{row.s}_{row.resource}")
+        if row.requested:
+            for v in row.victims_s:
+                model.add_implication(vars.victim[v], active)
+        else:
+            bound = vars.max_freed(row.victims_s, row.resource)
+            model.add(vars.freed(row.victims_s, row.resource) <= bound * active)
+        p, q = row.multiplier.numerator, row.multiplier.denominator
+        freed_a = vars.freed(row.victims_a, row.resource)
+        freed_s = vars.freed(row.victims_s, row.resource)
+        # (2) in units: q*share_a*unit*Fs - p*share_s*unit*Fa <= q*share_a*held_s - p*share_s*mine_base - 1
+        coef_s, coef_a = q * row.share_a * unit, p * row.share_s * unit
+        rhs = q * row.share_a * row.held_s - p * row.share_s * row.mine_base - 1
+        if not row.victims_a:
+            # mine is constant and above share_a (rows below it are never built): (2) alone must hold.
+            if coef_s == 0:
+                model.add(active == 0)
+            else:
+                model.add(freed_s <= rhs // coef_s).only_enforce_if(active)
+            continue
+        divisor = gcd(coef_s, coef_a) or 1
+        below = model.new_bool_var(f"sat_below_{row.a}_{row.s}_{row.resource}")
+        # (1) mine <= share_a  <=>  Fa >= (mine_base - share_a) / unit
+        model.add(freed_a >= -((row.share_a - row.mine_base) // unit)).only_enforce_if([active, below])
+        model.add(coef_s // divisor * freed_s - coef_a // divisor * freed_a <= rhs // divisor).only_enforce_if(
+            [active, below.Not()]
+        )

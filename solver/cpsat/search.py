@@ -1,0 +1,213 @@
+"""Solving: lexicographic stages, an honest time limit, and a canonical answer among equal optima.
+
+1. **Stages** (:mod:`.objective`): each stage is solved to optimality, then its
+   value is fixed as a constraint and the next stage starts from the previous
+   solution as a hint. The greedy answer, when given, hints the first stage.
+2. **Time**: one wall-clock budget (``problem.time_limit``) covers every solve.
+   A stage that ends without proof makes the answer ``feasible`` (not
+   optimal); no solution at all before the limit is ``unknown``. Only a proof
+   gives ``infeasible`` or ``optimal``.
+3. **Canonical answer**: equal optima are common (identical jobs, identical
+   nodes). Once every stage is proved, ties are broken by a fixed rule, one
+   variable at a time, so the answer is a function of the input alone, whatever
+   the number of workers: victims are kept in ``problem.keep_order``; a victim
+   loses its surplus rather than everything when both are optimal; peels take
+   the newest tasks first; placements fill types and nodes in order, as much as
+   possible (lexicographically largest).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection
+
+from ortools.sat.python import cp_model
+
+from ..problem import Problem, Solution
+from . import constraints
+from .objective import stages
+from .variables import LinearExpr, Variables
+
+
+class _Runner:
+    """One model, solved repeatedly under a shared deadline."""
+
+    def __init__(self, problem: Problem, skip: Collection[str]) -> None:
+        self.problem = problem
+        self.model = cp_model.CpModel()
+        self.vars = Variables.build(self.model, problem)
+        constraints.add_all(self.vars, skip)
+        self.deadline = time.perf_counter() + problem.time_limit
+        self.timed_out = False
+
+    def run(self, expr: LinearExpr | None = None, sense: str = "min") -> tuple[str, Solution | None, int]:
+        """Solve once; returns (status, solution or None, objective value)."""
+        model = self.model
+        if expr is None:
+            model.clear_objective()
+        elif sense == "min":
+            model.minimize(expr)
+        else:
+            model.maximize(expr)
+        remaining = self.deadline - time.perf_counter()
+        if remaining <= 0:
+            self.timed_out = True
+            return "unknown", None, 0
+        solver = cp_model.CpSolver()
+        solver.parameters.max_time_in_seconds = remaining
+        solver.parameters.num_workers = self.problem.workers
+        solver.parameters.random_seed = self.problem.seed
+        solver.parameters.log_search_progress = False
+        status = solver.solve(model)
+        if status == cp_model.OPTIMAL:
+            name = "optimal"
+        elif status == cp_model.FEASIBLE:
+            name = "feasible"
+        elif status == cp_model.INFEASIBLE:
+            return "infeasible", None, 0
+        elif status == cp_model.MODEL_INVALID:
+            raise ModelError(model.validate() or "CP-SAT rejected the model")
+        else:
+            self.timed_out = True
+            return "unknown", None, 0
+        value = round(solver.objective_value) if expr is not None else 0
+        return name, self.vars.read(solver, name), value
+
+    def fix(self, expr: LinearExpr, value: int) -> None:
+        self.model.add(expr == value)
+
+
+class ModelError(RuntimeError):
+    """CP-SAT rejected a model (e.g. coefficients beyond 64-bit integers)."""
+
+
+def solve(
+    problem: Problem,
+    *,
+    hint: Solution | None = None,
+    skip: Collection[str] = (),
+    feasibility_only: bool = False,
+) -> Solution:
+    """Best solution of ``problem`` (see the module docstring); ``skip`` leaves rule families out."""
+    runner = _Runner(problem, skip)
+    if hint is not None and hint.feasible:
+        runner.vars.hint(hint)
+    plan = [] if feasibility_only else stages(runner.vars)
+    if not plan:
+        status, solution, _ = runner.run()
+        if solution is None:
+            return Solution(status, reason=_why(status))  # type: ignore[arg-type]
+        solution.status = "optimal" if status == "optimal" else "feasible"
+        return solution if feasibility_only else _canonical(runner, solution)
+    current: Solution | None = None
+    proved = True
+    for stage in plan:
+        status, solution, value = runner.run(stage.expr, stage.sense)
+        if solution is None:
+            if current is None:
+                return Solution(status, reason=_why(status), stages=[stage.name])  # type: ignore[arg-type]
+            proved = False
+            break
+        current = solution
+        current.stages.append(f"{stage.name}={value}{'' if status == 'optimal' else ' (not proved)'}")
+        if status != "optimal":
+            proved = False
+            break
+        runner.fix(stage.expr, value)
+        runner.vars.hint(current)
+    assert current is not None
+    if not proved:
+        current.status = "feasible"
+        return current
+    current.status = "optimal"
+    return _canonical(runner, current)
+
+
+def _why(status: str) -> str:
+    if status == "infeasible":
+        return "proved: no allowed choice makes room"
+    return "time limit reached before a feasible answer or a proof"
+
+
+def _canonical(runner: _Runner, current: Solution) -> Solution:
+    """Break ties among equal optima by the fixed rule of the module docstring."""
+    problem, vars = runner.problem, runner.vars
+    done = current.stages
+    # 1. keep victims in keep_order
+    for v in problem.keep_order:
+        current = _settle(runner, current, vars.victim[v], "min", int(current.evicted_of(v) > 0), 0)
+    # 2. peel rather than evict whole, then peel the newest tasks first
+    for v in problem.keep_order:
+        victim = problem.victims[v]
+        if current.evicted_of(v) == 0:
+            continue
+        if v in vars.whole:
+            current = _settle(runner, current, vars.whole[v], "min", int(current.evicted_of(v) == victim.running), 0)
+        for s in sorted(range(len(victim.slots)), key=lambda s: victim.slots[s].tasks[0], reverse=True):
+            taken = current.evicted.get((v, s), 0)
+            current = _settle(runner, current, vars.evicted(v, s), "max", taken, victim.slots[s].count)
+    # 3. placements: per-type totals (when some tasks are optional), then fill nodes in order
+    for t, chunk in enumerate(problem.chunk):
+        if chunk.optional:
+            on_type = [var for (u, _), var in vars.place.items() if u == t]
+            total = sum(n for (u, _), n in current.placed.items() if u == t)
+            current = _settle(runner, current, cp_model.LinearExpr.sum(on_type), "max", total, len(chunk.tasks))
+    placed = _fill_in_order(problem, current)
+    if placed is not None:
+        current.placed = placed
+    else:
+        for key in sorted(vars.place):
+            var = vars.place[key]
+            current = _settle(runner, current, var, "max", current.placed.get(key, 0), vars.place_bound[key])
+    current.stages = done
+    current.status = "optimal"
+    return current
+
+
+def _settle(runner: _Runner, current: Solution, expr: LinearExpr, sense: str, value: int, extreme: int) -> Solution:
+    """Fix ``expr`` at its best value given everything fixed so far; no solve when ``value`` is already ``extreme``."""
+    if value == extreme or runner.timed_out:
+        runner.fix(expr, value)
+        return current
+    runner.vars.hint(current)
+    status, solution, best = runner.run(expr, sense)
+    if solution is None or status != "optimal":
+        runner.timed_out = True  # keep the proved-optimal answer; only the tie-break is unfinished
+        runner.fix(expr, value)
+        return current
+    solution.stages = current.stages
+    runner.fix(expr, best)
+    return solution
+
+
+def _fill_in_order(problem: Problem, current: Solution) -> dict[tuple[int, int], int] | None:
+    """Place each type's tasks on nodes in order, as many per node as fit; ``None`` if that leaves some out.
+
+    When it succeeds this is the lexicographically largest placement: at each
+    (type, node) it takes all that capacity allows.
+    """
+    room: dict[int, dict[str, int]] = {}
+    for n, node in enumerate(problem.nodes):
+        room[n] = dict(node.room)
+    for (v, s), count in current.evicted.items():
+        slot = problem.victims[v].slots[s]
+        for r, a in slot.requests.items():
+            room[slot.node][r] = room[slot.node].get(r, 0) + a * count
+    placed: dict[tuple[int, int], int] = {}
+    for t, chunk in enumerate(problem.chunk):
+        left = sum(n for (u, _), n in current.placed.items() if u == t)
+        for n, node in enumerate(problem.nodes):
+            if left == 0:
+                break
+            if not node.schedulable:
+                continue
+            fits = [room[n].get(r, 0) // a for r, a in chunk.requests.items() if a > 0]
+            take = min(left, *fits) if fits else left
+            if take > 0:
+                placed[t, n] = take
+                left -= take
+                for r, a in chunk.requests.items():
+                    room[n][r] = room[n].get(r, 0) - a * take
+        if left:
+            return None
+    return placed

@@ -1,0 +1,155 @@
+"""Decision variables of the victim model: integer counts, never one Boolean per task.
+
+* ``place[t, n]``: tasks of chunk type ``t`` placed on node ``n``;
+* ``whole[v]``: victim ``v`` loses all its running tasks;
+* ``peel[v, s]``: tasks of slot ``s`` of an elastic victim ``v`` evicted one by one;
+* ``victim[v]``: ``v`` loses at least one task.
+
+The tasks evicted from a slot are ``count * whole + peel``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from math import gcd
+
+from ortools.sat.python import cp_model
+
+from ..problem import Problem, Solution
+
+LinearExpr = cp_model.LinearExprT
+
+
+def resource_scales(problem: Problem) -> dict[str, int]:
+    """Per resource, the gcd of every amount the model uses, so coefficients stay small and exact."""
+    scales: dict[str, int] = {}
+
+    def note(resource: str, amount: int) -> None:
+        scales[resource] = gcd(scales.get(resource, 0), abs(amount))
+
+    for chunk in problem.chunk:
+        for r, a in chunk.requests.items():
+            note(r, a)
+    for victim in problem.victims:
+        for slot in victim.slots:
+            for r, a in slot.requests.items():
+                note(r, a)
+    for node in problem.nodes:
+        for r, a in node.room.items():
+            note(r, a)
+    for row in problem.limits:
+        note(row.resource, row.headroom)
+    for g in problem.guarantees:
+        note(g.resource, g.max_take)
+    return {r: s or 1 for r, s in scales.items()}
+
+
+@dataclass
+class Variables:
+    """All variables of one model, with the expressions built from them."""
+
+    problem: Problem
+    model: cp_model.CpModel
+    scale: dict[str, int]
+    place: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)
+    place_bound: dict[tuple[int, int], int] = field(default_factory=dict)
+    whole: dict[int, cp_model.IntVar] = field(default_factory=dict)
+    peel: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)
+    victim: dict[int, cp_model.IntVar] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, model: cp_model.CpModel, problem: Problem) -> Variables:
+        self = cls(problem, model, resource_scales(problem))
+        for t, chunk in enumerate(problem.chunk):
+            for n, node in enumerate(problem.nodes):
+                bound = min(len(chunk.tasks), self._fit_bound(t, n)) if node.schedulable else 0
+                if bound > 0:
+                    self.place[t, n] = model.new_int_var(0, bound, f"place_{t}_{n}")
+                    self.place_bound[t, n] = bound
+        for v, victim in enumerate(problem.victims):
+            if victim.whole_job:
+                self.whole[v] = model.new_bool_var(f"whole_{v}")
+            if victim.surplus > 0:
+                for s, slot in enumerate(victim.slots):
+                    self.peel[v, s] = model.new_int_var(0, min(slot.count, victim.surplus), f"peel_{v}_{s}")
+            self.victim[v] = model.new_bool_var(f"victim_{v}")
+        return self
+
+    def _fit_bound(self, t: int, n: int) -> int:
+        """Most tasks of type ``t`` node ``n`` could host if every victim there were evicted."""
+        requests = self.problem.chunk[t].requests
+        room = dict(self.problem.nodes[n].room)
+        for victim in self.problem.victims:
+            for slot in victim.slots:
+                if slot.node == n:
+                    for r, a in slot.requests.items():
+                        room[r] = room.get(r, 0) + a * slot.count
+        fits = [room.get(r, 0) // a for r, a in requests.items() if a > 0]
+        return min(fits) if fits else len(self.problem.chunk[t].tasks)
+
+    # -- expressions -------------------------------------------------------------
+
+    def evicted(self, v: int, s: int) -> LinearExpr:
+        count = self.problem.victims[v].slots[s].count
+        terms: list[LinearExpr] = []
+        if v in self.whole:
+            terms.append(count * self.whole[v])
+        if (v, s) in self.peel:
+            terms.append(self.peel[v, s])
+        return cp_model.LinearExpr.sum(terms) if terms else 0
+
+    def freed(self, victims: tuple[int, ...] | list[int], resource: str) -> LinearExpr:
+        """Resource freed by evicting from ``victims``, in units of ``scale[resource]``."""
+        unit = self.scale.get(resource, 1)
+        terms = []
+        for v in victims:
+            for s, slot in enumerate(self.problem.victims[v].slots):
+                amount = slot.requests.get(resource, 0)
+                if amount:
+                    terms.append(self.evicted(v, s) * (amount // unit))
+        return cp_model.LinearExpr.sum(terms) if terms else 0
+
+    def placed_total(self, resource: str) -> LinearExpr:
+        unit = self.scale.get(resource, 1)
+        terms = [
+            var * (self.problem.chunk[t].requests.get(resource, 0) // unit)
+            for (t, _), var in self.place.items()
+            if self.problem.chunk[t].requests.get(resource, 0)
+        ]
+        return cp_model.LinearExpr.sum(terms) if terms else 0
+
+    def max_freed(self, victims: tuple[int, ...], resource: str) -> int:
+        unit = self.scale.get(resource, 1)
+        return sum(
+            slot.count * (slot.requests.get(resource, 0) // unit)
+            for v in victims
+            for slot in self.problem.victims[v].slots
+        )
+
+    # -- solutions -----------------------------------------------------------------
+
+    def hint(self, solution: Solution) -> None:
+        """Give CP-SAT a complete starting point (cleared first: duplicate hints are invalid)."""
+        self.model.clear_hints()
+        for key, var in self.place.items():
+            self.model.add_hint(var, solution.placed.get(key, 0))
+        for v, victim in enumerate(self.problem.victims):
+            taken = {s: solution.evicted.get((v, s), 0) for s in range(len(victim.slots))}
+            total = sum(taken.values())
+            whole = v in self.whole and total == victim.running
+            if v in self.whole:
+                self.model.add_hint(self.whole[v], int(whole))
+            for s in range(len(victim.slots)):
+                if (v, s) in self.peel:
+                    self.model.add_hint(self.peel[v, s], 0 if whole else taken[s])
+            self.model.add_hint(self.victim[v], int(total > 0))
+
+    def read(self, solver: cp_model.CpSolver, status: str) -> Solution:
+        placed = {key: int(solver.value(var)) for key, var in self.place.items() if solver.value(var)}
+        evicted = {}
+        for v, victim in enumerate(self.problem.victims):
+            for s in range(len(victim.slots)):
+                count = int(solver.value(self.evicted(v, s)))
+                if count:
+                    evicted[v, s] = count
+        return Solution(status, evicted=evicted, placed=placed)  # type: ignore[arg-type]

@@ -1,0 +1,110 @@
+"""Actions and the scheduling cycle: allocate, reclaim, preempt, each over every pending job.
+
+As in KAI (reference/kai.md §1): the actions run in order; within an action the
+pending jobs are taken one at a time, neediest first, each attempted once; each
+decision is applied to the session before the next one is made (victims become
+``releasing``, placed tasks ``allocated`` or ``pipelined``), so two decisions
+never promise the same capacity.
+
+Order of pending jobs (spec "Commands and output"): queues by fair-share need,
+then job priority, then age. Need is compared top-down along the queue path:
+at each level, the queue holding the smaller part of its fair share (its most
+used resource among those the job requests) comes first. Then higher priority,
+earlier ``created_at``, and the name.
+
+Only tasks that were running when the cycle started can be victims: work placed
+by this cycle is not evicted by the same cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from models import Job, Snapshot
+
+from .cluster import Cluster
+from .decision import Decision
+from .job_solver import SolverName, attempt
+from .problem import Action
+
+ACTIONS: tuple[Action, ...] = ("allocate", "reclaim", "preempt")
+
+
+@dataclass
+class CycleResult:
+    """The decisions of one cycle and the state they leave."""
+
+    start: Cluster
+    end: Cluster
+    decisions: list[Decision] = field(default_factory=list)
+    states: list[Cluster] = field(default_factory=list)
+    """The state each decision was made in (for verification)."""
+
+    def to_dict(self, *, timing: bool = True) -> dict[str, Any]:
+        jobs = {
+            job.name: {
+                "tasks": {
+                    str(t.name): {"status": self.end.status[str(t.name)], "node": self.end.node_of[str(t.name)]}
+                    for t in job.tasks
+                }
+            }
+            for job in self.end.snapshot.jobs
+        }
+        return {"jobs": jobs, "decisions": [d.to_dict(timing=timing) for d in self.decisions]}
+
+
+def run_cycle(snapshot: Snapshot, actions: Sequence[Action] = ACTIONS, *, solver: SolverName = "cpsat") -> CycleResult:
+    """One scheduling cycle over every pending job."""
+    cluster = Cluster.of(snapshot)
+    result = CycleResult(cluster, cluster)
+    for action in actions:
+        attempted: set[str] = set()
+        while True:
+            waiting = [j for j in snapshot.jobs if j.name not in attempted and cluster.count(j, "pending")]
+            if not waiting:
+                break
+            job = min(waiting, key=lambda j: order_key(cluster, j))
+            attempted.add(job.name)
+            decision = attempt(cluster, job, action, solver=solver)
+            result.decisions.append(decision)
+            result.states.append(cluster)
+            if decision.placed:
+                cluster = cluster.with_changes(decision.changes())
+    result.end = cluster
+    return result
+
+
+def solve_one(cluster: Cluster, job: Job, action: Action | str, *, solver: SolverName = "cpsat") -> list[Decision]:
+    """Decisions for one job: one action, or ``auto`` = allocate, then reclaim, then preempt until one places it."""
+    if action != "auto":
+        return [attempt(cluster, job, action, solver=solver)]  # type: ignore[arg-type]
+    tried = []
+    for step in ACTIONS:
+        decision = attempt(cluster, job, step, solver=solver)
+        tried.append(decision)
+        if decision.placed:
+            break
+    return tried
+
+
+def order_key(cluster: Cluster, job: Job) -> tuple[Any, ...]:
+    """Sort key of a pending job: neediest queue path first, then priority, age and name."""
+    requested = {r for t in cluster.tasks(job, "pending") for r, a in job.requests(t).items() if a > 0}
+    path = tuple(_used_share(cluster, q, requested) for q in cluster.tree.path(job.queue))
+    created = float("inf") if job.created_at is None else job.created_at
+    return (path, -job.resolved_priority, created, job.name)
+
+
+def _used_share(cluster: Cluster, queue: str, resources: set[str]) -> Fraction:
+    allocated, share = cluster.usage[queue].allocated, cluster.shares[queue]
+    ratios = [Fraction(0)]
+    for r in resources:
+        held = allocated.get(r, 0)
+        if share.get(r, 0) > 0:
+            ratios.append(Fraction(held, share[r]))
+        elif held > 0:
+            ratios.append(Fraction(10**9))
+    return max(ratios)

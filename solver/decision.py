@@ -1,0 +1,92 @@
+"""Decisions: what one attempt for one pending job concluded, in the spec's output shape."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from models import format_time
+
+Outcome = Literal["allocated", "pipelined", "infeasible", "unknown", "skipped"]
+
+
+@dataclass(frozen=True)
+class VictimTasks:
+    """A victim job and the tasks it loses; ``whole_job`` when it loses every running task."""
+
+    job: str
+    tasks: tuple[str, ...]
+    whole_job: bool
+
+
+@dataclass(frozen=True)
+class Protected:
+    """A running job a rule shielded from this decision, and until when (``None``: no end)."""
+
+    job: str
+    rule: str
+    until: float | None
+    reason: str
+
+
+@dataclass
+class Decision:
+    """The result of one action for one pending job."""
+
+    job: str
+    action: str
+    outcome: Outcome
+    victims: list[VictimTasks] = field(default_factory=list)
+    placements: dict[str, str] = field(default_factory=dict)
+    optimal: bool = False
+    objective: dict[str, Any] = field(default_factory=dict)
+    protected: list[Protected] = field(default_factory=list)
+    solve_ms: float = 0.0
+    reason: str | None = None
+    solver: str = "cpsat"
+    priority_levels: list[int] = field(default_factory=list)
+    candidates: int = 0
+
+    @property
+    def placed(self) -> bool:
+        return self.outcome in ("allocated", "pipelined")
+
+    def changes(self) -> list[tuple[str, str, str | None]]:
+        """``(task, new status, node)`` for the session: victims release, placed tasks are allocated or pipelined."""
+        if not self.placed:
+            return []
+        out: list[tuple[str, str, str | None]] = []
+        for victim in self.victims:
+            out.extend((task, "releasing", None) for task in victim.tasks)
+        status = "allocated" if self.outcome == "allocated" else "pipelined"
+        out.extend((task, status, node) for task, node in self.placements.items())
+        return out
+
+    def to_dict(self, *, timing: bool = True) -> dict[str, Any]:
+        """The spec's JSON shape (``solve_ms`` left out when ``timing`` is false, for reproducible output)."""
+        out: dict[str, Any] = {
+            "job": self.job,
+            "action": self.action,
+            "outcome": self.outcome,
+            "victims": [{"job": v.job, "tasks": list(v.tasks), "whole_job": v.whole_job} for v in self.victims],
+            "placements": dict(self.placements),
+            "optimal": self.optimal,
+            "objective": self.objective,
+            "protected": [
+                {
+                    "job": p.job,
+                    "rule": p.rule,
+                    "until": None if p.until is None else format_time(p.until),
+                    "reason": p.reason,
+                }
+                for p in self.protected
+            ],
+        }
+        if self.reason is not None:
+            out["reason"] = self.reason
+        out["solver"] = self.solver
+        out["priority_levels"] = self.priority_levels
+        out["candidates"] = self.candidates
+        if timing:
+            out["solve_ms"] = round(self.solve_ms, 3)
+        return out

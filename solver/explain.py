@@ -1,0 +1,156 @@
+"""Reasons in words: why no victim set works, and what protected the jobs that were not taken.
+
+An ``infeasible`` decision says which rule stands in the way. The problem is
+solved again with one rule family left out at a time (limits, the reclaim
+guarantee, the saturation rule); a family whose absence makes room is named with
+its numbers. When no single family is to blame, the capacity is: even evicting
+every candidate leaves no room, and the protections that kept other jobs out of
+reach are summed up.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+from models import format_quantity, format_resources, format_time
+
+from . import cpsat
+from .candidates import CandidateSet
+from .decision import Protected
+from .problem import Problem, Solution
+
+PROTECTIONS = ("non-preemptible", "min-runtime", "toleration", "guarantee")
+
+
+def protected_jobs(candidates: CandidateSet | None) -> list[Protected]:
+    """Running jobs a protection kept out of the candidate set."""
+    if candidates is None:
+        return []
+    return [Protected(e.job, e.rule, e.until, e.reason) for e in candidates.excluded if e.rule in PROTECTIONS]
+
+
+def why_infeasible(problem: Problem, candidates: CandidateSet | None) -> str:
+    """A sentence (or a few) on why no allowed victim set makes room for the chunk."""
+    need = _need(problem)
+    if problem.action == "allocate":
+        return f"no room without evicting anything: the job needs {need}"
+    blame = [family for family in ("limits", "guarantee", "saturation") if _feasible_without(problem, family)]
+    if blame:
+        return "; ".join(_family_reason(problem, family) for family in blame)
+    excluded = _exclusions(candidates)
+    if not problem.victims:
+        return f"no candidate victims ({excluded})" if excluded else "no candidate victims"
+    everything = _with_all_evicted(problem)
+    return (
+        f"even evicting all {len(problem.victims)} candidate job(s) leaves no room: the job needs {need}, "
+        f"and at most {everything} of its required tasks would fit"
+        + (f"; out of reach: {excluded}" if excluded else "")
+    )
+
+
+def _need(problem: Problem) -> str:
+    parts = [f"{t.required} x {{{format_resources(t.requests)}}}" for t in problem.chunk if t.required]
+    if not parts:
+        parts = [f"1 x {{{format_resources(t.requests)}}}" for t in problem.chunk[:1]]
+    return " + ".join(parts)
+
+
+def _feasible_without(problem: Problem, family: str) -> bool:
+    rows = {"limits": problem.limits, "guarantee": problem.guarantees, "saturation": problem.saturation}[family]
+    if not rows:
+        return False
+    relaxed = replace(problem, time_limit=max(0.2, problem.time_limit / 4))
+    return cpsat.solve(relaxed, skip=(family,), feasibility_only=True).feasible
+
+
+def _family_reason(problem: Problem, family: str) -> str:
+    if family == "guarantee":
+        parts = []
+        for g in problem.guarantees:
+            held = format_quantity(g.resource, g.held)
+            if g.max_take == 0:
+                parts.append(f"queue {g.queue} holds only its guaranteed {held} {g.resource} ({g.kind})")
+            else:
+                keep = format_quantity(g.resource, g.held - g.max_take)
+                parts.append(
+                    f"queue {g.queue} holds {held} {g.resource} and must keep {keep} (its {g.kind}), "
+                    f"so at most {format_quantity(g.resource, g.max_take)} can be reclaimed from it"
+                )
+        return "; ".join(parts)
+    if family == "limits":
+        return "; ".join(
+            f"queue {row.queue} would exceed its {row.kind} of {format_quantity(row.resource, row.bound)} "
+            f"{row.resource} (room left: {format_quantity(row.resource, max(0, row.headroom))})"
+            for row in problem.limits
+        )
+    return "; ".join(
+        f"parent-level saturation: queue {row.a} would hold more than its fair share of "
+        f"{format_quantity(row.resource, row.share_a)} {row.resource} while queue {row.s} is less saturated"
+        for row in problem.saturation
+    )
+
+
+def _exclusions(candidates: CandidateSet | None) -> str:
+    if candidates is None:
+        return ""
+    counts = Counter(e.rule for e in candidates.excluded)
+    words = {
+        "min-runtime": "protected by {action}-min-runtime",
+        "toleration": "tolerating this preemptor's priority",
+        "non-preemptible": "non-preemptible",
+        "guarantee": "in queues that hold only their guaranteed quota",
+        "priority": "of equal or higher priority",
+        "other-queue": "in other queues",
+        "own-queue": "in the reclaimer's own queue",
+    }
+    parts = []
+    for rule in ("min-runtime", "toleration", "non-preemptible", "guarantee", "priority", "own-queue", "other-queue"):
+        if counts[rule]:
+            text = f"{counts[rule]} job(s) {words[rule].format(action=candidates.action)}"
+            ends = sorted(e.until for e in candidates.excluded if e.rule == rule and e.until is not None)
+            if ends:
+                text += f" (the first protection ends at {format_time(ends[0])})"
+            if rule == "guarantee":
+                first = next(e for e in candidates.excluded if e.rule == rule)
+                text += f": {first.reason}"
+            parts.append(text)
+    return ", ".join(parts)
+
+
+def _with_all_evicted(problem: Problem) -> int:
+    """How many required tasks first-fit would place if every candidate lost every task it may lose."""
+    taken: dict[tuple[int, int], int] = {}
+    for v, victim in enumerate(problem.victims):
+        budget = victim.running if victim.whole_job else victim.surplus
+        for s, slot in enumerate(victim.slots):
+            take = min(slot.count, budget)
+            budget -= take
+            if take:
+                taken[v, s] = take
+    room = {n: dict(node.room) for n, node in enumerate(problem.nodes)}
+    for (v, s), count in taken.items():
+        slot = problem.victims[v].slots[s]
+        for r, a in slot.requests.items():
+            room[slot.node][r] = room[slot.node].get(r, 0) + a * count
+    fitted = 0
+    for chunk in problem.chunk:
+        for _ in range(chunk.required):
+            node = next(
+                (
+                    n
+                    for n, spec in enumerate(problem.nodes)
+                    if spec.schedulable and all(room[n].get(r, 0) >= a for r, a in chunk.requests.items() if a > 0)
+                ),
+                None,
+            )
+            if node is None:
+                break
+            fitted += 1
+            for r, a in chunk.requests.items():
+                room[node][r] -= a
+    return fitted
+
+
+def solution_summary(solution: Solution) -> str:
+    return ", ".join(solution.stages)

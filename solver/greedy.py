@@ -1,0 +1,101 @@
+"""The greedy baseline: victims taken the way KAI takes them, until the job fits.
+
+reference/kai.md §2.3-2.4: the victim queue is popped in order
+(``problem.greedy_order``: queues over their share first, lowest job priority,
+elastic surplus first, newest first); each pop takes one surplus task of an
+elastic job, or a whole job; victims accumulate (never removed) until a
+first-fit placement of the chunk succeeds and every rule holds. Unlike KAI, a
+pop that would break the reclaim guarantee is skipped rather than kept, so that
+the baseline only returns decisions this project's rules allow.
+
+The baseline proves nothing: when it runs out of victims its answer is
+``unknown``, and its answers are never marked optimal. It serves as the CP-SAT
+model's first hint and as the yardstick of the benchmarks.
+"""
+
+from __future__ import annotations
+
+from .problem import Problem, Solution, broken_rows
+
+
+def solve(problem: Problem) -> Solution:
+    taken: dict[tuple[int, int], int] = {}
+    placed = _fit(problem, taken)
+    if placed is not None and not broken_rows(problem, Solution("feasible", dict(taken), placed)):
+        return Solution("feasible", {}, placed)
+    for batch in _batches(problem):
+        trial = dict(taken)
+        for key, count in batch.items():
+            trial[key] = trial.get(key, 0) + count
+        attempt = Solution("feasible", trial, {})
+        if any(b.startswith("guarantee") for b in broken_rows(problem, attempt)):
+            continue  # more victims only take more: this pop can never be part of an allowed answer
+        taken = trial
+        placed = _fit(problem, taken)
+        if placed is None:
+            continue
+        solution = Solution("feasible", dict(taken), placed)
+        if not broken_rows(problem, solution):
+            return solution
+    return Solution("unknown", reason="the greedy search ran out of victims without finding room")
+
+
+def _batches(problem: Problem) -> list[dict[tuple[int, int], int]]:
+    """Pops in victim-queue order: each elastic victim's surplus one task at a time (newest first), then the rest."""
+    order: list[tuple[tuple[int, int, int, int], dict[tuple[int, int], int]]] = []
+    queue_rank: dict[str, int] = {}
+    for rank, v in enumerate(problem.greedy_order):
+        queue_rank.setdefault(problem.victims[v].queue, rank)
+    for rank, v in enumerate(problem.greedy_order):
+        victim = problem.victims[v]
+        newest_first = sorted(
+            ((s, task) for s, slot in enumerate(victim.slots) for task in slot.tasks), key=lambda x: x[1], reverse=True
+        )
+        peeled: dict[int, int] = {}
+        for i in range(victim.surplus):
+            s = newest_first[i][0]
+            peeled[s] = peeled.get(s, 0) + 1
+            order.append(((queue_rank[victim.queue], victim.priority, 0, rank), {(v, s): 1}))
+        if victim.whole_job:
+            rest = {(v, s): slot.count - peeled.get(s, 0) for s, slot in enumerate(victim.slots)}
+            order.append(((queue_rank[victim.queue], victim.priority, 1, rank), {k: n for k, n in rest.items() if n}))
+    order.sort(key=lambda item: item[0])
+    return [batch for _, batch in order]
+
+
+def _fit(problem: Problem, taken: dict[tuple[int, int], int]) -> dict[tuple[int, int], int] | None:
+    """First-fit of the chunk, biggest tasks first, nodes in order; ``None`` if a required task finds no room."""
+    room = {n: dict(node.room) for n, node in enumerate(problem.nodes)}
+    for (v, s), count in taken.items():
+        slot = problem.victims[v].slots[s]
+        for r, a in slot.requests.items():
+            room[slot.node][r] = room[slot.node].get(r, 0) + a * count
+    placed: dict[tuple[int, int], int] = {}
+    types = sorted(range(len(problem.chunk)), key=lambda t: sorted(problem.chunk[t].requests.values(), reverse=True))
+    for t in reversed(types):
+        chunk = problem.chunk[t]
+        for index in range(len(chunk.tasks)):
+            node = next(
+                (
+                    n
+                    for n, spec in enumerate(problem.nodes)
+                    if spec.schedulable and all(room[n].get(r, 0) >= a for r, a in chunk.requests.items() if a > 0)
+                ),
+                None,
+            )
+            if node is None:
+                if index < chunk.required:
+                    return None
+                break
+            placed[t, node] = placed.get((t, node), 0) + 1
+            if index >= chunk.required and _over_limit(problem, taken, placed):
+                placed[t, node] -= 1  # optional growth stops at a queue limit
+                break
+            for r, a in chunk.requests.items():
+                room[node][r] = room[node].get(r, 0) - a
+    return {key: n for key, n in placed.items() if n}
+
+
+def _over_limit(problem: Problem, taken: dict[tuple[int, int], int], placed: dict[tuple[int, int], int]) -> bool:
+    trial = Solution("feasible", taken, placed)
+    return any(not b.startswith(("guarantee", "saturation")) for b in broken_rows(problem, trial))

@@ -1,0 +1,98 @@
+"""The job solver: one pending job, one action, one decision.
+
+``allocate`` places the job's next chunk without evicting anything;
+``preempt`` and ``reclaim`` may evict candidates (see :mod:`solver.candidates`).
+The steps: decide the chunk and the candidates (:mod:`solver.problem_builder`),
+take the greedy baseline's answer (:mod:`solver.greedy`), hand both to CP-SAT
+(:mod:`solver.cpsat`), and turn the counts it returns into named victims and
+placements, with the objective recomputed from them and reasons in words.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Literal
+
+from models import Job
+
+from . import cpsat, greedy
+from .cluster import Cluster
+from .cpsat.search import ModelError
+from .decision import Decision, VictimTasks
+from .explain import protected_jobs, why_infeasible
+from .problem import Action, Problem, Solution, objective_values
+from .problem_builder import plan
+
+SolverName = Literal["cpsat", "greedy"]
+
+
+def attempt(cluster: Cluster, job: Job, action: Action, *, solver: SolverName = "cpsat") -> Decision:
+    """Decide ``action`` for ``job`` in the state ``cluster``."""
+    start = time.perf_counter()
+    planned = plan(cluster, job, action)
+    if planned.problem is None:
+        return Decision(job.name, action, "skipped", reason=planned.skip, solver=solver, solve_ms=_ms(start))
+    problem = planned.problem
+    baseline = greedy.solve(problem)
+    try:
+        solution = baseline if solver == "greedy" else cpsat.solve(problem, hint=baseline)
+    except ModelError as error:
+        solution = Solution("unknown", reason=f"the model could not be solved: {error}")
+    decision = _assemble(cluster, problem, solution, solver)
+    decision.protected = protected_jobs(planned.candidates)
+    decision.candidates = len(problem.victims)
+    if decision.outcome == "infeasible":
+        decision.reason = why_infeasible(problem, planned.candidates)
+    decision.solve_ms = _ms(start)
+    return decision
+
+
+def _ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1000
+
+
+def _assemble(cluster: Cluster, problem: Problem, solution: Solution, solver: SolverName) -> Decision:
+    levels = list(problem.priority_levels)
+    if not solution.feasible or (solution.placed_count() == 0 and problem.required_tasks == 0):
+        outcome = "unknown" if solution.status == "unknown" else "infeasible"
+        reason = solution.reason if outcome == "unknown" else None
+        return Decision(problem.job, problem.action, outcome, reason=reason, solver=solver, priority_levels=levels)
+    victims = []
+    for v in solution.victims():
+        victim = problem.victims[v]
+        tasks = [task for s, slot in enumerate(victim.slots) for task in slot.tasks[: solution.evicted.get((v, s), 0)]]
+        order = {str(t.name): i for i, t in enumerate(cluster.snapshot.job(victim.job).tasks)}
+        tasks.sort(key=order.__getitem__)
+        victims.append(VictimTasks(victim.job, tuple(tasks), whole_job=len(tasks) == victim.running))
+    placements: dict[str, str] = {}
+    now_fits = not victims
+    for t, chunk in enumerate(problem.chunk):
+        names = iter(chunk.tasks)
+        for n, node in enumerate(problem.nodes):
+            count = solution.placed.get((t, n), 0)
+            for _ in range(count):
+                placements[next(names)] = node.name
+    if now_fits:
+        now_fits = _fits_now(problem, solution)
+    order = {str(t.name): i for i, t in enumerate(cluster.snapshot.job(problem.job).tasks)}
+    placements = dict(sorted(placements.items(), key=lambda kv: order[kv[0]]))
+    return Decision(
+        job=problem.job,
+        action=problem.action,
+        outcome="allocated" if now_fits else "pipelined",
+        victims=sorted(victims, key=lambda v: v.job),
+        placements=placements,
+        optimal=solution.status == "optimal" and solver == "cpsat",
+        objective=objective_values(problem, solution),
+        solver=solver,
+        priority_levels=levels,
+    )
+
+
+def _fits_now(problem: Problem, solution: Solution) -> bool:
+    """Whether the placement fits in capacity that is free right now (no releasing task needed)."""
+    used: dict[int, dict[str, int]] = {}
+    for (t, n), count in solution.placed.items():
+        for r, a in problem.chunk[t].requests.items():
+            used.setdefault(n, {})[r] = used.get(n, {}).get(r, 0) + a * count
+    return all(amount <= problem.nodes[n].now_room.get(r, 0) for n, need in used.items() for r, amount in need.items())

@@ -1,0 +1,302 @@
+"""One decision, stated without any solver: what to place, what may be evicted, and the rows that bind them.
+
+The job solver (:mod:`solver.job_solver`) builds a :class:`Problem` from the
+cluster state and the rules; the CP-SAT model (:mod:`solver.cpsat`), the greedy
+baseline (:mod:`solver.greedy`) and the exhaustive search of the tests all read
+it, and all answer with a :class:`Solution`.
+
+Identical things are counted, never listed one by one: the pending chunk is a
+few *task types* (tasks with the same requests), and a victim's running tasks are
+*slots* (its tasks with the same requests on the same node). A solution says how
+many tasks of each type go to each node and how many tasks of each slot are
+evicted; names are chosen afterwards, deterministically.
+
+All amounts are milli-units, as in :mod:`models`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Literal
+
+from models import MILLI, Criterion, Resources, is_gpu_resource
+
+Action = Literal["allocate", "preempt", "reclaim"]
+Status = Literal["optimal", "feasible", "infeasible", "unknown"]
+
+
+@dataclass(frozen=True)
+class NodeRoom:
+    """A node where the chunk may go, or where a victim runs.
+
+    ``room`` is what new work may use: allocatable minus the final load
+    (running, allocated, pipelined), so it includes capacity that releasing tasks
+    will free. ``now_room`` is what is free right now (allocatable minus running,
+    allocated and releasing).
+    """
+
+    name: str
+    room: Resources
+    now_room: Resources
+    schedulable: bool = True
+
+
+@dataclass(frozen=True)
+class ChunkType:
+    """Pending tasks of the job with the same requests.
+
+    The first ``required`` must all be placed (gang all-or-nothing); the rest may
+    be placed (growth by ``allocate``).
+    """
+
+    requests: Resources
+    tasks: tuple[str, ...]
+    required: int
+
+    @property
+    def optional(self) -> int:
+        return len(self.tasks) - self.required
+
+
+@dataclass(frozen=True)
+class Slot:
+    """Running tasks of one victim job with the same requests on one node (evict-first order)."""
+
+    node: int
+    requests: Resources
+    tasks: tuple[str, ...]
+
+    @property
+    def count(self) -> int:
+        return len(self.tasks)
+
+
+@dataclass(frozen=True)
+class Victim:
+    """A candidate victim job: it loses all its running tasks (``whole_job``) or up to ``surplus`` of them."""
+
+    job: str
+    queue: str
+    priority: int
+    whole_job: bool
+    surplus: int
+    slots: tuple[Slot, ...]
+    elapsed_ms: int = 0
+    """``now - started_at`` in milliseconds (0 if never started): the lost-work clock."""
+
+    @property
+    def running(self) -> int:
+        return sum(s.count for s in self.slots)
+
+
+@dataclass(frozen=True)
+class LimitRow:
+    """``placed[resource] - freed by victims[resource] <= headroom`` for one queue.
+
+    Queue limits (``kind="limit"``), and the deserved quota of non-preemptible
+    work (``kind="non-preemptible"``, no victims: victims are preemptible).
+    """
+
+    queue: str
+    resource: str
+    headroom: int
+    victims: tuple[int, ...]
+    kind: str = "limit"
+    bound: int = 0
+    """The limit (or deserved quota) itself, for explanations."""
+
+
+@dataclass(frozen=True)
+class GuaranteeRow:
+    """``freed from victims under queue[resource] <= held - floor``: the reclaim guarantee of one leveled queue."""
+
+    queue: str
+    resource: str
+    held: int
+    threshold: int
+    kind: str
+    victims: tuple[int, ...]
+
+    @property
+    def max_take(self) -> int:
+        return self.held - min(self.held, self.threshold)
+
+
+@dataclass(frozen=True)
+class SaturationRow:
+    """KAI's parent-level saturation rule for a queue ``a`` on the reclaimer's path and its sibling ``s``.
+
+    With ``mine = mine_base - freed(victims_a)`` and ``rest = held_s - freed(victims_s)``,
+    a reclaim that takes anything from ``s`` (in this resource, or any at all when the
+    reclaimer requests it) is rejected when ``mine / share_a > 1`` and
+    ``multiplier * mine / share_a >= rest / share_s`` (reference/kai.md §3.6 step 3).
+    """
+
+    a: str
+    s: str
+    resource: str
+    mine_base: int
+    victims_a: tuple[int, ...]
+    held_s: int
+    victims_s: tuple[int, ...]
+    share_a: int
+    share_s: int
+    multiplier: Fraction
+    requested: bool
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Everything one decision needs; indices refer to ``nodes``, ``chunk`` and ``victims``."""
+
+    job: str
+    action: Action
+    nodes: tuple[NodeRoom, ...]
+    chunk: tuple[ChunkType, ...]
+    victims: tuple[Victim, ...] = ()
+    limits: tuple[LimitRow, ...] = ()
+    guarantees: tuple[GuaranteeRow, ...] = ()
+    saturation: tuple[SaturationRow, ...] = ()
+    objective: tuple[Criterion, ...] = ("priority", "jobs", "tasks", "lost_work")
+    keep_order: tuple[int, ...] = ()
+    """Victims in the order ties are broken: earlier ones are kept when the objective cannot tell."""
+    greedy_order: tuple[int, ...] = ()
+    """Victims in the order the greedy baseline takes them (KAI's victim queue)."""
+    time_limit: float = 1.0
+    workers: int = 0
+    seed: int = 0
+
+    @property
+    def resources(self) -> tuple[str, ...]:
+        """Resources the chunk requests: the only ones whose capacity binds."""
+        return tuple(sorted({r for t in self.chunk for r, a in t.requests.items() if a > 0}))
+
+    @property
+    def priority_levels(self) -> tuple[int, ...]:
+        """Distinct victim priorities, highest first: the positions of the ``priority`` vector."""
+        return tuple(sorted({v.priority for v in self.victims}, reverse=True))
+
+    @property
+    def required_tasks(self) -> int:
+        return sum(t.required for t in self.chunk)
+
+
+@dataclass
+class Solution:
+    """An answer to a :class:`Problem`: counts per (victim, slot) evicted and per (type, node) placed."""
+
+    status: Status
+    evicted: dict[tuple[int, int], int] = field(default_factory=dict)
+    placed: dict[tuple[int, int], int] = field(default_factory=dict)
+    reason: str = ""
+    stages: list[str] = field(default_factory=list)
+
+    @property
+    def feasible(self) -> bool:
+        return self.status in ("optimal", "feasible")
+
+    def evicted_of(self, victim: int) -> int:
+        return sum(n for (v, _), n in self.evicted.items() if v == victim)
+
+    def victims(self) -> list[int]:
+        return sorted({v for (v, _), n in self.evicted.items() if n > 0})
+
+    def placed_count(self) -> int:
+        return sum(self.placed.values())
+
+
+def gpus_of(requests: Resources) -> int:
+    """Whole GPUs in a request (all GPU resources together)."""
+    return sum(a for r, a in requests.items() if is_gpu_resource(r)) // MILLI
+
+
+def lost_work_ms(problem: Problem, solution: Solution) -> int:
+    """GPU-milliseconds of progress the evicted tasks lose: their GPUs times ``now - started_at``."""
+    return sum(
+        n * gpus_of(problem.victims[v].slots[s].requests) * problem.victims[v].elapsed_ms
+        for (v, s), n in solution.evicted.items()
+    )
+
+
+def objective_values(problem: Problem, solution: Solution) -> dict[str, object]:
+    """The spec's objective of a solution, computed from the counts alone (no solver).
+
+    ``priority`` is the vector of victim-job counts per priority level (highest
+    first), ``jobs`` the victim jobs, ``tasks`` the evicted tasks, ``lost_work``
+    the GPU-seconds of progress lost.
+    """
+    victims = solution.victims()
+    per_level = [sum(1 for v in victims if problem.victims[v].priority == p) for p in problem.priority_levels]
+    return {
+        "priority": per_level,
+        "jobs": len(victims),
+        "tasks": sum(solution.evicted.values()),
+        "lost_work": lost_work_ms(problem, solution) / 1000,
+    }
+
+
+def objective_key(problem: Problem, solution: Solution) -> tuple[int, ...]:
+    """Lexicographic key of a solution (smaller is better): more tasks placed first, then ``problem.objective``."""
+    values = objective_values(problem, solution)
+    key = [-solution.placed_count()]
+    for criterion in problem.objective:
+        if criterion == "priority":
+            key.extend(values["priority"])  # type: ignore[arg-type]
+        elif criterion == "lost_work":
+            key.append(lost_work_ms(problem, solution))
+        else:
+            key.append(values[criterion])  # type: ignore[arg-type]
+    return tuple(key)
+
+
+def freed(problem: Problem, solution: Solution, victims: tuple[int, ...], resource: str) -> int:
+    """Amount of ``resource`` the solution takes from ``victims``."""
+    wanted = set(victims)
+    return sum(
+        n * problem.victims[v].slots[s].requests.get(resource, 0)
+        for (v, s), n in solution.evicted.items()
+        if v in wanted
+    )
+
+
+def placed_amount(problem: Problem, solution: Solution, resource: str) -> int:
+    return sum(n * problem.chunk[t].requests.get(resource, 0) for (t, _), n in solution.placed.items())
+
+
+def broken_rows(problem: Problem, solution: Solution) -> list[str]:
+    """Rows of ``problem`` that ``solution`` breaks (exact integer arithmetic, no solver)."""
+    broken: list[str] = []
+    for row in problem.limits:
+        if (
+            placed_amount(problem, solution, row.resource) - freed(problem, solution, row.victims, row.resource)
+            > row.headroom
+        ):
+            broken.append(f"{row.kind} of queue {row.queue} ({row.resource})")
+    for g in problem.guarantees:
+        if freed(problem, solution, g.victims, g.resource) > g.max_take:
+            broken.append(f"guarantee of queue {g.queue} ({g.resource})")
+    taken = set(solution.victims())
+    for sat in problem.saturation:
+        freed_s = freed(problem, solution, sat.victims_s, sat.resource)
+        involved = bool(taken & set(sat.victims_s)) if sat.requested else freed_s > 0
+        if not involved:
+            continue
+        mine = sat.mine_base - freed(problem, solution, sat.victims_a, sat.resource)
+        rest = sat.held_s - freed_s
+        if saturation_rejects(mine, sat.share_a, rest, sat.share_s, sat.multiplier):
+            broken.append(f"saturation of queue {sat.a} against {sat.s} ({sat.resource})")
+    return broken
+
+
+def saturation_rejects(mine: int, share_a: int, rest: int, share_s: int, multiplier: Fraction) -> bool:
+    """KAI's rule: reject iff ``mine/share_a > 1`` and ``share_s > 0`` and ``multiplier * mine/share_a >= rest/share_s``.
+
+    A zero ``share_a`` makes the ratio infinite when ``mine > 0`` (and 0 otherwise).
+    """
+    if share_s <= 0:
+        return False
+    if share_a == 0:
+        return mine > 0
+    ratio_a = Fraction(mine, share_a)
+    return ratio_a > 1 and multiplier * ratio_a >= Fraction(rest, share_s)

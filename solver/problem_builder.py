@@ -1,0 +1,283 @@
+"""From the cluster state and the rules to a :class:`~solver.problem.Problem` for one job and one action.
+
+What the pending job needs (spec "Gang and elastic"; KAI ``GetTasksToAllocate``):
+while fewer than ``min_available`` of its tasks hold capacity, the *gang chunk*
+(``min_available`` minus those) must be placed, all or nothing; once satisfied,
+``allocate`` places as many more as fit and ``preempt``/``reclaim`` grant one
+more task per attempt.
+
+Who may lose tasks comes from :mod:`solver.candidates`; the rows that bind the
+choice from the rules: queue limits and the non-preemptible quota at every level
+of the job's path, and for reclaim the guarantee of each leveled victim queue
+(:mod:`solver.reclaim_guarantee`) and KAI's parent-level saturation rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from models import Job, Resources, Task
+from models.quantity import add
+
+from .candidates import CandidateSet, preempt_candidates, reclaim_candidates
+from .cluster import Cluster
+from .problem import (
+    Action,
+    ChunkType,
+    GuaranteeRow,
+    LimitRow,
+    NodeRoom,
+    Problem,
+    SaturationRow,
+    Slot,
+    Victim,
+)
+from .reclaim_gate import reclaim_gate
+from .reclaim_guarantee import guarantee_threshold
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A problem to solve, or the reason the job is not eligible for this action."""
+
+    problem: Problem | None
+    candidates: CandidateSet | None
+    skip: str | None = None
+
+
+def plan(cluster: Cluster, job: Job, action: Action) -> Plan:
+    """The problem of placing ``job``'s next chunk by ``action``, or why it is skipped."""
+    chunk, skip = _chunk(cluster, job, action)
+    if skip is not None:
+        return Plan(None, None, skip)
+    required = _total(job, [t for t, required in chunk if required])
+    candidates: CandidateSet | None = None
+    if action == "reclaim":
+        closed = reclaim_gate(cluster, job, required)
+        if closed is not None:
+            return Plan(None, None, f"reclaim gate: {closed}")
+        candidates = reclaim_candidates(cluster, job, required)
+    elif action == "preempt":
+        candidates = preempt_candidates(cluster, job)
+    victims_jobs = [] if candidates is None else [cluster.snapshot.job(c.job) for c in candidates.candidates]
+    nodes, index = _nodes(cluster, job, chunk, victims_jobs)
+    victims = tuple(_victim(cluster, j, candidates, index) for j in victims_jobs)  # type: ignore[arg-type]
+    config = cluster.snapshot.config
+    problem = Problem(
+        job=job.name,
+        action=action,
+        nodes=nodes,
+        chunk=_chunk_types(job, chunk),
+        victims=victims,
+        limits=_limit_rows(cluster, job, victims, chunk),
+        guarantees=_guarantee_rows(cluster, job, victims, required) if action == "reclaim" else (),
+        saturation=_saturation_rows(cluster, job, victims, required) if action == "reclaim" else (),
+        objective=config.objective,
+        keep_order=tuple(sorted(range(len(victims)), key=lambda v: (-victims[v].elapsed_ms, victims[v].job))),
+        greedy_order=_greedy_order(cluster, victims),
+        time_limit=config.solver.time_limit,
+        workers=config.solver.workers,
+        seed=config.solver.seed,
+    )
+    return Plan(problem, candidates)
+
+
+def _chunk(cluster: Cluster, job: Job, action: Action) -> tuple[list[tuple[Task, bool]], str | None]:
+    """Pending tasks to place, each flagged required (gang chunk) or optional (growth by allocate)."""
+    pending = cluster.tasks(job, "pending")
+    if not pending:
+        return [], "no pending tasks"
+    active = cluster.active_count(job)
+    if active < job.gang_minimum:
+        need = job.gang_minimum - active
+        if need > len(pending):
+            return [], f"the gang needs {need} more tasks to reach min_available but only {len(pending)} are pending"
+        extra = pending[need:] if action == "allocate" else []
+        return [(t, True) for t in pending[:need]] + [(t, False) for t in extra], None
+    if action == "allocate":
+        return [(t, False) for t in pending], None
+    return [(pending[0], True)], None
+
+
+def _total(job: Job, tasks: list[Task]) -> Resources:
+    total: Resources = {}
+    for task in tasks:
+        total = add(total, job.requests(task))
+    return total
+
+
+def _chunk_types(job: Job, chunk: list[tuple[Task, bool]]) -> tuple[ChunkType, ...]:
+    groups: dict[tuple[tuple[str, int], ...], list[tuple[Task, bool]]] = {}
+    for task, required in chunk:
+        key = tuple(sorted((r, a) for r, a in job.requests(task).items() if a > 0))
+        groups.setdefault(key, []).append((task, required))
+    return tuple(
+        ChunkType(
+            requests=dict(key),
+            tasks=tuple(str(t.name) for t, _ in [*[x for x in items if x[1]], *[x for x in items if not x[1]]]),
+            required=sum(1 for _, required in items if required),
+        )
+        for key, items in groups.items()
+    )
+
+
+def _nodes(
+    cluster: Cluster, job: Job, chunk: list[tuple[Task, bool]], victims: list[Job]
+) -> tuple[tuple[NodeRoom, ...], dict[str, int]]:
+    """Schedulable nodes, and nodes where a candidate victim runs, in document order."""
+    hosting = {cluster.node_of[str(t.name)] for v in victims for t in cluster.tasks(v, "running")}
+    rooms = []
+    for node in cluster.snapshot.nodes:
+        if not node.schedulable and node.name not in hosting:
+            continue
+        final, current = cluster.final_load(node.name), cluster.current_load(node.name)
+        names = set(node.resources) | set(final) | {r for t, _ in chunk for r in job.requests(t)}
+        rooms.append(
+            NodeRoom(
+                name=node.name,
+                room={r: node.resources.get(r, 0) - final.get(r, 0) for r in sorted(names)},
+                now_room={r: node.resources.get(r, 0) - current.get(r, 0) for r in sorted(names)},
+                schedulable=node.schedulable,
+            )
+        )
+    return tuple(rooms), {room.name: i for i, room in enumerate(rooms)}
+
+
+def _victim(cluster: Cluster, job: Job, candidates: CandidateSet, index: dict[str, int]) -> Victim:
+    candidate = candidates.candidate(job.name)
+    assert candidate is not None
+    running = cluster.tasks(job, "running")
+    slots: dict[tuple[int, tuple[tuple[str, int], ...]], list[str]] = {}
+    for task in reversed(running):  # evict-first order: newest task first (KAI's reverse task order)
+        node = index[str(cluster.node_of[str(task.name)])]
+        key = (node, tuple(sorted(job.requests(task).items())))
+        slots.setdefault(key, []).append(str(task.name))
+    elapsed = 0 if job.started_at is None else max(0, round((cluster.now - job.started_at) * 1000))
+    return Victim(
+        job=job.name,
+        queue=job.queue,
+        priority=job.resolved_priority,
+        whole_job=candidate.whole_job,
+        surplus=candidate.surplus,
+        slots=tuple(Slot(node, dict(req), tuple(tasks)) for (node, req), tasks in sorted(slots.items())),
+        elapsed_ms=elapsed,
+    )
+
+
+def _under(cluster: Cluster, queue: str, victims: tuple[Victim, ...]) -> tuple[int, ...]:
+    """Indices of victims whose leaf queue is ``queue`` or lies below it."""
+    return tuple(v for v, victim in enumerate(victims) if queue in cluster.tree.upward(victim.queue))
+
+
+def _limit_rows(
+    cluster: Cluster, job: Job, victims: tuple[Victim, ...], chunk: list[tuple[Task, bool]]
+) -> tuple[LimitRow, ...]:
+    most = _total(job, [t for t, _ in chunk])
+    rows = []
+    for name in cluster.tree.upward(job.queue):
+        queue = cluster.tree.queue(name)
+        usage = cluster.usage[name]
+        for resource in sorted(r for r, a in most.items() if a > 0):
+            limit = queue.limit_of(resource)
+            if limit is not None:
+                headroom = limit - usage.allocated.get(resource, 0)
+                if headroom < most[resource]:
+                    rows.append(LimitRow(name, resource, headroom, _under(cluster, name, victims), "limit", limit))
+            deserved = queue.deserved_of(resource)
+            if not job.is_preemptible and deserved is not None:
+                headroom = deserved - usage.allocated_non_preemptible.get(resource, 0)
+                if headroom < most[resource]:
+                    rows.append(LimitRow(name, resource, headroom, (), "non-preemptible quota", deserved))
+    return tuple(rows)
+
+
+def _guarantee_rows(
+    cluster: Cluster, job: Job, victims: tuple[Victim, ...], chunk: Resources
+) -> tuple[GuaranteeRow, ...]:
+    rows = []
+    leveled: dict[str, str] = {}
+    for victim in victims:
+        rq, vq = cluster.tree.leveled_pair(job.queue, victim.queue)
+        leveled[vq] = rq
+    for vq, rq in sorted(leveled.items()):
+        members = _under(cluster, vq, victims)
+        held = cluster.usage[vq].allocated
+        for resource, (threshold, kind) in guarantee_threshold(cluster, rq, vq, chunk).items():
+            row = GuaranteeRow(vq, resource, held.get(resource, 0), threshold, kind, members)
+            most = sum(s.count * s.requests.get(resource, 0) for v in members for s in victims[v].slots)
+            if most > row.max_take:
+                rows.append(row)
+    return tuple(rows)
+
+
+def _saturation_rows(
+    cluster: Cluster, job: Job, victims: tuple[Victim, ...], chunk: Resources
+) -> tuple[SaturationRow, ...]:
+    """KAI §3.6 step 3: each queue ``a`` on the reclaimer's path against each sibling ``s`` holding candidates."""
+    tree = cluster.tree
+    multiplier = Fraction(cluster.snapshot.config.reclaimer_saturation_multiplier)
+    rows = []
+    for a in tree.upward(job.queue):
+        under_a = _under(cluster, a, victims)
+        for s in tree.children(tree.parent(a)):
+            under_s = _under(cluster, s, victims)
+            if s == a or not under_s:
+                continue
+            held = {r for v in under_s for slot in victims[v].slots for r, x in slot.requests.items() if x > 0}
+            for resource in sorted(held | {r for r, x in chunk.items() if x > 0}):
+                share_a = cluster.shares[a].get(resource, 0)
+                share_s = cluster.shares[s].get(resource, 0)
+                mine = cluster.usage[a].allocated.get(resource, 0) + chunk.get(resource, 0)
+                if (
+                    share_s == 0
+                    or (not under_a and share_a > 0 and mine <= share_a)
+                    or (share_a == 0 and mine == 0 and not under_a)
+                ):
+                    continue
+                rows.append(
+                    SaturationRow(
+                        a=a,
+                        s=s,
+                        resource=resource,
+                        mine_base=mine,
+                        victims_a=under_a,
+                        held_s=cluster.usage[s].allocated.get(resource, 0),
+                        victims_s=under_s,
+                        share_a=share_a,
+                        share_s=share_s,
+                        multiplier=multiplier,
+                        requested=chunk.get(resource, 0) > 0,
+                    )
+                )
+    return tuple(rows)
+
+
+def _greedy_order(cluster: Cluster, victims: tuple[Victim, ...]) -> tuple[int, ...]:
+    """KAI's victim queue, simplified (reference/kai.md §2.3): queues over fair share first, then over deserved,
+    lower queue priority, higher share of their fair share; within them lowest job priority, elastic surplus
+    first, newest first."""
+
+    def key(v: int) -> tuple[object, ...]:
+        victim = victims[v]
+        name = victim.queue
+        allocated = cluster.usage[name].allocated
+        share = cluster.shares[name]
+        queue = cluster.tree.queue(name)
+        over_share = any(a > share.get(r, 0) for r, a in allocated.items() if a > 0)
+        over_deserved = any(
+            a > (queue.deserved_of(r) if queue.deserved_of(r) is not None else a) for r, a in allocated.items() if a > 0
+        )
+        ratio = max((Fraction(a, share[r]) for r, a in allocated.items() if share.get(r)), default=Fraction(0))
+        return (
+            not over_share,
+            not over_deserved,
+            queue.priority,
+            -ratio,
+            victim.priority,
+            victim.surplus == 0,
+            victim.elapsed_ms,
+            victim.job,
+        )
+
+    return tuple(sorted(range(len(victims)), key=key))

@@ -1,0 +1,247 @@
+"""An independent check of any decision against the rules: plain Python, no solver, no model.
+
+It re-derives everything from the cluster state and the rule modules, not from
+the :class:`~solver.problem.Problem` the solver saw, so a bug in building or
+solving the model shows up here as a violation. Every check names the rule it
+enforces:
+
+* the job and its chunk: pending tasks of the job, all of the gang chunk placed
+  (or exactly one more task for preempt/reclaim growth), schedulable nodes only;
+* victims: running tasks of other jobs; whole job, or at most the surplus above
+  ``min_available``;
+* the action's rules: preempt (same leaf, strictly lower priority), reclaim
+  (other leaves, the fair-share gate), preemptibility, min-runtime, toleration;
+* capacity of every node, now for ``allocated`` and once releasing tasks leave
+  for ``pipelined``;
+* queue limits and the non-preemptible quota at every level;
+* the reclaim guarantee and the parent-level saturation rule;
+* the objective the decision reports, recomputed from its victims.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from models import MILLI, Job, Resources, is_gpu_resource
+from models.quantity import add
+
+from .cluster import Cluster
+from .decision import Decision
+from .protection import protections
+from .reclaim_gate import reclaim_gate
+from .reclaim_guarantee import guarantee_threshold
+
+
+def verify(cluster: Cluster, decision: Decision) -> list[str]:
+    """Every rule the decision breaks, in words; an empty list when it is sound."""
+    if not decision.placed:
+        return [] if not decision.victims and not decision.placements else ["a decision that places nothing evicts"]
+    snapshot = cluster.snapshot
+    job = snapshot.job(decision.job)
+    problems: list[str] = []
+    problems += _chunk(cluster, job, decision)
+    taken = _victims(cluster, job, decision, problems)
+    placed = _placed(job, decision)
+    problems += _capacity(cluster, job, decision, taken)
+    problems += _quotas(cluster, job, taken, placed)
+    if decision.action == "reclaim":
+        problems += _reclaim(cluster, job, taken, placed)
+    problems += _objective(cluster, decision)
+    return problems
+
+
+def _placed(job: Job, decision: Decision) -> Resources:
+    total: Resources = {}
+    tasks = {str(t.name): t for t in job.tasks}
+    for name in decision.placements:
+        total = add(total, job.requests(tasks[name]))
+    return total
+
+
+def _chunk(cluster: Cluster, job: Job, decision: Decision) -> list[str]:
+    out = []
+    pending = {str(t.name) for t in cluster.tasks(job, "pending")}
+    for task, node in decision.placements.items():
+        if task not in pending:
+            out.append(f"gang: {task} is not a pending task of {job.name}")
+        if not cluster.snapshot.node(node).schedulable:
+            out.append(f"capacity: {task} placed on unschedulable node {node}")
+    active = cluster.active_count(job)
+    count = len(decision.placements)
+    if active < job.gang_minimum and active + count < job.gang_minimum:
+        out.append(f"gang: {count} task(s) placed but the gang needs {job.gang_minimum - active}")
+    if decision.action != "allocate" and active >= job.gang_minimum and count != 1:
+        out.append(f"gang: a satisfied job grows by one task per {decision.action}, not {count}")
+    if count == 0:
+        out.append("gang: nothing placed")
+    return out
+
+
+def _victims(cluster: Cluster, job: Job, decision: Decision, out: list[str]) -> dict[str, list[str]]:
+    """Checks each victim against the action's rules; returns victim job -> evicted task names."""
+    taken: dict[str, list[str]] = {}
+    if decision.action == "allocate" and decision.victims:
+        out.append("allocate: evicts nothing, yet the decision has victims")
+    for entry in decision.victims:
+        victim = cluster.snapshot.job(entry.job)
+        running = {str(t.name) for t in cluster.tasks(victim, "running")}
+        if victim.name == job.name:
+            out.append(f"victims: {job.name} cannot evict itself")
+        bad = [t for t in entry.tasks if t not in running]
+        if bad:
+            out.append(f"victims: {', '.join(bad)} of {victim.name} are not running")
+        lost = len(set(entry.tasks) & running)
+        whole = lost == len(running)
+        surplus = max(0, len(running) - victim.gang_minimum)
+        if entry.whole_job != whole:
+            out.append(f"victims: {victim.name} marked whole_job={entry.whole_job} but loses {lost} of {len(running)}")
+        if not whole and lost > surplus:
+            out.append(f"gang: {victim.name} would keep {len(running) - lost} tasks, below min_available")
+        if decision.action == "preempt":
+            if victim.queue != job.queue:
+                out.append(f"preempt: {victim.name} is in queue {victim.queue}, not {job.queue}")
+            if victim.resolved_priority >= job.resolved_priority:
+                out.append(
+                    f"preempt: {victim.name} has priority {victim.resolved_priority}, not below {job.resolved_priority}"
+                )
+        if decision.action == "reclaim" and victim.queue == job.queue:
+            out.append(f"reclaim: {victim.name} is in the reclaimer's own queue")
+        for p in protections(cluster, victim, job, "reclaim" if decision.action == "reclaim" else "preempt"):
+            if not p.surplus_only or whole:
+                out.append(f"{p.rule}: {victim.name} is protected ({p.describe()})")
+        taken[victim.name] = list(entry.tasks)
+    return taken
+
+
+def _capacity(cluster: Cluster, job: Job, decision: Decision, taken: dict[str, list[str]]) -> list[str]:
+    snapshot = cluster.snapshot
+    final: dict[str, Resources] = {n.name: dict(cluster.final_load(n.name)) for n in snapshot.nodes}
+    current: dict[str, Resources] = {n.name: dict(cluster.current_load(n.name)) for n in snapshot.nodes}
+    for name, tasks in taken.items():
+        victim = snapshot.job(name)
+        by_name = {str(t.name): t for t in victim.tasks}
+        for task in tasks:
+            node = str(cluster.node_of[task])
+            final[node] = add(final[node], victim.requests(by_name[task]), times=-1)
+    by_name = {str(t.name): t for t in job.tasks}
+    for task, node in decision.placements.items():
+        final[node] = add(final[node], job.requests(by_name[task]))
+        current[node] = add(current[node], job.requests(by_name[task]))
+    out = []
+    for node in snapshot.nodes:
+        for resource, amount in final[node.name].items():
+            if amount > node.resources.get(resource, 0):
+                out.append(
+                    f"capacity: node {node.name} would hold {amount} of {resource} (has {node.resources.get(resource, 0)})"
+                )
+        if decision.outcome == "allocated":
+            for resource, amount in current[node.name].items():
+                if amount > node.resources.get(resource, 0):
+                    out.append(f"capacity: 'allocated' on {node.name} but {resource} is not free yet")
+    return out
+
+
+def _freed_under(cluster: Cluster, queue: str, taken: dict[str, list[str]]) -> Resources:
+    freed: Resources = {}
+    for name, tasks in taken.items():
+        victim = cluster.snapshot.job(name)
+        if queue in cluster.tree.upward(victim.queue):
+            by_name = {str(t.name): t for t in victim.tasks}
+            for task in tasks:
+                freed = add(freed, victim.requests(by_name[task]))
+    return freed
+
+
+def _quotas(cluster: Cluster, job: Job, taken: dict[str, list[str]], placed: Resources) -> list[str]:
+    out = []
+    for name in cluster.tree.upward(job.queue):
+        queue = cluster.tree.queue(name)
+        usage = cluster.usage[name]
+        after = add(add(usage.allocated, _freed_under(cluster, name, taken), times=-1), placed)
+        for resource, amount in placed.items():
+            if amount <= 0:
+                continue
+            limit = queue.limit_of(resource)
+            if limit is not None and after.get(resource, 0) > limit:
+                out.append(f"limit: queue {name} would hold {after[resource]} of {resource}, above its limit {limit}")
+            deserved = queue.deserved_of(resource)
+            if not job.is_preemptible and deserved is not None:
+                held = usage.allocated_non_preemptible.get(resource, 0) + amount
+                if held > deserved:
+                    out.append(
+                        f"non-preemptible quota: queue {name} would hold {held} of {resource} (deserved {deserved})"
+                    )
+    return out
+
+
+def _reclaim(cluster: Cluster, job: Job, taken: dict[str, list[str]], placed: Resources) -> list[str]:
+    out = []
+    gate = reclaim_gate(cluster, job, placed)
+    if gate is not None:
+        out.append(f"reclaim gate: {gate}")
+    tree = cluster.tree
+    leveled = {tree.leveled_pair(job.queue, cluster.snapshot.job(name).queue) for name in taken}
+    for rq, vq in sorted(leveled):
+        held = cluster.usage[vq].allocated
+        freed = _freed_under(cluster, vq, taken)
+        for resource, (threshold, kind) in guarantee_threshold(cluster, rq, vq, placed).items():
+            have = held.get(resource, 0)
+            if have - freed.get(resource, 0) < min(have, threshold):
+                out.append(
+                    f"guarantee: queue {vq} would keep {have - freed.get(resource, 0)} of {resource}, below its {kind}"
+                )
+    out += _saturation(cluster, job, taken, placed)
+    return out
+
+
+def _saturation(cluster: Cluster, job: Job, taken: dict[str, list[str]], placed: Resources) -> list[str]:
+    """KAI §3.6 step 3, re-derived: each queue on the reclaimer's path against each sibling that loses something."""
+    tree = cluster.tree
+    m = Fraction(cluster.snapshot.config.reclaimer_saturation_multiplier)
+    out = []
+    for a in tree.upward(job.queue):
+        mine_all = add(add(cluster.usage[a].allocated, _freed_under(cluster, a, taken), times=-1), placed)
+        for s in tree.children(tree.parent(a)):
+            if s == a:
+                continue
+            victims_s = [n for n in taken if s in tree.upward(cluster.snapshot.job(n).queue)]
+            if not victims_s:
+                continue
+            freed_s = _freed_under(cluster, s, taken)
+            involved = {r for r, x in freed_s.items() if x > 0} | {r for r, x in placed.items() if x > 0}
+            for r in sorted(involved):
+                share_a, share_s = cluster.shares[a].get(r, 0), cluster.shares[s].get(r, 0)
+                mine = mine_all.get(r, 0)
+                rest = cluster.usage[s].allocated.get(r, 0) - freed_s.get(r, 0)
+                if share_s <= 0:
+                    continue
+                ratio_a = None if share_a == 0 else Fraction(mine, share_a)
+                over = mine > 0 if ratio_a is None else ratio_a > 1
+                if over and (ratio_a is None or m * ratio_a >= Fraction(rest, share_s)):
+                    out.append(f"saturation: queue {a} ({r}) is more saturated than {s} would be")
+    return out
+
+
+def _objective(cluster: Cluster, decision: Decision) -> list[str]:
+    snapshot = cluster.snapshot
+    levels = decision.priority_levels
+    priorities = [snapshot.job(v.job).resolved_priority for v in decision.victims]
+    lost_ms = 0
+    for entry in decision.victims:
+        victim = snapshot.job(entry.job)
+        by_name = {str(t.name): t for t in victim.tasks}
+        elapsed = 0 if victim.started_at is None else max(0, round((cluster.now - victim.started_at) * 1000))
+        for task in entry.tasks:
+            gpus = sum(a for r, a in victim.requests(by_name[task]).items() if is_gpu_resource(r)) // MILLI
+            lost_ms += gpus * elapsed
+    expected = {
+        "priority": [priorities.count(p) for p in levels],
+        "jobs": len(decision.victims),
+        "tasks": sum(len(v.tasks) for v in decision.victims),
+        "lost_work": lost_ms / 1000,
+    }
+    if any(p not in levels for p in priorities):
+        return ["objective: a victim's priority is missing from priority_levels"]
+    if decision.objective != expected:
+        return [f"objective: reported {decision.objective}, recomputed {expected}"]
+    return []

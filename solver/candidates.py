@@ -147,11 +147,14 @@ def _guarantee_blocks(cluster: Cluster, job: Job, candidate: Candidate, reclaime
         for resource, (threshold, kind) in thresholds.items():
             have, take = held.get(resource, 0), part.get(resource, 0)
             if take > 0 and have - take < min(have, threshold):
-                reason = (
-                    f"queue {vq} holds {format_quantity(resource, have)} {resource} and its guaranteed {kind} is "
-                    f"{format_quantity(resource, threshold)}; evicting this job would take "
-                    f"{format_quantity(resource, take)}"
-                )
+                shown, kept = format_quantity(resource, have), format_quantity(resource, threshold)
+                if have <= threshold:
+                    reason = f"queue {vq} holds only its guaranteed {shown} {resource} ({kind} {kept})"
+                else:
+                    reason = (
+                        f"queue {vq} holds {shown} {resource} and keeps its guaranteed {kept} ({kind}); "
+                        f"evicting this job would take {format_quantity(resource, take)}"
+                    )
                 break
         if reason is None:
             return None

@@ -24,20 +24,23 @@ PROTECTIONS = ("non-preemptible", "min-runtime", "toleration", "guarantee")
 
 
 def protected_jobs(candidates: CandidateSet | None) -> list[Protected]:
-    """Running jobs a protection kept out of the candidate set."""
+    """Running jobs a protection kept out of the candidate set, or limited to their elastic surplus."""
     if candidates is None:
         return []
-    return [Protected(e.job, e.rule, e.until, e.reason) for e in candidates.excluded if e.rule in PROTECTIONS]
+    out = [Protected(e.job, e.rule, e.until, e.reason) for e in candidates.excluded if e.rule in PROTECTIONS]
+    for c in candidates.candidates:
+        out.extend(Protected(c.job, p.rule, p.until, p.describe()) for p in c.restrictions)
+    return sorted(out, key=lambda p: p.job)
 
 
 def why_infeasible(problem: Problem, candidates: CandidateSet | None) -> str:
     """A sentence (or a few) on why no allowed victim set makes room for the chunk."""
     need = _need(problem)
-    if problem.action == "allocate":
-        return f"no room without evicting anything: the job needs {need}"
     blame = [family for family in ("limits", "guarantee", "saturation") if _feasible_without(problem, family)]
     if blame:
         return "; ".join(_family_reason(problem, family) for family in blame)
+    if problem.action == "allocate":
+        return f"no room without evicting anything: the job needs {need}"
     excluded = _exclusions(candidates)
     if not problem.victims:
         return f"no candidate victims ({excluded})" if excluded else "no candidate victims"

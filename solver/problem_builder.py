@@ -256,7 +256,12 @@ def _saturation_rows(
 def _greedy_order(cluster: Cluster, victims: tuple[Victim, ...]) -> tuple[int, ...]:
     """KAI's victim queue, simplified (reference/kai.md §2.3): queues over fair share first, then over deserved,
     lower queue priority, higher share of their fair share; within them lowest job priority, elastic surplus
-    first, newest first."""
+    first, newest first (by ``created_at``, else ``started_at``)."""
+
+    created = []
+    for victim in victims:
+        job = cluster.snapshot.job(victim.job)
+        created.append(job.created_at if job.created_at is not None else (job.started_at or 0.0))
 
     def key(v: int) -> tuple[object, ...]:
         victim = victims[v]
@@ -276,7 +281,7 @@ def _greedy_order(cluster: Cluster, victims: tuple[Victim, ...]) -> tuple[int, .
             -ratio,
             victim.priority,
             victim.surplus == 0,
-            victim.elapsed_ms,
+            -created[v],
             victim.job,
         )
 

@@ -133,7 +133,9 @@ def test_a_gang_that_would_cross_the_guarantee_is_not_a_candidate():
     result = reclaim_candidates(c, c.snapshot.job("a"), {"gpu": 2 * GPU})
     excluded = result.exclusion("big")
     assert excluded.rule == "guarantee"
-    assert excluded.reason == ("queue QB holds 8 gpu and its guaranteed deserved is 4; evicting this job would take 8")
+    assert excluded.reason == (
+        "queue QB holds 8 gpu and keeps its guaranteed 4 (deserved); evicting this job would take 8"
+    )
 
 
 def test_reclaim_never_takes_from_the_own_queue_and_ignores_priority():

@@ -1,0 +1,112 @@
+"""Every scenario in fixtures/ with an ``expect`` block, run through the engine and the independent verifier.
+
+The ``expect`` block (see fixtures/README.md) says which command to run and
+what must come out: the outcome, the exact victims, placements, objective,
+words of the reason, protected jobs, or (for a cycle) the final task statuses.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import pytest
+from pydantic import BaseModel, ConfigDict
+
+from conftest import FIXTURES
+from models import load_snapshot
+from solver.cluster import Cluster
+from solver.cycle import run_cycle, solve_one
+from solver.decision import Decision
+from solver.verifier import verify
+
+
+class Expectation(BaseModel):
+    """The ``expect`` block of a fixture."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run: Literal["solve", "cycle"] = "solve"
+    job: str | None = None
+    action: Literal["auto", "allocate", "reclaim", "preempt"] = "auto"
+    actions: list[Literal["allocate", "reclaim", "preempt"]] = ["allocate", "reclaim", "preempt"]
+    outcome: str | None = None
+    victims: dict[str, int | Literal["whole"]] | None = None
+    victim_tasks: dict[str, list[str]] | None = None
+    placements: dict[str, str] | None = None
+    objective: dict[str, object] | None = None
+    reason: list[str] = []
+    protected: list[str] = []
+    optimal: bool | None = None
+    statuses: dict[str, str] = {}
+    outcomes: dict[str, str] = {}
+    greedy_tasks: int | None = None
+    greedy_victims: dict[str, int | Literal["whole"]] | None = None
+
+
+def with_expectations() -> list[Path]:
+    return sorted(p for p in FIXTURES.glob("*.yaml") if load_snapshot(p).expect is not None)
+
+
+FILES = with_expectations()
+
+
+def test_enough_scenarios():
+    assert len(FILES) >= 30
+
+
+def victim_counts(decision: Decision) -> dict[str, int | str]:
+    return {v.job: "whole" if v.whole_job else len(v.tasks) for v in decision.victims}
+
+
+def check_decision(decision: Decision, expect: Expectation) -> None:
+    if expect.outcome is not None:
+        assert decision.outcome == expect.outcome, decision.to_dict()
+    if expect.victims is not None:
+        assert victim_counts(decision) == expect.victims, decision.to_dict()
+    if expect.victim_tasks is not None:
+        assert {v.job: list(v.tasks) for v in decision.victims} == expect.victim_tasks
+    if expect.placements is not None:
+        assert decision.placements == expect.placements
+    if expect.objective is not None:
+        for key, value in expect.objective.items():
+            assert decision.objective[key] == value, (key, decision.objective)
+    for words in expect.reason:
+        assert words in (decision.reason or ""), decision.reason
+    protected = {p.job for p in decision.protected}
+    for job in expect.protected:
+        assert job in protected, decision.protected
+    if expect.optimal is not None:
+        assert decision.optimal is expect.optimal
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_fixture(path: Path) -> None:
+    snapshot = load_snapshot(path)
+    expect = Expectation.model_validate(snapshot.expect)
+    if expect.run == "solve":
+        assert expect.job is not None, "a solve fixture names its job"
+        cluster = Cluster.of(snapshot)
+        tried = solve_one(cluster, snapshot.job(expect.job), expect.action)
+        for decision in tried:
+            assert verify(cluster, decision) == [], decision.to_dict()
+        decision = tried[-1]
+        check_decision(decision, expect)
+        if expect.greedy_tasks is not None or expect.greedy_victims is not None:
+            (greedy,) = solve_one(cluster, snapshot.job(expect.job), decision.action, solver="greedy")
+            assert verify(cluster, greedy) == []
+            if expect.greedy_tasks is not None:
+                assert sum(len(v.tasks) for v in greedy.victims) == expect.greedy_tasks
+            if expect.greedy_victims is not None:
+                assert victim_counts(greedy) == expect.greedy_victims
+    else:
+        result = run_cycle(snapshot, expect.actions)
+        for state, decision in zip(result.states, result.decisions, strict=True):
+            assert verify(state, decision) == [], decision.to_dict()
+        final = result.to_dict()["jobs"]
+        statuses = {task: entry["status"] for job in final.values() for task, entry in job["tasks"].items()}
+        for task, status in expect.statuses.items():
+            assert statuses[task] == status, (task, statuses)
+        for job, outcome in expect.outcomes.items():
+            last = [d for d in result.decisions if d.job == job and d.outcome != "skipped"]
+            assert last and last[-1].outcome == outcome, [d.to_dict() for d in result.decisions if d.job == job]

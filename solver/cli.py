@@ -21,11 +21,13 @@ from rich.console import Console
 from rich.table import Table
 
 from models import Job, Snapshot, SnapshotError, format_quantity, format_resources, is_gpu_resource, load_snapshot
+from models.quantity import add
 
 from .cluster import Cluster
 from .cycle import ACTIONS, run_cycle, solve_one
 from .decision import Decision
 from .gpu_inventory import Inventory, RecordedNVML, inventory_as_node, read_inventory
+from .reclaim_guarantee import guarantee_threshold
 from .summary import Summary, summarize
 from .verifier import verify
 
@@ -270,7 +272,8 @@ def _print_decision(cluster: Cluster, d: Decision) -> None:
         obj = d.objective
         levels = ", ".join(f"{n} at priority {p}" for p, n in zip(d.priority_levels, obj["priority"], strict=True) if n)
         out.print(
-            f"  objective: {obj['jobs']} job(s) ({levels}), {obj['tasks']} task(s), {obj['lost_work']:g} GPU-seconds lost",
+            f"  objective: {obj['jobs']} job(s) ({levels}), {obj['tasks']} task(s), "
+            f"{obj['lost_work']:g} GPU-seconds lost",
             markup=False,
         )
     for p in d.protected:
@@ -282,11 +285,23 @@ def _why_victim(cluster: Cluster, d: Decision, job: Job) -> str:
     if d.action == "preempt":
         return f"same queue, priority {job.resolved_priority} < {me.resolved_priority}"
     rq, vq = cluster.tree.leveled_pair(me.queue, job.queue)
+    requested: dict[str, int] = {}
+    for task in me.tasks:
+        if str(task.name) in d.placements:
+            requested = add(requested, me.requests(task))
     held = cluster.usage[vq].allocated
-    share = cluster.shares[vq]
-    gpus = [r for r in held if is_gpu_resource(r)] or sorted(held)
-    parts = [f"{format_quantity(r, held.get(r, 0))}/{format_quantity(r, share.get(r, 0))} {r}" for r in gpus[:1]]
-    return f"queue {vq} holds {', '.join(parts)} (held/fair share) against {rq}"
+    parts = []
+    for resource, (threshold, kind) in guarantee_threshold(cluster, rq, vq, requested).items():
+        have = held.get(resource, 0)
+        parts.append(
+            f"queue {vq} holds {format_quantity(resource, have)} {resource}, "
+            f"{format_quantity(resource, have - threshold)} above its {kind} {format_quantity(resource, threshold)}"
+        )
+    return "; ".join(parts) or f"queue {vq} has no guaranteed quota in what {me.name} asks for"
+
+
+def _names(tasks: tuple[str, ...]) -> str:
+    return ", ".join(tasks) if len(tasks) <= 3 else f"{', '.join(tasks[:3])} (+{len(tasks) - 3} more)"
 
 
 @app.command()

@@ -18,7 +18,7 @@ from models import Job
 from . import cpsat, greedy
 from .cluster import Cluster
 from .cpsat.search import ModelError
-from .decision import Decision, VictimTasks
+from .decision import Decision, Outcome, VictimTasks
 from .explain import protected_jobs, why_infeasible
 from .problem import Action, Problem, Solution, objective_values
 from .problem_builder import plan
@@ -54,7 +54,7 @@ def _ms(start: float) -> float:
 def _assemble(cluster: Cluster, problem: Problem, solution: Solution, solver: SolverName) -> Decision:
     levels = list(problem.priority_levels)
     if not solution.feasible or (solution.placed_count() == 0 and problem.required_tasks == 0):
-        outcome = "unknown" if solution.status == "unknown" else "infeasible"
+        outcome: Outcome = "unknown" if solution.status == "unknown" else "infeasible"
         reason = solution.reason if outcome == "unknown" else None
         return Decision(problem.job, problem.action, outcome, reason=reason, solver=solver, priority_levels=levels)
     victims = []

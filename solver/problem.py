@@ -290,7 +290,8 @@ def broken_rows(problem: Problem, solution: Solution) -> list[str]:
 
 
 def saturation_rejects(mine: int, share_a: int, rest: int, share_s: int, multiplier: Fraction) -> bool:
-    """KAI's rule: reject iff ``mine/share_a > 1`` and ``share_s > 0`` and ``multiplier * mine/share_a >= rest/share_s``.
+    """KAI's saturation rule: reject iff ``mine/share_a > 1``, ``share_s > 0`` and
+    ``multiplier * mine/share_a >= rest/share_s``.
 
     A zero ``share_a`` makes the ratio infinite when ``mine > 0`` (and 0 otherwise).
     """

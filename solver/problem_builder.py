@@ -270,9 +270,7 @@ def _greedy_order(cluster: Cluster, victims: tuple[Victim, ...]) -> tuple[int, .
         share = cluster.shares[name]
         queue = cluster.tree.queue(name)
         over_share = any(a > share.get(r, 0) for r, a in allocated.items() if a > 0)
-        over_deserved = any(
-            a > (queue.deserved_of(r) if queue.deserved_of(r) is not None else a) for r, a in allocated.items() if a > 0
-        )
+        over_deserved = any(a > (queue.deserved_of(r) or 0) for r, a in allocated.items() if a > 0)
         ratio = max((Fraction(a, share[r]) for r, a in allocated.items() if share.get(r)), default=Fraction(0))
         return (
             not over_share,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from models import MILLI, Job, Resources, is_gpu_resource
+from models import MILLI, Job, Resources, format_quantity, is_gpu_resource
 from models.quantity import add
 
 from .cluster import Cluster
@@ -121,18 +121,19 @@ def _capacity(cluster: Cluster, job: Job, decision: Decision, taken: dict[str, l
         victim = snapshot.job(name)
         by_name = {str(t.name): t for t in victim.tasks}
         for task in tasks:
-            node = str(cluster.node_of[task])
-            final[node] = add(final[node], victim.requests(by_name[task]), times=-1)
+            host = str(cluster.node_of[task])
+            final[host] = add(final[host], victim.requests(by_name[task]), times=-1)
     by_name = {str(t.name): t for t in job.tasks}
-    for task, node in decision.placements.items():
-        final[node] = add(final[node], job.requests(by_name[task]))
-        current[node] = add(current[node], job.requests(by_name[task]))
+    for task, where in decision.placements.items():
+        final[where] = add(final[where], job.requests(by_name[task]))
+        current[where] = add(current[where], job.requests(by_name[task]))
     out = []
     for node in snapshot.nodes:
         for resource, amount in final[node.name].items():
             if amount > node.resources.get(resource, 0):
                 out.append(
-                    f"capacity: node {node.name} would hold {amount} of {resource} (has {node.resources.get(resource, 0)})"
+                    f"capacity: node {node.name} would hold {_q(resource, amount)} {resource} "
+                    f"(has {_q(resource, node.resources.get(resource, 0))})"
                 )
         if decision.outcome == "allocated":
             for resource, amount in current[node.name].items():
@@ -163,13 +164,17 @@ def _quotas(cluster: Cluster, job: Job, taken: dict[str, list[str]], placed: Res
                 continue
             limit = queue.limit_of(resource)
             if limit is not None and after.get(resource, 0) > limit:
-                out.append(f"limit: queue {name} would hold {after[resource]} of {resource}, above its limit {limit}")
+                out.append(
+                    f"limit: queue {name} would hold {_q(resource, after[resource])} {resource}, "
+                    f"above its limit {_q(resource, limit)}"
+                )
             deserved = queue.deserved_of(resource)
             if not job.is_preemptible and deserved is not None:
                 held = usage.allocated_non_preemptible.get(resource, 0) + amount
                 if held > deserved:
                     out.append(
-                        f"non-preemptible quota: queue {name} would hold {held} of {resource} (deserved {deserved})"
+                        f"non-preemptible quota: queue {name} would hold {_q(resource, held)} {resource} "
+                        f"(deserved {_q(resource, deserved)})"
                     )
     return out
 
@@ -180,7 +185,8 @@ def _reclaim(cluster: Cluster, job: Job, taken: dict[str, list[str]], placed: Re
     if gate is not None:
         out.append(f"reclaim gate: {gate}")
     tree = cluster.tree
-    leveled = {tree.leveled_pair(job.queue, cluster.snapshot.job(name).queue) for name in taken}
+    queues = {cluster.snapshot.job(name).queue for name in taken} - {job.queue}  # own queue: reported already
+    leveled = {tree.leveled_pair(job.queue, queue) for queue in queues}
     for rq, vq in sorted(leveled):
         held = cluster.usage[vq].allocated
         freed = _freed_under(cluster, vq, taken)
@@ -188,7 +194,8 @@ def _reclaim(cluster: Cluster, job: Job, taken: dict[str, list[str]], placed: Re
             have = held.get(resource, 0)
             if have - freed.get(resource, 0) < min(have, threshold):
                 out.append(
-                    f"guarantee: queue {vq} would keep {have - freed.get(resource, 0)} of {resource}, below its {kind}"
+                    f"guarantee: queue {vq} would keep {_q(resource, have - freed.get(resource, 0))} {resource}, "
+                    f"below its {kind}"
                 )
     out += _saturation(cluster, job, taken, placed)
     return out
@@ -245,3 +252,7 @@ def _objective(cluster: Cluster, decision: Decision) -> list[str]:
     if decision.objective != expected:
         return [f"objective: reported {decision.objective}, recomputed {expected}"]
     return []
+
+
+def _q(resource: str, amount: int) -> str:
+    return format_quantity(resource, amount)

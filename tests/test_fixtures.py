@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
+from conftest import FIXTURES
 from pydantic import BaseModel, ConfigDict
 
-from conftest import FIXTURES
 from models import load_snapshot
 from solver.cluster import Cluster
 from solver.cycle import run_cycle, solve_one

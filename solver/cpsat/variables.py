@@ -17,7 +17,8 @@ from ortools.sat.python import cp_model
 
 from ..problem import Problem, Solution
 
-LinearExpr = cp_model.LinearExprT
+LinearExpr = cp_model.LinearExpr | int
+"""A linear expression of the model, or a constant."""
 
 
 def resource_scales(problem: Problem) -> dict[str, int]:

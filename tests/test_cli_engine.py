@@ -1,0 +1,88 @@
+"""``gpu-preempt solve`` and ``cycle``: the spec's JSON shape, human tables, exit codes, --verify."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import FIXTURES
+
+EXAMPLE = str(FIXTURES / "example-cluster.yaml")
+
+
+def test_solve_json_has_the_spec_shape(cli):
+    result = cli("solve", EXAMPLE, "--job", "serving-new", "--action", "reclaim", "--json")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    (decision,) = document["decisions"]
+    for key in ("job", "action", "outcome", "victims", "placements", "optimal", "objective", "protected", "solve_ms"):
+        assert key in decision
+    assert decision["outcome"] == "pipelined" and decision["optimal"] is True
+    assert decision["objective"] == {"priority": [2], "jobs": 2, "tasks": 4, "lost_work": 6600.0}
+    assert document["jobs"]["serving-new"]["tasks"]["serving-new-0"] == {"status": "pipelined", "node": "node-2"}
+    assert document["jobs"]["nlp-eval"]["tasks"]["nlp-eval-0"] == {"status": "releasing", "node": "node-2"}
+    assert decision["protected"][0]["job"] == "vision-pretrain"
+
+
+def test_solve_auto_reports_every_attempt(cli):
+    result = cli("solve", EXAMPLE, "--job", "serving-new", "--json", "--no-timing")
+    document = json.loads(result.stdout)
+    assert [a["action"] for a in document["attempts"]] == ["allocate", "reclaim"]
+    assert document["decisions"][0]["action"] == "reclaim"
+    assert "solve_ms" not in document["decisions"][0]
+
+
+def test_cycle_json_and_verify(cli):
+    result = cli("cycle", EXAMPLE, "--json", "--verify")
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    outcomes = [(d["job"], d["action"], d["outcome"]) for d in document["decisions"]]
+    assert outcomes == [("serving-new", "allocate", "infeasible"), ("serving-new", "reclaim", "pipelined")]
+    assert "re-checked, all sound" in result.stderr
+
+
+def test_cycle_human_output_explains(cli):
+    result = cli("cycle", EXAMPLE)
+    text = result.stdout
+    assert "serving-new: reclaim -> pipelined (optimal" in text
+    assert "nlp-finetune" in text and "whole job" in text
+    assert "protected: vision-pretrain: queue research holds 24 gpu and keeps its guaranteed 16" in text
+    assert "objective: 2 job(s) (2 at priority 50), 4 task(s), 6600 GPU-seconds lost" in text
+
+
+def test_greedy_solver_is_selectable(cli):
+    result = cli(
+        "solve",
+        str(FIXTURES / "kai-1966-gpu-footprint-tie.yaml"),
+        "--job",
+        "boss",
+        "--action",
+        "preempt",
+        "--solver",
+        "greedy",
+        "--json",
+    )
+    (decision,) = json.loads(result.stdout)["decisions"]
+    assert decision["solver"] == "greedy" and decision["optimal"] is False
+    assert decision["victims"][0]["job"] == "two-gpu"
+
+
+def test_unknown_job_and_bad_choices_exit_2(cli):
+    assert cli("solve", EXAMPLE, "--job", "nope").exit_code == 2
+    assert cli("solve", EXAMPLE, "--job", "serving-new", "--action", "evict").exit_code == 2
+    assert cli("cycle", EXAMPLE, "--actions", "allocate,steal").exit_code == 2
+    assert cli("cycle", EXAMPLE, "--solver", "magic").exit_code == 2
+
+
+def test_bad_snapshot_exits_2_for_solve_and_cycle(cli):
+    bad = "now: 0\nnodes: [{name: n, resources: {gpu: 0.5}}]\nqueues: []\n"
+    for command in (["solve", "--job", "x"], ["cycle"]):
+        result = cli(*command, text=bad)
+        assert result.exit_code == 2
+        assert "nodes[0].resources.gpu" in result.stderr
+
+
+def test_actions_subset(cli):
+    result = cli("cycle", EXAMPLE, "--actions", "allocate", "--json")
+    document = json.loads(result.stdout)
+    assert [d["action"] for d in document["decisions"]] == ["allocate"]
+    assert document["jobs"]["serving-new"]["tasks"]["serving-new-0"]["status"] == "pending"

@@ -1,0 +1,142 @@
+"""The decision engine as a whole: determinism, CP-SAT against the greedy baseline, the verifier's teeth,
+and honesty under a time limit."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+
+from models import Snapshot, load_snapshot
+from solver import cpsat
+from solver.cluster import Cluster
+from solver.cycle import run_cycle
+from solver.decision import Decision, VictimTasks
+from solver.job_solver import attempt
+from solver.problem_builder import plan
+from solver.verifier import verify
+
+ALL = sorted(FIXTURES.glob("*.yaml"))
+
+
+def with_workers(snapshot: Snapshot, workers: int) -> Snapshot:
+    solver = snapshot.config.solver.model_copy(update={"workers": workers})
+    config = snapshot.config.model_copy(update={"solver": solver})
+    return snapshot.model_copy(update={"config": config})
+
+
+def decision_key(decision: Decision, order: tuple[str, ...]) -> tuple[object, ...]:
+    """The objective as a lexicographic key, in the snapshot's ``config.objective`` order."""
+    key: list[object] = []
+    for criterion in order:
+        value = decision.objective[criterion]
+        key.extend(value if isinstance(value, list) else [value])
+    return tuple(key)
+
+
+@pytest.mark.parametrize("path", ALL, ids=[p.stem for p in ALL])
+def test_same_answer_with_1_and_8_workers(path: Path) -> None:
+    snapshot = load_snapshot(path)
+    one = run_cycle(with_workers(snapshot, 1)).to_dict(timing=False)
+    eight = run_cycle(with_workers(snapshot, 8)).to_dict(timing=False)
+    assert one == eight
+
+
+@pytest.mark.parametrize("path", ALL, ids=[p.stem for p in ALL])
+def test_cpsat_never_evicts_more_than_greedy(path: Path) -> None:
+    """Every decision of the cycle, and the fixture's own decision, compared with the greedy baseline."""
+    snapshot = load_snapshot(path)
+    result = run_cycle(snapshot)
+    cases = [(state, d.job, d.action) for state, d in zip(result.states, result.decisions, strict=True)]
+    expect = snapshot.expect or {}
+    if expect.get("job") and expect.get("action", "auto") != "auto":
+        cases.append((Cluster.of(snapshot), expect["job"], expect["action"]))
+    for state, job, action in cases:
+        exact = attempt(state, snapshot.job(job), action)
+        greedy = attempt(state, snapshot.job(job), action, solver="greedy")
+        assert verify(state, greedy) == [], greedy.to_dict()
+        if greedy.placed:
+            assert exact.placed, (exact.to_dict(), greedy.to_dict())
+            order = snapshot.config.objective
+            assert decision_key(exact, order) <= decision_key(greedy, order), (exact.to_dict(), greedy.to_dict())
+        if exact.outcome == "infeasible":
+            assert not greedy.placed
+
+
+def example() -> tuple[Cluster, Decision]:
+    snapshot = load_snapshot(FIXTURES / "example-cluster.yaml")
+    cluster = Cluster.of(snapshot)
+    decision = attempt(cluster, snapshot.job("serving-new"), "reclaim")
+    assert verify(cluster, decision) == []
+    return cluster, decision
+
+
+@pytest.mark.parametrize(
+    ("tamper", "complaint"),
+    [
+        (lambda d: dataclasses.replace(d, victims=d.victims[:1]), "capacity: node node-2 would hold 14 gpu (has 8)"),
+        (lambda d: dataclasses.replace(d, placements={"serving-new-0": "node-0"}), "capacity: node node-0"),
+        (
+            lambda d: dataclasses.replace(
+                d, victims=[*d.victims, VictimTasks("vision-pretrain", ("vision-pretrain-0",), False)]
+            ),
+            "gang: vision-pretrain would keep 1 tasks",
+        ),
+        (
+            lambda d: dataclasses.replace(
+                d,
+                victims=[VictimTasks("vision-pretrain", ("vision-pretrain-0", "vision-pretrain-1"), True)],
+                placements={"serving-new-0": "node-0"},
+            ),
+            "guarantee: queue research would keep 8 gpu, below its deserved",
+        ),
+        (
+            lambda d: dataclasses.replace(
+                d, victims=[*d.victims, VictimTasks("serving-api", ("serving-api-0",), False)]
+            ),
+            "reclaim: serving-api is in the reclaimer's own queue",
+        ),
+        (lambda d: dataclasses.replace(d, outcome="allocated"), "capacity: 'allocated' on node-2"),
+        (lambda d: dataclasses.replace(d, objective={**d.objective, "jobs": 1}), "objective: reported"),
+        (lambda d: dataclasses.replace(d, placements={}), "gang: 0 task(s) placed"),
+    ],
+)
+def test_the_verifier_catches_broken_decisions(tamper, complaint):
+    cluster, decision = example()
+    problems = verify(cluster, tamper(decision))
+    assert any(complaint in p for p in problems), problems
+
+
+def test_verifier_catches_protected_victims():
+    snapshot = load_snapshot(FIXTURES / "preempt-min-runtime-protects.yaml")
+    cluster = Cluster.of(snapshot)
+    forged = Decision("boss", "preempt", "pipelined", [VictimTasks("young", ("young-0",), True)], {"boss-0": "n0"})
+    assert any(p.startswith("min-runtime: young is protected") for p in verify(cluster, forged))
+
+
+def test_a_tiny_time_limit_never_claims_optimality():
+    """With almost no time, the answer is unknown or not proved optimal; never a false 'optimal'."""
+    snapshot = load_snapshot(FIXTURES / "scheduler-plugins-683-guaranteed-min.yaml")
+    cluster = Cluster.of(snapshot)
+    problem = plan(cluster, snapshot.job("a-gang"), "reclaim").problem
+    assert problem is not None
+    rushed = dataclasses.replace(problem, time_limit=1e-6)
+    solution = cpsat.solve(rushed)
+    assert solution.status in ("unknown", "feasible")
+    assert cpsat.solve(problem).status == "optimal"
+
+
+def test_unknown_outcome_is_reported_as_such(monkeypatch):
+    snapshot = load_snapshot(FIXTURES / "reclaim-kai-two-of-eight.yaml")
+    solver = snapshot.config.solver.model_copy(update={"time_limit": 1e-6})
+    rushed = snapshot.model_copy(update={"config": snapshot.config.model_copy(update={"solver": solver})})
+    import solver.greedy as greedy_module
+    from solver.problem import Solution
+
+    monkeypatch.setattr(greedy_module, "solve", lambda problem: Solution("unknown"))
+    decision = attempt(Cluster.of(rushed), rushed.job("a"), "reclaim")
+    assert decision.outcome == "unknown"
+    assert not decision.optimal
+    assert "time limit" in (decision.reason or "")

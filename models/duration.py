@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Final
 
 FOREVER: Final = -1.0
@@ -60,6 +61,8 @@ def parse_duration(value: object, *, allow_forever: bool = False) -> float:
 
 def parse_time(value: object) -> float:
     """Parse an instant into float seconds since the epoch (UTC)."""
+    if type(value) is str:
+        return _parse_instant(value)
     if isinstance(value, bool):
         raise ValueError(f"expected an RFC 3339 time or seconds since the epoch, got {value!r}")
     if isinstance(value, (int, float)):
@@ -77,6 +80,17 @@ def parse_time(value: object) -> float:
         raise ValueError(f"expected an RFC 3339 time or seconds since the epoch, got {value!r}")
     if moment.tzinfo is None:
         raise ValueError(f"{value!r} has no time zone; write it as '...Z' or with an offset such as '+02:00'")
+    return moment.timestamp()
+
+
+@lru_cache(maxsize=65536)
+def _parse_instant(text: str) -> float:
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError as err:
+        raise ValueError(f"{text!r} is not an RFC 3339 time such as '2026-01-01T12:00:00Z'") from err
+    if moment.tzinfo is None:
+        raise ValueError(f"{text!r} has no time zone; write it as '...Z' or with an offset such as '+02:00'")
     return moment.timestamp()
 
 

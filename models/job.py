@@ -94,15 +94,19 @@ class Job(SnapshotModel):
         return self
 
     # Resolved by the snapshot (they depend on priority classes and config).
+    # Read straight from the private-attribute dict: these are read very often, and
+    # pydantic's __getattr__ for private attributes is slow.
     @property
     def resolved_priority(self) -> int:
         """Priority value: ``priority``, else its class's value, else ``config.default_priority``."""
-        return self._priority
+        value: int = self.__pydantic_private__["_priority"]  # type: ignore[index]
+        return value
 
     @property
     def is_preemptible(self) -> bool:
         """``preemptible`` if given, else priority below ``config.preemptible_below_priority``."""
-        return self._preemptible
+        value: bool = self.__pydantic_private__["_preemptible"]  # type: ignore[index]
+        return value
 
     @property
     def gang_minimum(self) -> int:

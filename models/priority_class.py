@@ -66,7 +66,8 @@ class PriorityClass(SnapshotModel):
     @property
     def toleration(self) -> Toleration | None:
         """The resolved policy, or ``None`` when the class declares none (plain priority rules)."""
-        return self._toleration
+        value: Toleration | None = self.__pydantic_private__["_toleration"]  # type: ignore[index]
+        return value
 
     @model_validator(mode="after")
     def _resolve_toleration(self) -> PriorityClass:
@@ -88,7 +89,9 @@ class PriorityClass(SnapshotModel):
             minimum, seconds = from_annotations
         else:
             return self
-        self._toleration = Toleration(self.value + 1 if minimum is None else minimum, seconds)
+        self.__pydantic_private__["_toleration"] = Toleration(  # type: ignore[index]
+            self.value + 1 if minimum is None else minimum, seconds
+        )
         return self
 
     def _annotation_policy(self, errors: list[tuple[tuple[str | int, ...], str]]) -> tuple[int | None, float] | None:

@@ -62,6 +62,16 @@ class Queue(SnapshotModel):
         amount = self.deserved.get(resource, 0)
         return None if amount == UNLIMITED else amount
 
+    def quota_of(self, resource: str) -> int | None:
+        """The guaranteed quota the queue *declares* for ``resource``: finite amounts only.
+
+        ``None`` when ``deserved`` does not list the resource or lists it as unlimited.
+        Quota rules (the reclaim guarantee, the non-preemptible quota) protect or bind
+        only such resources; fair share treats an unlisted resource as quota 0.
+        """
+        amount = self.deserved.get(resource)
+        return None if amount is None or amount == UNLIMITED else amount
+
     def limit_of(self, resource: str) -> int | None:
         """Maximum of ``resource`` in milli-units; ``None`` = unlimited."""
         amount = self.limit.get(resource, UNLIMITED)

@@ -126,8 +126,10 @@ class Snapshot(SnapshotModel):
                 else:
                     priority = pclass.value
             resolved = config.default_priority if priority is None else priority
-            job._priority = resolved
-            job._preemptible = (
+            private = job.__pydantic_private__
+            assert private is not None
+            private["_priority"] = resolved
+            private["_preemptible"] = (
                 job.preemptible if job.preemptible is not None else resolved < config.preemptible_below_priority
             )
             for t, task in enumerate(job.tasks):

@@ -66,10 +66,10 @@ class CandidateSet:
     excluded: list[Excluded] = field(default_factory=list)
 
     def candidate(self, job: str) -> Candidate | None:
-        return next((c for c in self.candidates if c.job == job), None)
+        return {c.job: c for c in self.candidates}.get(job)
 
     def exclusion(self, job: str) -> Excluded | None:
-        return next((e for e in self.excluded if e.job == job), None)
+        return {e.job: e for e in self.excluded}.get(job)
 
 
 def preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:
@@ -94,6 +94,7 @@ def preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:
 def reclaim_candidates(cluster: Cluster, reclaimer: Job, chunk: Resources) -> CandidateSet:
     """Victim candidates of ``reclaimer`` (asking for ``chunk``) for cross-queue reclaim."""
     result = CandidateSet("reclaim", reclaimer.name)
+    thresholds: dict[str, tuple[str, dict[str, tuple[int, str]]]] = {}
     for job in _running_others(cluster, reclaimer):
         if job.queue == reclaimer.queue:
             result.excluded.append(Excluded(job.name, "own-queue", f"in the reclaimer's own queue {job.queue}"))
@@ -101,9 +102,12 @@ def reclaim_candidates(cluster: Cluster, reclaimer: Job, chunk: Resources) -> Ca
         candidate = _judge(cluster, job, reclaimer, "reclaim", result)
         if candidate is None:
             continue
-        blocked = _guarantee_blocks(cluster, job, candidate, reclaimer, chunk)
+        if job.queue not in thresholds:
+            rq, vq = cluster.tree.leveled_pair(reclaimer.queue, job.queue)
+            thresholds[job.queue] = (vq, guarantee_threshold(cluster, rq, vq, chunk))
+        blocked = _guarantee_blocks(cluster, job, candidate, *thresholds[job.queue])
         if blocked is not None:
-            result.candidates.remove(candidate)
+            result.candidates.pop()
             result.excluded.append(Excluded(job.name, "guarantee", blocked))
     return result
 
@@ -131,16 +135,18 @@ def _judge(cluster: Cluster, job: Job, preemptor: Job, action: Action, result: C
     return candidate
 
 
-def _guarantee_blocks(cluster: Cluster, job: Job, candidate: Candidate, reclaimer: Job, chunk: Resources) -> str | None:
+def _guarantee_blocks(
+    cluster: Cluster, job: Job, candidate: Candidate, vq: str, thresholds: dict[str, tuple[int, str]]
+) -> str | None:
     """Why even the smallest evictable part of ``job`` would break ``vq``'s guarantee; ``None`` if some part fits.
 
     The evictable parts are single tasks when the job has a surplus, else the whole job.
     """
-    rq, vq = cluster.tree.leveled_pair(reclaimer.queue, job.queue)
+    if not thresholds:
+        return None
     running = [job.requests(t) for t in cluster.tasks(job, "running")]
     parts = running if candidate.surplus > 0 else [_total(running)]
     held = cluster.usage[vq].allocated
-    thresholds = guarantee_threshold(cluster, rq, vq, chunk)
     reason = None
     for part in parts:
         reason = None

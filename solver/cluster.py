@@ -25,7 +25,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from models import Job, Resources, Snapshot, Task
-from models.quantity import add
 
 from .fair_share import fair_shares
 from .queue_tree import QueueTree
@@ -47,25 +46,42 @@ class Cluster:
         shares: dict[str, Resources],
         status: dict[str, str],
         node_of: dict[str, str | None],
+        usage: dict[str, QueueUsage] | None = None,
     ) -> None:
         self.snapshot = snapshot
         self.tree = tree
         self.shares = shares
         self.status = status
         self.node_of = node_of
-        self.usage: dict[str, QueueUsage] = queue_usage(snapshot, tree, status)
-        self._final: dict[str, Resources] = {}
-        self._current: dict[str, Resources] = {}
+        self.usage: dict[str, QueueUsage] = queue_usage(snapshot, tree, status) if usage is None else usage
+        final: dict[str, dict[str, int]] = {}
+        current: dict[str, dict[str, int]] = {}
+        running: dict[str, int] = {}
         for job in snapshot.jobs:
+            shared = job.task_resources
+            count = 0
             for task in job.tasks:
-                node = node_of[str(task.name)]
+                name = str(task.name)
+                node = node_of[name]
                 if node is None:
                     continue
-                state = status[str(task.name)]
+                state = status[name]
+                count += state == "running"
+                requests = shared if task.resources is None else task.resources
                 if state in FINAL:
-                    self._final[node] = add(self._final.get(node, {}), job.requests(task))
+                    load = final.setdefault(node, {})
+                    for r, a in requests.items():
+                        load[r] = load.get(r, 0) + a
                 if state in CURRENT:
-                    self._current[node] = add(self._current.get(node, {}), job.requests(task))
+                    load = current.setdefault(node, {})
+                    for r, a in requests.items():
+                        load[r] = load.get(r, 0) + a
+            running[job.name] = count
+        self._running = running
+        self._final: dict[str, Resources] = final
+        self._current: dict[str, Resources] = current
+        self.memo: dict[object, object] = {}
+        """Results that depend only on the queue tree and config (resolved min-runtimes), shared by rules."""
 
     @classmethod
     def of(cls, snapshot: Snapshot) -> Cluster:
@@ -73,7 +89,7 @@ class Cluster:
         status = {str(t.name): str(t.status) for j in snapshot.jobs for t in j.tasks}
         node_of = {str(t.name): t.node for j in snapshot.jobs for t in j.tasks}
         usage = queue_usage(snapshot, tree, status)
-        return cls(snapshot, tree, fair_shares(snapshot, tree, usage), status, node_of)
+        return cls(snapshot, tree, fair_shares(snapshot, tree, usage), status, node_of, usage)
 
     def with_changes(self, changes: Iterable[tuple[str, str, str | None]]) -> Cluster:
         """A new state where each ``(task, status, node)`` is applied (``node`` None: keep it); shares stay."""
@@ -98,7 +114,7 @@ class Cluster:
         return sum(1 for t in job.tasks if self.status[str(t.name)] in statuses)
 
     def running_count(self, job: Job) -> int:
-        return self.count(job, "running")
+        return self._running[job.name]
 
     def active_count(self, job: Job) -> int:
         """Tasks that hold or are promised capacity: running, allocated or pipelined."""

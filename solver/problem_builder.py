@@ -20,7 +20,7 @@ from fractions import Fraction
 from models import Job, Resources, Task
 from models.quantity import add
 
-from .candidates import CandidateSet, preempt_candidates, reclaim_candidates
+from .candidates import Candidate, CandidateSet, preempt_candidates, reclaim_candidates
 from .cluster import Cluster
 from .problem import (
     Action,
@@ -60,9 +60,10 @@ def plan(cluster: Cluster, job: Job, action: Action) -> Plan:
         candidates = reclaim_candidates(cluster, job, required)
     elif action == "preempt":
         candidates = preempt_candidates(cluster, job)
-    victims_jobs = [] if candidates is None else [cluster.snapshot.job(c.job) for c in candidates.candidates]
+    chosen = [] if candidates is None else candidates.candidates
+    victims_jobs = [cluster.snapshot.job(c.job) for c in chosen]
     nodes, index = _nodes(cluster, job, chunk, victims_jobs)
-    victims = tuple(_victim(cluster, j, candidates, index) for j in victims_jobs)  # type: ignore[arg-type]
+    victims = tuple(_victim(cluster, j, c, index) for j, c in zip(victims_jobs, chosen, strict=True))
     config = cluster.snapshot.config
     problem = Problem(
         job=job.name,
@@ -144,9 +145,7 @@ def _nodes(
     return tuple(rooms), {room.name: i for i, room in enumerate(rooms)}
 
 
-def _victim(cluster: Cluster, job: Job, candidates: CandidateSet, index: dict[str, int]) -> Victim:
-    candidate = candidates.candidate(job.name)
-    assert candidate is not None
+def _victim(cluster: Cluster, job: Job, candidate: Candidate, index: dict[str, int]) -> Victim:
     running = cluster.tasks(job, "running")
     slots: dict[tuple[int, tuple[tuple[str, int], ...]], list[str]] = {}
     for task in reversed(running):  # evict-first order: newest task first (KAI's reverse task order)
@@ -167,7 +166,8 @@ def _victim(cluster: Cluster, job: Job, candidates: CandidateSet, index: dict[st
 
 def _under(cluster: Cluster, queue: str, victims: tuple[Victim, ...]) -> tuple[int, ...]:
     """Indices of victims whose leaf queue is ``queue`` or lies below it."""
-    return tuple(v for v, victim in enumerate(victims) if queue in cluster.tree.upward(victim.queue))
+    inside = set(cluster.tree.leaves_under(queue))
+    return tuple(v for v, victim in enumerate(victims) if victim.queue in inside)
 
 
 def _limit_rows(
@@ -184,7 +184,7 @@ def _limit_rows(
                 headroom = limit - usage.allocated.get(resource, 0)
                 if headroom < most[resource]:
                     rows.append(LimitRow(name, resource, headroom, _under(cluster, name, victims), "limit", limit))
-            deserved = queue.deserved_of(resource)
+            deserved = queue.quota_of(resource)
             if not job.is_preemptible and deserved is not None:
                 headroom = deserved - usage.allocated_non_preemptible.get(resource, 0)
                 if headroom < most[resource]:
@@ -257,30 +257,18 @@ def _greedy_order(cluster: Cluster, victims: tuple[Victim, ...]) -> tuple[int, .
     """KAI's victim queue, simplified (reference/kai.md §2.3): queues over fair share first, then over deserved,
     lower queue priority, higher share of their fair share; within them lowest job priority, elastic surplus
     first, newest first (by ``created_at``, else ``started_at``)."""
-
-    created = []
-    for victim in victims:
-        job = cluster.snapshot.job(victim.job)
-        created.append(job.created_at if job.created_at is not None else (job.started_at or 0.0))
-
-    def key(v: int) -> tuple[object, ...]:
-        victim = victims[v]
-        name = victim.queue
+    queue_keys: dict[str, tuple[bool, bool, int, Fraction]] = {}
+    for name in {victim.queue for victim in victims}:
         allocated = cluster.usage[name].allocated
         share = cluster.shares[name]
         queue = cluster.tree.queue(name)
         over_share = any(a > share.get(r, 0) for r, a in allocated.items() if a > 0)
-        over_deserved = any(a > (queue.deserved_of(r) or 0) for r, a in allocated.items() if a > 0)
+        over_deserved = any(a > (queue.quota_of(r) or 0) for r, a in allocated.items() if a > 0)
         ratio = max((Fraction(a, share[r]) for r, a in allocated.items() if share.get(r)), default=Fraction(0))
-        return (
-            not over_share,
-            not over_deserved,
-            queue.priority,
-            -ratio,
-            victim.priority,
-            victim.surplus == 0,
-            -created[v],
-            victim.job,
-        )
-
-    return tuple(sorted(range(len(victims)), key=key))
+        queue_keys[name] = (not over_share, not over_deserved, queue.priority, -ratio)
+    keys = []
+    for v, victim in enumerate(victims):
+        job = cluster.snapshot.job(victim.job)
+        created = job.created_at if job.created_at is not None else (job.started_at or 0.0)
+        keys.append((*queue_keys[victim.queue], victim.priority, victim.surplus == 0, -created, victim.job, v))
+    return tuple(key[-1] for key in sorted(keys))  # type: ignore[misc]

@@ -91,7 +91,13 @@ def protections(cluster: Cluster, victim: Job, preemptor: Job, action: Action) -
 
 
 def _min_runtime(cluster: Cluster, victim: Job, preemptor: Job, action: Action) -> float:
-    config = cluster.snapshot.config
-    if action == "preempt":
-        return preempt_min_runtime(cluster.tree, config, victim.queue)
-    return reclaim_min_runtime(cluster.tree, config, preemptor.queue, victim.queue)
+    key = (action, preemptor.queue if action == "reclaim" else "", victim.queue)
+    cached = cluster.memo.get(key)
+    if cached is None:
+        config = cluster.snapshot.config
+        if action == "preempt":
+            cached = preempt_min_runtime(cluster.tree, config, victim.queue)
+        else:
+            cached = reclaim_min_runtime(cluster.tree, config, preemptor.queue, victim.queue)
+        cluster.memo[key] = cached
+    return cached  # type: ignore[return-value]

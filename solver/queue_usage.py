@@ -33,20 +33,28 @@ class QueueUsage:
 
 def queue_usage(snapshot: Snapshot, tree: QueueTree, status: dict[str, str] | None = None) -> dict[str, QueueUsage]:
     """Usage of every queue, leaves and parents alike; ``status`` overrides the snapshot's task statuses."""
-    usage = {name: QueueUsage() for name in tree.queues()}
+    leaf: dict[str, QueueUsage] = {}
     for job in snapshot.jobs:
-        holding: Resources = {}
-        pending: Resources = {}
+        entry = leaf.setdefault(job.queue, QueueUsage())
+        shared = job.task_resources
         for task in job.tasks:
             state = task.status if status is None else status[str(task.name)]
+            if state not in HOLDING and state != "pending":
+                continue
+            requests = shared if task.resources is None else task.resources
+            targets = [entry.requested]
             if state in HOLDING:
-                holding = add(holding, job.requests(task))
-            elif state == "pending":
-                pending = add(pending, job.requests(task))
-        for name in tree.upward(job.queue):
-            entry = usage[name]
-            entry.allocated = add(entry.allocated, holding)
-            entry.requested = add(add(entry.requested, holding), pending)
-            if not job.is_preemptible:
-                entry.allocated_non_preemptible = add(entry.allocated_non_preemptible, holding)
+                targets.append(entry.allocated)
+                if not job.is_preemptible:
+                    targets.append(entry.allocated_non_preemptible)
+            for target in targets:
+                for r, a in requests.items():
+                    target[r] = target.get(r, 0) + a
+    usage = {name: QueueUsage() for name in tree.queues()}
+    for name, entry in leaf.items():
+        for queue in tree.upward(name):
+            total = usage[queue]
+            total.allocated = add(total.allocated, entry.allocated)
+            total.allocated_non_preemptible = add(total.allocated_non_preemptible, entry.allocated_non_preemptible)
+            total.requested = add(total.requested, entry.requested)
     return usage

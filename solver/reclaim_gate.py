@@ -5,7 +5,8 @@ the reclaimer's leaf queue, with the job's chunk added, must stay within its
 fair share in **every** resource it holds or asks for (so a queue over its CPU
 fair share cannot reclaim GPUs). A non-preemptible reclaimer must moreover stay
 within ``deserved`` at every level of its path, in each resource the chunk
-requests (KAI §3.6-3.7): non-preemptible work lives only on guaranteed quota.
+requests and the queue declares a finite quota for (KAI §3.6-3.7):
+non-preemptible work lives only on guaranteed quota.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def reclaim_gate(cluster: Cluster, reclaimer: Job, chunk: Resources) -> str | No
         for name in cluster.tree.upward(leaf):
             held = add(cluster.usage[name].allocated_non_preemptible, chunk)
             for resource in sorted(r for r, amount in chunk.items() if amount > 0):
-                deserved = cluster.tree.queue(name).deserved_of(resource)
+                deserved = cluster.tree.queue(name).quota_of(resource)
                 if deserved is not None and held[resource] > deserved:
                     return (
                         f"non-preemptible jobs may reclaim only within deserved: queue {name} would hold "

@@ -15,7 +15,10 @@ So after the reclaim ``vq`` still holds at least ``floor = min(held, threshold)`
 This is a true guarantee: stricter than KAI, whose validator checks each victim
 chunk *before* subtracting it and so lets the last chunk cross the line
 (reference/kai.md §3.6). Only finite quotas protect: an unlimited ``deserved``
-adds no guarantee of its own (spec, *Quotas that count*).
+adds no guarantee, and neither does a resource ``deserved`` does not list: fair
+share counts it as quota 0, but a queue guarantees only what it declares (spec,
+*Quotas that count*). Likewise "``rq`` within its deserved quota" looks only at
+the resources ``rq`` declares.
 """
 
 from __future__ import annotations
@@ -27,27 +30,38 @@ from .cluster import Cluster
 
 
 def within_deserved(cluster: Cluster, queue: str, chunk: Resources) -> bool:
-    """Whether ``queue`` plus ``chunk`` stays within ``deserved`` in every resource it would hold."""
+    """Whether ``queue`` plus ``chunk`` stays within its declared quota.
+
+    Only resources the queue declares in ``deserved`` count (an unlimited one always
+    fits); a queue that declares none of what it holds or asks for is not within
+    its quota: it has no guarantee to call on.
+    """
     holding = add(cluster.usage[queue].allocated, chunk)
     spec = cluster.tree.queue(queue)
+    considered = False
     for resource, amount in holding.items():
-        deserved = spec.deserved_of(resource)
-        if amount > 0 and deserved is not None and amount > deserved:
+        if amount <= 0 or resource not in spec.deserved:
+            continue
+        considered = True
+        quota = spec.quota_of(resource)
+        if quota is not None and amount > quota:
             return False
-    return True
+    return considered
 
 
 def guarantee_threshold(cluster: Cluster, rq: str, vq: str, chunk: Resources) -> dict[str, tuple[int, str]]:
-    """Per chunk resource: the amount of ``vq`` that is protected, and which quota sets it.
+    """Per chunk resource that ``vq`` declares a finite quota for: the amount protected, and which rule sets it.
 
     The second element is ``"deserved"`` or ``"fair share"``. Resources with no
-    protection (threshold 0) are left out.
+    protection (threshold 0, or no declared finite quota) are left out.
     """
     spec = cluster.tree.queue(vq)
     rq_within = within_deserved(cluster, rq, chunk)
     out: dict[str, tuple[int, str]] = {}
     for resource in sorted(r for r, amount in chunk.items() if amount > 0):
-        deserved = spec.deserved_of(resource) or 0
+        deserved = spec.quota_of(resource)
+        if deserved is None:
+            continue
         if rq_within:
             threshold, kind = deserved, "deserved"
         else:

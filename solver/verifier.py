@@ -168,7 +168,7 @@ def _quotas(cluster: Cluster, job: Job, taken: dict[str, list[str]], placed: Res
                     f"limit: queue {name} would hold {_q(resource, after[resource])} {resource}, "
                     f"above its limit {_q(resource, limit)}"
                 )
-            deserved = queue.deserved_of(resource)
+            deserved = queue.quota_of(resource)
             if not job.is_preemptible and deserved is not None:
                 held = usage.allocated_non_preemptible.get(resource, 0) + amount
                 if held > deserved:

@@ -1,0 +1,164 @@
+"""A generator of realistic GPU clusters for the benchmarks (deterministic for a given seed).
+
+Shape: ``nodes`` 8-GPU nodes (96 CPUs, 1Ti) grouped in racks; a two-level queue tree (departments of teams)
+whose deserved quotas add up to the cluster; priority classes train (50), build (100, non-preemptible),
+inference (125) and a toleration class; running jobs of 1, 2, 4 and 8 GPUs, multi-node gangs of 8-GPU tasks and
+elastic jobs, started over the last hours (some inside their min-runtime), filling about 97% of the GPUs; and
+pending jobs from 1 GPU to 64-GPU gangs.
+
+``python benchmarks/generate.py NODES [--seed S] [--pending N] > snapshot.json``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from typing import Any
+
+NOW = 1_767_268_800  # 2026-01-01T12:00:00Z
+GPUS = 8
+
+
+def generate(nodes: int, *, seed: int = 0, pending: int = 1, fill: float = 0.97) -> dict[str, Any]:
+    rng = random.Random(seed)
+    departments = max(2, min(8, nodes // 250 or 2))
+    teams = 4
+    total = nodes * GPUS
+    queues: list[dict[str, Any]] = []
+    leaves: list[str] = []
+    for d in range(departments):
+        dept = f"dept-{d}"
+        quota = int(total * 0.9) // departments
+        queues.append({"name": dept, "deserved": {"gpu": quota}, "reclaim_min_runtime": "10m"})
+        for t in range(teams):
+            team = f"{dept}-team-{t}"
+            queues.append({"name": team, "parent": dept, "deserved": {"gpu": quota // teams}})
+            leaves.append(team)
+    # the last team of dept-0 is the reclaimer: it runs nothing, so its pending work may reclaim
+    idle_team = leaves[teams - 1]
+    classes = [
+        {"name": "train", "value": 50},
+        {"name": "build", "value": 100},
+        {"name": "inference", "value": 125},
+        {
+            "name": "train-sticky",
+            "value": 50,
+            "preemption_toleration": {"minimum_preemptable_priority": 125, "toleration_seconds": 1800},
+        },
+    ]
+    node_list = [
+        {
+            "name": f"node-{i:06d}",
+            "resources": {"gpu": GPUS, "cpu": 96, "memory": "1Ti"},
+            "gpu_model": "NVIDIA H100 80GB HBM3",
+            "labels": {"rack": f"rack-{i // 32:04d}"},
+        }
+        for i in range(nodes)
+    ]
+    # dept-0 (the reclaimer's) runs little, so the others are above their deserved quota and can be reclaimed
+    busy = [q for q in leaves if q != idle_team]
+    weights = [0.3 if q.startswith("dept-0-") else 1.0 for q in busy]
+    free = [GPUS] * nodes
+    jobs: list[dict[str, Any]] = []
+    target = int(total * fill)
+    used = 0
+    cursor = 0
+    serial = 0
+
+    def place(size: int) -> int | None:
+        nonlocal cursor
+        for _ in range(nodes):
+            if free[cursor] >= size:
+                free[cursor] -= size
+                return cursor
+            cursor = (cursor + 1) % nodes
+        return None
+
+    misses = 0
+    while used < target and misses < 200:
+        serial += 1
+        team = rng.choices(busy, weights=weights)[0]
+        kind = rng.random()
+        cls = rng.choices(["train", "build", "inference", "train-sticky"], weights=[80, 5, 5, 10])[0]
+        started = NOW - rng.randint(60, 8 * 3600)
+        if kind < 0.02 and nodes >= 4:  # multi-node gang of 8-GPU tasks
+            width = rng.choice([2, 2, 4])
+            hosts = []
+            for _ in range(width):
+                node = place(GPUS)
+                if node is None:
+                    break
+                hosts.append(node)
+            if len(hosts) < width:
+                for h in hosts:
+                    free[h] += GPUS
+                misses += 1
+                continue
+            tasks = [{"node": node_list[h]["name"]} for h in hosts]
+            size = GPUS
+        elif kind < 0.1:  # elastic job of 1-GPU tasks on one node
+            size = 1
+            count = rng.choice([2, 4, 8])
+            node = place(count)
+            if node is None:
+                misses += 1
+                continue
+            tasks = [{"node": node_list[node]["name"]}] * count
+        else:
+            size = rng.choices([1, 2, 4, 8], weights=[65, 20, 10, 5])[0]
+            node = place(size)
+            if node is None:
+                misses += 1
+                continue
+            tasks = [{"node": node_list[node]["name"]}]
+        job: dict[str, Any] = {
+            "name": f"job-{serial:07d}",
+            "queue": team,
+            "priority_class": cls,
+            "task_resources": {"gpu": size, "cpu": 8 * size, "memory": f"{64 * size}Gi"},
+            "created_at": started - rng.randint(0, 600),
+            "started_at": started,
+            "tasks": tasks,
+        }
+        if 0.02 <= kind < 0.1:
+            job["min_available"] = max(1, len(tasks) // 2)
+        used += size * len(tasks)
+        jobs.append(job)
+    sizes = [64, 1, 8, 16, 4, 32, 2]
+    for p in range(pending):
+        gpus = sizes[p % len(sizes)]
+        width = max(1, gpus // GPUS)
+        per_task = gpus // width
+        jobs.append(
+            {
+                "name": f"pending-{p:04d}",
+                "queue": idle_team if p == 0 else rng.choice(leaves),
+                "priority_class": "train" if p else "train",
+                "task_resources": {"gpu": per_task, "cpu": 8 * per_task, "memory": f"{64 * per_task}Gi"},
+                "created_at": NOW - 60 - p,
+                "tasks": [{}] * width,
+            }
+        )
+    return {
+        "now": NOW,
+        "config": {"preempt_min_runtime": "5m", "reclaim_min_runtime": "2m", "solver": {"time_limit": "30s"}},
+        "nodes": node_list,
+        "queues": queues,
+        "priority_classes": classes,
+        "jobs": jobs,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("nodes", type=int)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--pending", type=int, default=1)
+    args = parser.parse_args()
+    json.dump(generate(args.nodes, seed=args.seed, pending=args.pending), sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

@@ -135,7 +135,7 @@ def generate(nodes: int, *, seed: int = 0, pending: int = 1, fill: float = 0.97)
             {
                 "name": f"pending-{p:04d}",
                 "queue": idle_team if p == 0 else rng.choice(leaves),
-                "priority_class": "train" if p else "train",
+                "priority_class": "train",
                 "task_resources": {"gpu": per_task, "cpu": 8 * per_task, "memory": f"{64 * per_task}Gi"},
                 "created_at": NOW - 60 - p,
                 "tasks": [{}] * width,

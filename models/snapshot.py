@@ -43,17 +43,18 @@ class Snapshot(SnapshotModel):
 
     # -- lookups -------------------------------------------------------------
 
+    # Lookups read the private-attribute dict directly: pydantic's __getattr__ is slow and these are hot.
     def node(self, name: str) -> Node:
-        return self._nodes[name]
+        return self.__pydantic_private__["_nodes"][name]  # type: ignore[index,no-any-return]
 
     def queue(self, name: str) -> Queue:
-        return self._queues[name]
+        return self.__pydantic_private__["_queues"][name]  # type: ignore[index,no-any-return]
 
     def job(self, name: str) -> Job:
-        return self._jobs[name]
+        return self.__pydantic_private__["_jobs"][name]  # type: ignore[index,no-any-return]
 
     def priority_class(self, name: str) -> PriorityClass:
-        return self._classes[name]
+        return self.__pydantic_private__["_classes"][name]  # type: ignore[index,no-any-return]
 
     def children(self, queue: str | None) -> list[str]:
         """Child queue names of ``queue`` (``None`` = the top-level queues), in document order."""
@@ -64,7 +65,7 @@ class Snapshot(SnapshotModel):
 
     def toleration_of(self, job: Job) -> Toleration | None:
         """The preemption toleration policy of ``job``'s priority class (seed 001), if any."""
-        return None if job.priority_class is None else self._classes[job.priority_class].toleration
+        return None if job.priority_class is None else self.priority_class(job.priority_class).toleration
 
     # -- whole-document checks ------------------------------------------------
 

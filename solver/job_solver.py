@@ -22,6 +22,7 @@ from .decision import Decision, Outcome, VictimTasks
 from .explain import protected_jobs, why_infeasible
 from .problem import Action, Problem, Solution, objective_values
 from .problem_builder import plan
+from .reduce.pipeline import solve_reduced
 
 SolverName = Literal["cpsat", "greedy"]
 
@@ -30,19 +31,28 @@ def attempt(cluster: Cluster, job: Job, action: Action, *, solver: SolverName = 
     """Decide ``action`` for ``job`` in the state ``cluster``."""
     start = time.perf_counter()
     planned = plan(cluster, job, action)
-    if planned.problem is None:
+    if planned.skip is not None:
         return Decision(job.name, action, "skipped", reason=planned.skip, solver=solver, solve_ms=_ms(start))
-    problem = planned.problem
-    baseline = greedy.solve(problem)
-    try:
-        solution = baseline if solver == "greedy" else cpsat.solve(problem, hint=baseline)
-    except ModelError as error:
-        solution = Solution("unknown", reason=f"the model could not be solved: {error}")
+    reduced = solve_reduced(planned) if solver == "cpsat" else None
+    if reduced is not None:
+        problem, solution, _ = reduced
+    else:
+        problem = planned.problem
+        assert problem is not None
+        baseline = greedy.solve(problem)
+        try:
+            solution = baseline if solver == "greedy" else cpsat.solve(problem, hint=baseline)
+        except ModelError as error:
+            solution = Solution("unknown", reason=f"the model could not be solved: {error}")
     decision = _assemble(cluster, problem, solution, solver)
     decision.protected = protected_jobs(planned.candidates)
-    decision.candidates = len(problem.victims)
+    decision.candidates = 0 if planned.candidates is None else len(planned.candidates.candidates)
     if decision.outcome == "infeasible":
-        decision.reason = why_infeasible(problem, planned.candidates)
+        full = planned.problem
+        assert full is not None
+        decision.reason = why_infeasible(full, planned.candidates)
+    elif decision.outcome == "unknown" and not decision.reason:
+        decision.reason = "time limit reached before a feasible answer or a proof"
     decision.solve_ms = _ms(start)
     return decision
 

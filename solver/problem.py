@@ -166,6 +166,8 @@ class Problem:
     time_limit: float = 1.0
     workers: int = 0
     seed: int = 0
+    levels: tuple[int, ...] | None = None
+    """Priority levels of the ``priority`` vector; default: the victims' distinct priorities."""
 
     @property
     def resources(self) -> tuple[str, ...]:
@@ -174,7 +176,9 @@ class Problem:
 
     @property
     def priority_levels(self) -> tuple[int, ...]:
-        """Distinct victim priorities, highest first: the positions of the ``priority`` vector."""
+        """Distinct candidate priorities, highest first: the positions of the ``priority`` vector."""
+        if self.levels is not None:
+            return self.levels
         return tuple(sorted({v.priority for v in self.victims}, reverse=True))
 
     @property

@@ -14,7 +14,7 @@ of the job's path, and for reclaim the guarantee of each leveled victim queue
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from models import Job, Resources, Task
@@ -37,51 +37,85 @@ from .reclaim_gate import reclaim_gate
 from .reclaim_guarantee import guarantee_threshold
 
 
-@dataclass(frozen=True)
+@dataclass
 class Plan:
-    """A problem to solve, or the reason the job is not eligible for this action."""
+    """What one attempt needs: the chunk, the candidates, and the problem built from them on demand.
 
-    problem: Problem | None
-    candidates: CandidateSet | None
+    ``skip`` is set (and nothing else is) when the job is not eligible for the action.
+    """
+
+    cluster: Cluster
+    job: Job
+    action: Action
+    chunk: list[tuple[Task, bool]] = field(default_factory=list)
+    required: Resources = field(default_factory=dict)
+    candidates: CandidateSet | None = None
     skip: str | None = None
+    _problem: Problem | None = None
+    _levels: tuple[int, ...] | None = None
+
+    @property
+    def problem(self) -> Problem | None:
+        """The full problem over every candidate (built once, when first asked for)."""
+        if self.skip is not None:
+            return None
+        if self._problem is None:
+            self._problem = self.build()
+        return self._problem
+
+    @property
+    def levels(self) -> tuple[int, ...]:
+        """Priority levels of the objective's ``priority`` vector: every candidate's priority, highest first."""
+        if self._levels is None:
+            snapshot = self.cluster.snapshot
+            found = set() if self.candidates is None else {c.job for c in self.candidates.candidates}
+            self._levels = tuple(sorted({snapshot.job(name).resolved_priority for name in found}, reverse=True))
+        return self._levels
+
+    def build(self, chosen: list[Candidate] | None = None, only_nodes: set[str] | None = None) -> Problem:
+        """The problem over ``chosen`` candidates (default: all) and ``only_nodes`` (default: every useful node)."""
+        cluster, job, action = self.cluster, self.job, self.action
+        if chosen is None:
+            chosen = [] if self.candidates is None else self.candidates.candidates
+        victims_jobs = [cluster.snapshot.job(c.job) for c in chosen]
+        nodes, index = _nodes(cluster, job, self.chunk, victims_jobs, only_nodes)
+        victims = tuple(_victim(cluster, j, c, index) for j, c in zip(victims_jobs, chosen, strict=True))
+        config = cluster.snapshot.config
+        required = self.required
+        return Problem(
+            job=job.name,
+            action=action,
+            nodes=nodes,
+            chunk=_chunk_types(job, self.chunk),
+            victims=victims,
+            limits=_limit_rows(cluster, job, victims, self.chunk),
+            guarantees=_guarantee_rows(cluster, job, victims, required) if action == "reclaim" else (),
+            saturation=_saturation_rows(cluster, job, victims, required) if action == "reclaim" else (),
+            objective=config.objective,
+            keep_order=tuple(sorted(range(len(victims)), key=lambda v: (-victims[v].elapsed_ms, victims[v].job))),
+            greedy_order=_greedy_order(cluster, victims),
+            time_limit=config.solver.time_limit,
+            workers=config.solver.workers,
+            seed=config.solver.seed,
+            levels=self.levels,
+        )
 
 
 def plan(cluster: Cluster, job: Job, action: Action) -> Plan:
-    """The problem of placing ``job``'s next chunk by ``action``, or why it is skipped."""
+    """The chunk of ``job`` to place by ``action`` and its candidates, or why the job is skipped."""
     chunk, skip = _chunk(cluster, job, action)
     if skip is not None:
-        return Plan(None, None, skip)
+        return Plan(cluster, job, action, skip=skip)
     required = _total(job, [t for t, required in chunk if required])
     candidates: CandidateSet | None = None
     if action == "reclaim":
         closed = reclaim_gate(cluster, job, required)
         if closed is not None:
-            return Plan(None, None, f"reclaim gate: {closed}")
+            return Plan(cluster, job, action, skip=f"reclaim gate: {closed}")
         candidates = reclaim_candidates(cluster, job, required)
     elif action == "preempt":
         candidates = preempt_candidates(cluster, job)
-    chosen = [] if candidates is None else candidates.candidates
-    victims_jobs = [cluster.snapshot.job(c.job) for c in chosen]
-    nodes, index = _nodes(cluster, job, chunk, victims_jobs)
-    victims = tuple(_victim(cluster, j, c, index) for j, c in zip(victims_jobs, chosen, strict=True))
-    config = cluster.snapshot.config
-    problem = Problem(
-        job=job.name,
-        action=action,
-        nodes=nodes,
-        chunk=_chunk_types(job, chunk),
-        victims=victims,
-        limits=_limit_rows(cluster, job, victims, chunk),
-        guarantees=_guarantee_rows(cluster, job, victims, required) if action == "reclaim" else (),
-        saturation=_saturation_rows(cluster, job, victims, required) if action == "reclaim" else (),
-        objective=config.objective,
-        keep_order=tuple(sorted(range(len(victims)), key=lambda v: (-victims[v].elapsed_ms, victims[v].job))),
-        greedy_order=_greedy_order(cluster, victims),
-        time_limit=config.solver.time_limit,
-        workers=config.solver.workers,
-        seed=config.solver.seed,
-    )
-    return Plan(problem, candidates)
+    return Plan(cluster, job, action, chunk, required, candidates)
 
 
 def _chunk(cluster: Cluster, job: Job, action: Action) -> tuple[list[tuple[Task, bool]], str | None]:
@@ -124,13 +158,17 @@ def _chunk_types(job: Job, chunk: list[tuple[Task, bool]]) -> tuple[ChunkType, .
 
 
 def _nodes(
-    cluster: Cluster, job: Job, chunk: list[tuple[Task, bool]], victims: list[Job]
+    cluster: Cluster,
+    job: Job,
+    chunk: list[tuple[Task, bool]],
+    victims: list[Job],
+    only: set[str] | None = None,
 ) -> tuple[tuple[NodeRoom, ...], dict[str, int]]:
-    """Schedulable nodes, and nodes where a candidate victim runs, in document order."""
+    """Schedulable nodes (or ``only`` those), and nodes where a candidate victim runs, in document order."""
     hosting = {cluster.node_of[str(t.name)] for v in victims for t in cluster.tasks(v, "running")}
     rooms = []
     for node in cluster.snapshot.nodes:
-        if not node.schedulable and node.name not in hosting:
+        if node.name not in hosting and (not node.schedulable or (only is not None and node.name not in only)):
             continue
         final, current = cluster.final_load(node.name), cluster.current_load(node.name)
         names = set(node.resources) | set(final) | {r for t, _ in chunk for r in job.requests(t)}

@@ -1,0 +1,236 @@
+"""The undominated victim options of a unit: for each number of tasks, the least disruptive way to host them.
+
+For a unit and each ``t`` (tasks of the chunk it should host), the option kept is
+the lexicographically least cost vector among all combinations of its victims'
+choices that make room for at least ``t`` tasks.
+
+Why nothing is lost: costs add up over units (each victim belongs to one unit),
+and the lexicographic order is compatible with addition (``a <= b`` implies
+``a + c <= b + c``). So in any solution, replacing a unit's combination by the
+cheapest one hosting at least as many tasks never makes the total worse; without
+the rows that bind units together, the choice inside one unit does not affect
+the others.
+
+Within a node, every combination is enumerated (bounded: a node holds few
+jobs); across the nodes of a multi-node unit, per-node optima are combined by
+dynamic programming over the number of tasks, for every choice of the victims
+that span nodes. :func:`lower_bound` gives a cheap bound on a single-node
+unit's option, so that most units are never enumerated (see :mod:`.select`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from models import Resources
+
+from .units import Choice, Cost, CostModel, Item, TooComplex, Unit, add, fits
+
+ENUMERATION_LIMIT = 4096
+"""Most combinations enumerated for one node, or for the multi-node victims of one unit."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """Room for at least ``tasks`` tasks: the choices taken (item, choice index) and tasks per node."""
+
+    tasks: int
+    cost: Cost
+    picks: tuple[tuple[Item, Choice], ...]
+    hosted: tuple[tuple[int, int], ...]
+
+
+def unit_options(
+    unit: Unit, request: Resources, resources: tuple[str, ...], costs: CostModel, most: int
+) -> list[Option]:
+    """``options[t - 1]`` = the best option hosting at least ``t`` tasks, for ``t = 1 .. most`` (shorter if the unit
+    cannot host that many)."""
+    best: list[Option | None] = [None] * most
+    spanning = unit.items(unit.spanning, costs)
+    combos = 1
+    for item in spanning:
+        combos *= len(item.choices) + 1
+    if combos > ENUMERATION_LIMIT:
+        raise TooComplex(f"{combos} combinations of multi-node victims")
+    for chosen in itertools.product(*[(None, *item.choices) for item in spanning]):
+        base = costs.zero()
+        extra: dict[int, tuple[int, ...]] = {}
+        picks: list[tuple[Item, Choice]] = []
+        for item, choice in zip(spanning, chosen, strict=True):
+            if choice is None:
+                continue
+            base = add(base, choice.cost)
+            picks.append((item, choice))
+            for n, vector in choice.freed:
+                extra[n] = _plus(extra.get(n), vector)
+        per_node = [
+            (
+                n,
+                node_options(
+                    _plus(unit.room[n], extra.get(n)),
+                    unit.items(unit.local.get(n, []), costs),
+                    request,
+                    resources,
+                    costs,
+                    most,
+                ),
+            )
+            for n in unit.nodes
+            if n in unit.room
+        ]
+        for t, (cost, node_picks, hosted) in enumerate(_combine(per_node, costs, most), start=1):
+            if cost is None:
+                continue
+            total = add(base, cost)
+            current = best[t - 1]
+            if current is None or total < current.cost:
+                best[t - 1] = Option(t, total, (*picks, *node_picks), hosted)
+    out = []
+    for option in best:
+        if option is None:
+            break
+        out.append(option)
+    return out
+
+
+def node_options(
+    room: tuple[int, ...],
+    items: list[Item],
+    request: Resources,
+    resources: tuple[str, ...],
+    costs: CostModel,
+    most: int,
+) -> list[tuple[Cost, tuple[tuple[Item, Choice], ...]] | None]:
+    """For ``k = 0 .. most``: the cheapest choices on one node that host at least ``k`` tasks (or ``None``)."""
+    combos = 1
+    for item in items:
+        combos *= len(item.choices) + 1
+        if combos > ENUMERATION_LIMIT:
+            raise TooComplex(f"more than {ENUMERATION_LIMIT} combinations on one node")
+    best: list[tuple[Cost, tuple[tuple[Item, Choice], ...]] | None] = [None] * (most + 1)
+    zero = costs.zero()
+    for chosen in itertools.product(*[(None, *item.choices) for item in items]):
+        cost, freed = zero, room
+        picks = []
+        for item, choice in zip(items, chosen, strict=True):
+            if choice is None:
+                continue
+            cost = add(cost, choice.cost)
+            freed = _plus(freed, choice.freed[0][1])
+            picks.append((item, choice))
+        hosted = min(most, fits(freed, request, resources))
+        for k in range(hosted + 1):
+            current = best[k]
+            if current is None or cost < current[0]:
+                best[k] = (cost, tuple(picks))
+    return best
+
+
+def _combine(
+    per_node: list[tuple[int, list[tuple[Cost, tuple[tuple[Item, Choice], ...]] | None]]],
+    costs: CostModel,
+    most: int,
+) -> list[tuple[Cost | None, tuple[tuple[Item, Choice], ...], tuple[tuple[int, int], ...]]]:
+    """Best cost to host at least ``t`` tasks over several nodes (``t = 1 .. most``), by dynamic programming."""
+    State = tuple[Cost, tuple[tuple[Item, Choice], ...], tuple[tuple[int, int], ...]]
+    dp: list[State | None] = [None] * (most + 1)
+    dp[0] = (costs.zero(), (), ())
+    for n, options in per_node:
+        nxt: list[State | None] = list(dp)
+        for done, state in enumerate(dp):
+            if state is None:
+                continue
+            for k in range(1, most + 1):
+                option = options[k] if k < len(options) else None
+                if option is None:
+                    continue
+                t = min(most, done + k)
+                cost = add(state[0], option[0])
+                if nxt[t] is None or cost < nxt[t][0]:  # type: ignore[index]
+                    nxt[t] = (cost, (*state[1], *option[1]), (*state[2], (n, k)))
+        dp = nxt
+    # "at least t": take the best over every larger count
+    out: list[tuple[Cost | None, tuple[tuple[Item, Choice], ...], tuple[tuple[int, int], ...]]] = []
+    running: State | None = None
+    suffix: list[State | None] = [None] * (most + 1)
+    for t in range(most, 0, -1):
+        state = dp[t]
+        if state is not None and (running is None or state[0] < running[0]):
+            running = state
+        suffix[t] = running
+    for t in range(1, most + 1):
+        state = suffix[t]
+        out.append((None, (), ()) if state is None else state)
+    return out
+
+
+def lower_bound(unit: Unit, request: Resources, resources: tuple[str, ...], costs: CostModel) -> Cost | None:
+    """A component-wise lower bound on the cost of hosting one task on a single-node unit (``None``: impossible).
+
+    Components: the count at the highest priority level present is the fewest of
+    its jobs needed once every lower-priority job is taken; other levels 0; jobs
+    and tasks at least the fewest jobs that could free the room; lost work at least
+    the sum of that many smallest losses. Each is at most the true value, so the
+    vector is at most the true cost lexicographically.
+    """
+    (n,) = unit.nodes
+    room = unit.room[n]
+    need = [request.get(r, 0) - room[i] for i, r in enumerate(resources)]
+    if all(x <= 0 for x in need):
+        return costs.zero()
+    victims = unit.local.get(n, [])
+    sizes = []
+    losses = []
+    for victim in victims:
+        running = victim.per_node[0][1]
+        most = running if victim.whole else victim.surplus
+        sizes.append(tuple(most * x for x in victim.size))
+        least = 1 if victim.surplus > 0 else running
+        losses.append(least * victim.gpus * costs.elapsed(victim.job))
+    fewest = _fewest(sizes, need)
+    if fewest is None:
+        return None
+    priorities = [victim.job.resolved_priority for victim in victims]
+    top = max(priorities)
+    below = [s for p, s in zip(priorities, sizes, strict=True) if p != top]
+    left = [max(0, x - sum(s[i] for s in below)) for i, x in enumerate(need)]
+    at_top = [s for p, s in zip(priorities, sizes, strict=True) if p == top]
+    top_count = 0 if all(x <= 0 for x in left) else (_fewest(at_top, left) or 0)
+    losses.sort()
+    out: list[int] = []
+    for criterion in costs.objective:
+        if criterion == "priority":
+            out.extend(top_count if level == top else 0 for level in costs.levels)
+        elif criterion in ("jobs", "tasks"):
+            out.append(fewest)
+        else:
+            out.append(sum(losses[:fewest]))
+    return tuple(out)
+
+
+def _fewest(sizes: list[tuple[int, ...]], need: list[int]) -> int | None:
+    """Fewest items whose sizes could cover ``need`` in every resource (largest first, resource by resource)."""
+    most = 0
+    for i, x in enumerate(need):
+        if x <= 0:
+            continue
+        covered, count = 0, 0
+        for size in sorted((s[i] for s in sizes), reverse=True):
+            if covered >= x:
+                break
+            covered += size
+            count += 1
+        if covered < x:
+            return None
+        most = max(most, count)
+    return most
+
+
+def _plus(a: tuple[int, ...] | None, b: tuple[int, ...] | None) -> tuple[int, ...]:
+    if a is None:
+        assert b is not None
+        return b
+    if b is None:
+        return a
+    return tuple(x + y for x, y in zip(a, b, strict=True))

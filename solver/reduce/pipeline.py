@@ -1,0 +1,140 @@
+"""The reduced path of a decision: units, options, selection, the class model, and the check of the rows.
+
+Applies when the chunk is one kind of task, all required (preempt, reclaim, or
+a gang that must start whole). Returns ``None`` when it does not apply, or when
+the reduced answer breaks a row that binds units together (a queue limit, the
+reclaim guarantee, the saturation rule); the caller then solves the full model.
+An answer it does return is optimal for the full problem: the reduced problem is
+a relaxation with the same optimum as the problem without those rows, and the
+answer satisfies them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..cpsat.option_model import solve_classes
+from ..problem import Problem, Solution, broken_rows
+from ..problem_builder import Plan
+from .options import Option
+from .select import UnitClass, select
+from .units import CostModel, TooComplex, Unit, Victim, build_units
+
+
+@dataclass(frozen=True)
+class Reduced:
+    """What the reductions kept, for reports."""
+
+    units: int
+    classes: int
+    enumerated: int
+    dropped: int
+
+
+def solve_reduced(plan: Plan) -> tuple[Problem, Solution, Reduced] | None:
+    """Solve ``plan`` through the reductions, or ``None`` if they do not apply or the rows bind."""
+    if plan.candidates is None or not plan.chunk or not all(required for _, required in plan.chunk):
+        return None
+    job = plan.job
+    requests = [job.requests(task) for task, _ in plan.chunk]
+    if any(r != requests[0] for r in requests):
+        return None
+    request = {r: a for r, a in requests[0].items() if a > 0}
+    if not request:
+        return None
+    resources = tuple(sorted(request))
+    needed = len(plan.chunk)
+    cluster = plan.cluster
+    config = cluster.snapshot.config
+    costs = CostModel(config.objective, plan.levels, cluster.now)
+    candidates = plan.candidates.candidates
+    try:
+        units, dropped = build_units(cluster, candidates, request, resources)
+        selection = select(units, needed, request, resources, costs)
+    except TooComplex:
+        return None
+    report = Reduced(selection.units, len(selection.classes), selection.enumerated, dropped)
+    if not selection.classes:
+        return plan.build(chosen=[], only_nodes=set()), Solution("infeasible"), report
+    status, counts = solve_classes(
+        selection.classes,
+        needed,
+        time_limit=config.solver.time_limit,
+        workers=config.solver.workers,
+        seed=config.solver.seed,
+    )
+    if status in ("infeasible", "unknown"):
+        return plan.build(chosen=[], only_nodes=set()), Solution(status), report  # type: ignore[arg-type]
+    used = _decode(selection.classes, counts, costs)
+    return _as_problem(plan, used, needed, status, report)
+
+
+def _decode(
+    classes: list[UnitClass], counts: dict[tuple[int, int], int], costs: CostModel
+) -> list[tuple[Unit, Option]]:
+    """Concrete units for the counts: in each class, the first units (document order) take the largest options."""
+    used = []
+    for c, unit_class in enumerate(classes):
+        levels = sorted(((t, n) for (k, t), n in counts.items() if k == c and n), reverse=True)
+        members = iter(unit_class.members)
+        for t, n in levels:
+            for _ in range(n):
+                member = next(members)
+                used.append((member, _aligned(unit_class.members[0], unit_class.options[t], member, costs)))
+    return sorted(used, key=lambda pair: pair[0].first)
+
+
+def _aligned(first: Unit, option: Option, member: Unit, costs: CostModel) -> Option:
+    """``option`` of the class's first unit, carried over to an identical ``member``."""
+    if member is first:
+        return option
+    (n_first,), (n_member,) = first.nodes, member.nodes
+    order_first = first.items(_canonical(first.local.get(n_first, []), costs), costs)
+    order_member = member.items(_canonical(member.local.get(n_member, []), costs), costs)
+    position = {item.victim: i for i, item in enumerate(order_first)}
+    picks = []
+    for item, choice in option.picks:
+        twin = order_member[position[item.victim]]
+        picks.append((twin, twin.choices[item.choices.index(choice)]))
+    return Option(option.tasks, option.cost, tuple(picks), tuple((n_member, k) for _, k in option.hosted))
+
+
+def _canonical(victims: list[Victim], costs: CostModel) -> list[Victim]:
+    return sorted(victims, key=lambda v: (v.signature(costs), v.job.name))  # type: ignore[arg-type]
+
+
+def _as_problem(
+    plan: Plan, used: list[tuple[Unit, Option]], needed: int, status: str, report: Reduced
+) -> tuple[Problem, Solution, Reduced] | None:
+    cluster = plan.cluster
+    candidates = plan.candidates.candidates  # type: ignore[union-attr]
+    taken: dict[int, dict[int, int]] = {}
+    hosts: list[tuple[int, int]] = []
+    for _, option in used:
+        for item, choice in option.picks:
+            taken[item.victim] = dict(choice.per_node)
+        hosts.extend(option.hosted)
+    node_names = [node.name for node in cluster.snapshot.nodes]
+    chosen = sorted(taken)
+    problem = plan.build(chosen=[candidates[i] for i in chosen], only_nodes={node_names[n] for n, _ in hosts})
+    index = {room.name: i for i, room in enumerate(problem.nodes)}
+    evicted: dict[tuple[int, int], int] = {}
+    for v, candidate_index in enumerate(chosen):
+        per_node = taken[candidate_index]
+        for s, slot in enumerate(problem.victims[v].slots):
+            n = node_names.index(problem.nodes[slot.node].name)
+            if per_node.get(n):
+                evicted[v, s] = per_node[n]
+    placed: dict[tuple[int, int], int] = {}
+    left = needed
+    for n, k in hosts:
+        take = min(k, left)
+        if take:
+            key = (0, index[node_names[n]])
+            placed[key] = placed.get(key, 0) + take
+            left -= take
+    solution = Solution(status, evicted=evicted, placed=placed)  # type: ignore[arg-type]
+    if left or broken_rows(problem, solution):
+        return None
+    solution.stages = [f"reduced: {report.units} units, {report.classes} classes, {report.enumerated} enumerated"]
+    return problem, solution, report

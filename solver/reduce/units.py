@@ -1,0 +1,282 @@
+"""Units: independent pieces of a decision, and what can be dropped before looking closer.
+
+A *unit* is a set of nodes with the candidate victims running on them, such
+that no victim runs both inside and outside the unit: a node with only
+single-node victims is a unit of its own; nodes joined by a multi-node victim
+(a gang spread over nodes) form one unit, so the gang is evicted or kept as a
+whole and the room it frees counts on all its nodes at once.
+
+Dropped here, with why it cannot lose the optimum (of the problem without the
+rows that bind units together):
+
+* unschedulable nodes host nothing; a victim whose every node is unschedulable
+  frees room nobody can use, and evicting it only adds cost;
+* a unit where even evicting every candidate leaves no room for one task of the
+  chunk is never part of a placement, so its victims only add cost.
+
+Victims are first recorded lightly (:class:`Victim`); the ways each may lose
+tasks (:class:`Item`) are worked out only for the units that are looked at.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from models import Job, Resources, is_gpu_resource
+
+from ..candidates import Candidate
+from ..cluster import Cluster
+
+Cost = tuple[int, ...]
+"""An additive cost vector, in the order of ``config.objective`` (priority levels expanded)."""
+
+
+class TooComplex(Exception):
+    """The reductions do not apply (a victim's tasks differ, or a unit has too many combinations)."""
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One way a victim loses tasks: how many, where (node -> tasks), the room freed there, and the cost."""
+
+    tasks: int
+    per_node: tuple[tuple[int, int], ...]
+    freed: tuple[tuple[int, tuple[int, ...]], ...]
+    cost: Cost
+    whole: bool
+
+
+@dataclass(frozen=True)
+class Item:
+    """A candidate victim inside a unit, with every way it may lose tasks (not losing any is implicit)."""
+
+    victim: int
+    job: str
+    choices: tuple[Choice, ...]
+    nodes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Victim:
+    """A candidate, as the reductions see it: its running tasks per node, all alike."""
+
+    index: int
+    job: Job
+    per_node: tuple[tuple[int, int], ...]
+    size: tuple[int, ...]
+    gpus: int
+    whole: bool
+    surplus: int
+
+    @property
+    def nodes(self) -> tuple[int, ...]:
+        return tuple(n for n, _ in self.per_node)
+
+    def signature(self, costs: CostModel) -> tuple[object, ...]:
+        """Victims with equal signatures on equal nodes offer the same choices at the same costs."""
+        job = self.job
+        counts = tuple(k for _, k in self.per_node)
+        return (counts, self.size, self.gpus, self.whole, self.surplus, job.resolved_priority, costs.elapsed(job))
+
+
+@dataclass
+class Unit:
+    """Nodes (indices into the cluster's node list) and the candidate victims on them.
+
+    ``room`` is what new work may use on each schedulable node (allocatable minus
+    the final load); nodes missing from it are unschedulable: victims there free
+    nothing usable.
+    """
+
+    nodes: tuple[int, ...]
+    room: dict[int, tuple[int, ...]]
+    local: dict[int, list[Victim]] = field(default_factory=dict)
+    spanning: list[Victim] = field(default_factory=list)
+    _items: dict[int, Item] = field(default_factory=dict)
+
+    @property
+    def first(self) -> int:
+        return self.nodes[0]
+
+    def items(self, victims: list[Victim], costs: CostModel) -> list[Item]:
+        """:class:`Item` of each victim (worked out once)."""
+        out = []
+        for victim in victims:
+            if victim.index not in self._items:
+                self._items[victim.index] = _item(victim, costs)
+            out.append(self._items[victim.index])
+        return out
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """How a victim's tasks add to the objective vector (spec "Victim choice")."""
+
+    objective: tuple[str, ...]
+    levels: tuple[int, ...]
+    now: float
+
+    @property
+    def width(self) -> int:
+        return sum(len(self.levels) if c == "priority" else 1 for c in self.objective)
+
+    def elapsed(self, job: Job) -> int:
+        return 0 if job.started_at is None else max(0, round((self.now - job.started_at) * 1000))
+
+    def cost(self, job: Job, tasks: int, gpus: int) -> Cost:
+        """The cost of ``job`` losing ``tasks`` tasks holding ``gpus`` GPUs in all."""
+        out: list[int] = []
+        for criterion in self.objective:
+            if criterion == "priority":
+                out.extend(int(job.resolved_priority == level) for level in self.levels)
+            elif criterion == "jobs":
+                out.append(1)
+            elif criterion == "tasks":
+                out.append(tasks)
+            else:
+                out.append(gpus * self.elapsed(job))
+        return tuple(out)
+
+    def zero(self) -> Cost:
+        return (0,) * self.width
+
+    def position(self, criterion: str) -> int:
+        at = 0
+        for c in self.objective:
+            if c == criterion:
+                return at
+            at += len(self.levels) if c == "priority" else 1
+        raise ValueError(criterion)
+
+
+def add(a: Cost, b: Cost) -> Cost:
+    return tuple(x + y for x, y in zip(a, b, strict=True))
+
+
+def build_units(
+    cluster: Cluster,
+    candidates: list[Candidate],
+    request: Resources,
+    resources: tuple[str, ...],
+) -> tuple[list[Unit], int]:
+    """Units of the decision (document order of their first node), and how many candidates were dropped."""
+    snapshot = cluster.snapshot
+    index = {node.name: i for i, node in enumerate(snapshot.nodes)}
+    schedulable = [node.schedulable for node in snapshot.nodes]
+    room: dict[int, tuple[int, ...]] = {}
+
+    def room_of(n: int) -> tuple[int, ...]:
+        if n not in room:
+            node = snapshot.nodes[n]
+            load = cluster.final_load(node.name)
+            room[n] = tuple(node.resources.get(r, 0) - load.get(r, 0) for r in resources)
+        return room[n]
+
+    light: list[Victim] = []
+    for v, candidate in enumerate(candidates):
+        job = snapshot.job(candidate.job)
+        per_node: dict[int, int] = {}
+        shared = job.task_resources
+        for task in cluster.tasks(job, "running"):
+            if task.resources is not None and task.resources != shared:
+                raise TooComplex(f"the tasks of {job.name} differ")
+            n = index[str(cluster.node_of[str(task.name)])]
+            per_node[n] = per_node.get(n, 0) + 1
+        if not any(schedulable[n] for n in per_node):
+            continue
+        gpus = sum(a for r, a in shared.items() if is_gpu_resource(r)) // 1000
+        size = tuple(shared.get(r, 0) for r in resources)
+        light.append(
+            Victim(v, job, tuple(sorted(per_node.items())), size, gpus, candidate.whole_job, candidate.surplus)
+        )
+
+    parent: dict[int, int] = {}
+
+    def find(n: int) -> int:
+        while parent.setdefault(n, n) != n:
+            parent[n] = parent[parent[n]]
+            n = parent[n]
+        return n
+
+    for victim in light:
+        nodes = victim.nodes
+        for n in nodes[1:]:
+            parent[find(n)] = find(nodes[0])
+    groups: dict[int, Unit] = {}
+    for victim in light:
+        nodes = victim.nodes
+        root = find(nodes[0])
+        unit = groups.get(root)
+        if unit is None:
+            unit = groups[root] = Unit(nodes=(), room={})
+        if len(nodes) > 1:
+            unit.spanning.append(victim)
+        else:
+            unit.local.setdefault(nodes[0], []).append(victim)
+    units = []
+    for unit in groups.values():
+        members = sorted({*unit.local, *(n for victim in unit.spanning for n in victim.nodes)})
+        unit.nodes = tuple(members)
+        unit.room = {n: room_of(n) for n in members if schedulable[n]}
+        units.append(unit)
+    hosting = {n for unit in units for n in unit.nodes}
+    for n, node in enumerate(snapshot.nodes):
+        if node.schedulable and n not in hosting and fits(room_of(n), request, resources) > 0:
+            units.append(Unit(nodes=(n,), room={n: room_of(n)}))
+    kept = [u for u in units if most_hosted(u, request, resources) > 0]
+    dropped = len(candidates) - sum(len(u.spanning) + sum(len(vs) for vs in u.local.values()) for u in kept)
+    kept.sort(key=lambda u: u.first)
+    return kept, dropped
+
+
+def _item(victim: Victim, costs: CostModel) -> Item:
+    counts = dict(victim.per_node)
+    choices: list[Choice] = []
+    running = sum(counts.values())
+    if victim.whole:
+        choices.append(_choice(victim, counts, costs, whole=True))
+    if victim.surplus > 0:
+        for split in _splits(victim.nodes, counts, victim.surplus):
+            if sum(split.values()) == running and victim.whole:
+                continue  # the same as the whole job
+            choices.append(_choice(victim, split, costs, whole=False))
+    return Item(victim.index, victim.job.name, tuple(choices), victim.nodes)
+
+
+def _splits(nodes: tuple[int, ...], counts: dict[int, int], most: int) -> list[dict[int, int]]:
+    """Every way to take 1..``most`` tasks from the nodes (bounded by what runs on each)."""
+    out: list[dict[int, int]] = [{}]
+    for n in nodes:
+        out = [{**s, n: k} for s in out for k in range(0, counts[n] + 1) if sum(s.values()) + k <= most]
+    return [{n: k for n, k in s.items() if k} for s in out if sum(s.values()) > 0]
+
+
+def _choice(victim: Victim, split: dict[int, int], costs: CostModel, *, whole: bool) -> Choice:
+    freed = tuple((n, tuple(k * x for x in victim.size)) for n, k in sorted(split.items()))
+    tasks = sum(split.values())
+    return Choice(tasks, tuple(sorted(split.items())), freed, costs.cost(victim.job, tasks, tasks * victim.gpus), whole)
+
+
+def fits(room: tuple[int, ...], request: Resources, resources: tuple[str, ...]) -> int:
+    """Tasks of ``request`` that fit in ``room``."""
+    counts = [room[i] // request[r] for i, r in enumerate(resources) if request.get(r, 0) > 0]
+    return max(0, min(counts)) if counts else 0
+
+
+def most_hosted(unit: Unit, request: Resources, resources: tuple[str, ...]) -> int:
+    """Tasks the unit could host if every candidate on it lost all it may lose (an upper bound)."""
+    extra: dict[int, list[int]] = {}
+    for victim in [*unit.spanning, *(v for vs in unit.local.values() for v in vs)]:
+        most = sum(k for _, k in victim.per_node) if victim.whole else victim.surplus
+        for n, k in victim.per_node:
+            take = min(k, most)
+            vector = extra.setdefault(n, [0] * len(resources))
+            for i, x in enumerate(victim.size):
+                vector[i] += take * x
+    total = 0
+    for n, room in unit.room.items():
+        bonus = extra.get(n)
+        total += fits(
+            room if bonus is None else tuple(a + b for a, b in zip(room, bonus, strict=True)), request, resources
+        )
+    return total

@@ -37,8 +37,9 @@ def attempt(cluster: Cluster, job: Job, action: Action, *, solver: SolverName = 
     if reduced is not None:
         problem, solution, _ = reduced
     else:
-        problem = planned.problem
-        assert problem is not None
+        full = planned.problem
+        assert full is not None
+        problem = full
         baseline = greedy.solve(problem)
         try:
             solution = baseline if solver == "greedy" else cpsat.solve(problem, hint=baseline)

@@ -309,4 +309,4 @@ def _greedy_order(cluster: Cluster, victims: tuple[Victim, ...]) -> tuple[int, .
         job = cluster.snapshot.job(victim.job)
         created = job.created_at if job.created_at is not None else (job.started_at or 0.0)
         keys.append((*queue_keys[victim.queue], victim.priority, victim.surplus == 0, -created, victim.job, v))
-    return tuple(key[-1] for key in sorted(keys))  # type: ignore[misc]
+    return tuple(key[-1] for key in sorted(keys))

@@ -100,7 +100,7 @@ def _aligned(first: Unit, option: Option, member: Unit, costs: CostModel) -> Opt
 
 
 def _canonical(victims: list[Victim], costs: CostModel) -> list[Victim]:
-    return sorted(victims, key=lambda v: (v.signature(costs), v.job.name))  # type: ignore[arg-type]
+    return sorted(victims, key=lambda v: (repr(v.signature(costs)), v.job.name))
 
 
 def _as_problem(

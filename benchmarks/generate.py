@@ -21,7 +21,7 @@ NOW = 1_767_268_800  # 2026-01-01T12:00:00Z
 GPUS = 8
 
 
-def generate(nodes: int, *, seed: int = 0, pending: int = 1, fill: float = 0.97) -> dict[str, Any]:
+def generate(nodes: int, *, seed: int = 0, pending: int = 1, fill: float = 1.0) -> dict[str, Any]:
     rng = random.Random(seed)
     departments = max(2, min(8, nodes // 250 or 2))
     teams = 4
@@ -77,7 +77,7 @@ def generate(nodes: int, *, seed: int = 0, pending: int = 1, fill: float = 0.97)
         return None
 
     misses = 0
-    while used < target and misses < 200:
+    while used < target and misses < 50 + nodes // 10:
         serial += 1
         team = rng.choices(busy, weights=weights)[0]
         kind = rng.random()
@@ -107,7 +107,7 @@ def generate(nodes: int, *, seed: int = 0, pending: int = 1, fill: float = 0.97)
                 continue
             tasks = [{"node": node_list[node]["name"]}] * count
         else:
-            size = rng.choices([1, 2, 4, 8], weights=[65, 20, 10, 5])[0]
+            size = rng.choices([1, 2, 4, 8], weights=[65, 20, 10, 5])[0] if misses < 20 else 1
             node = place(size)
             if node is None:
                 misses += 1
@@ -126,21 +126,25 @@ def generate(nodes: int, *, seed: int = 0, pending: int = 1, fill: float = 0.97)
             job["min_available"] = max(1, len(tasks) // 2)
         used += size * len(tasks)
         jobs.append(job)
-    sizes = [64, 1, 8, 16, 4, 32, 2]
+    # pending work: the first three are the benchmark's cases (a 64-GPU gang and a 1-GPU job that must reclaim,
+    # a 16-GPU job that preempts in its own busy team); the rest mix sizes and queues
+    sizes = [64, 1, 16, 8, 4, 32, 2]
     for p in range(pending):
         gpus = sizes[p % len(sizes)]
         width = max(1, gpus // GPUS)
         per_task = gpus // width
-        jobs.append(
-            {
-                "name": f"pending-{p:04d}",
-                "queue": idle_team if p == 0 else rng.choice(leaves),
-                "priority_class": "train",
-                "task_resources": {"gpu": per_task, "cpu": 8 * per_task, "memory": f"{64 * per_task}Gi"},
-                "created_at": NOW - 60 - p,
-                "tasks": [{}] * width,
-            }
-        )
+        job = {
+            "name": f"pending-{p:04d}",
+            "queue": idle_team if p < 2 else rng.choice(busy),
+            "priority_class": "train",
+            "task_resources": {"gpu": per_task, "cpu": 8 * per_task, "memory": f"{64 * per_task}Gi"},
+            "created_at": NOW - 60 - p,
+            "tasks": [{}] * width,
+        }
+        if p == 2 or (p > 2 and rng.random() < 0.3):
+            del job["priority_class"]
+            job["priority"] = 90  # preemptible, above train: may preempt in its own queue
+        jobs.append(job)
     return {
         "now": NOW,
         "config": {"preempt_min_runtime": "5m", "reclaim_min_runtime": "2m", "solver": {"time_limit": "30s"}},

@@ -17,7 +17,7 @@ from .fields import FreeMap, SnapshotModel, Time, raise_errors
 from .job import ON_NODE, Job, Task
 from .node import Node
 from .priority_class import PriorityClass, Toleration
-from .quantity import Resources, add, format_quantity
+from .quantity import format_quantity
 from .queue import Queue
 
 Loc = tuple[str | int, ...]
@@ -103,17 +103,16 @@ class Snapshot(SnapshotModel):
 
     def _check_jobs(self, errors: list[tuple[Loc, str]]) -> None:
         config = self.config
+        queues, classes, nodes, children = self._queues, self._classes, self._nodes, self._children
         for i, job in enumerate(self.jobs):
-            if job.queue not in self._queues:
+            if job.queue not in queues:
                 errors.append((("jobs", i, "queue"), f"unknown queue '{job.queue}'"))
-            elif not self.is_leaf(job.queue):
-                children = ", ".join(self.children(job.queue))
-                errors.append(
-                    (("jobs", i, "queue"), f"queue '{job.queue}' is not a leaf (it has children: {children})")
-                )
+            elif children.get(job.queue):
+                below = ", ".join(self.children(job.queue))
+                errors.append((("jobs", i, "queue"), f"queue '{job.queue}' is not a leaf (it has children: {below})"))
             priority = job.priority
             if job.priority_class is not None:
-                pclass = self._classes.get(job.priority_class)
+                pclass = classes.get(job.priority_class)
                 if pclass is None:
                     errors.append((("jobs", i, "priority_class"), f"unknown priority class '{job.priority_class}'"))
                 elif priority is not None and priority != pclass.value:
@@ -127,29 +126,29 @@ class Snapshot(SnapshotModel):
                 else:
                     priority = pclass.value
             resolved = config.default_priority if priority is None else priority
-            private = job.__pydantic_private__
-            assert private is not None
-            private["_priority"] = resolved
-            private["_preemptible"] = (
+            job.__dict__["_resolved_priority"] = resolved
+            job.__dict__["_resolved_preemptible"] = (
                 job.preemptible if job.preemptible is not None else resolved < config.preemptible_below_priority
             )
             for t, task in enumerate(job.tasks):
-                if task.node is not None and task.node not in self._nodes:
+                if task.node is not None and task.node not in nodes:
                     errors.append((("jobs", i, "tasks", t, "node"), f"unknown node '{task.node}'"))
 
     def _check_node_capacity(self, errors: list[tuple[Loc, str]]) -> None:
-        used: dict[str, Resources] = {}
-        holders: dict[str, list[str]] = {}
+        used: dict[str, dict[str, int]] = {}
+        nodes = self._nodes
         for job in self.jobs:
+            shared = job.task_resources
             for task in job.tasks:
-                if task.status in ON_NODE and task.node in self._nodes:
-                    used[task.node] = add(used.get(task.node, {}), job.requests(task))
-                    holders.setdefault(task.node, []).append(str(task.name))
+                if task.status in ON_NODE and task.node in nodes:
+                    load = used.setdefault(task.node, {})
+                    for r, a in (shared if task.resources is None else task.resources).items():
+                        load[r] = load.get(r, 0) + a
         for i, node in enumerate(self.nodes):
             for resource, amount in sorted(used.get(node.name, {}).items()):
                 capacity = node.resources.get(resource, 0)
                 if amount > capacity:
-                    names = holders[node.name]
+                    names = [str(t.name) for _, t in self.tasks_on(node.name)]
                     shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
                     errors.append(
                         (

@@ -22,6 +22,7 @@ in KAI, where a session computes them when it opens).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 
 from models import Job, Resources, Snapshot, Task
@@ -92,13 +93,72 @@ class Cluster:
         return cls(snapshot, tree, fair_shares(snapshot, tree, usage), status, node_of, usage)
 
     def with_changes(self, changes: Iterable[tuple[str, str, str | None]]) -> Cluster:
-        """A new state where each ``(task, status, node)`` is applied (``node`` None: keep it); shares stay."""
-        status, node_of = dict(self.status), dict(self.node_of)
+        """A new state where each ``(task, status, node)`` is applied (``node`` None: keep it); shares stay.
+
+        Only what the changed tasks touch is recomputed: their nodes' loads, their
+        jobs' running counts, and the usage of their queues and ancestors.
+        """
+        new = copy.copy(self)
+        new.status, new.node_of = dict(self.status), dict(self.node_of)
+        new._final, new._current = dict(self._final), dict(self._current)
+        new._running, new.usage = dict(self._running), dict(self.usage)
+        owner = self._owners()
+        touched_nodes: set[tuple[str, str]] = set()
+        touched_queues: set[str] = set()
         for task, state, node in changes:
-            status[task] = state
-            if node is not None:
-                node_of[task] = node
-        return Cluster(self.snapshot, self.tree, self.shares, status, node_of)
+            job, spec = owner[task]
+            before, where = self.status[task], self.node_of[task]
+            after = state
+            there = where if node is None else node
+            requests = job.requests(spec)
+            new._move(new._final, FINAL, touched_nodes, "final", requests, before, where, after, there)
+            new._move(new._current, CURRENT, touched_nodes, "current", requests, before, where, after, there)
+            new._running[job.name] += (after == "running") - (before == "running")
+            holds_before, holds_after = before in HOLDING, after in HOLDING
+            if holds_before != holds_after:
+                sign = 1 if holds_after else -1
+                for queue in self.tree.upward(job.queue):
+                    if queue not in touched_queues:
+                        old = new.usage[queue]
+                        new.usage[queue] = QueueUsage(
+                            dict(old.allocated), dict(old.allocated_non_preemptible), dict(old.requested)
+                        )
+                        touched_queues.add(queue)
+                    entry = new.usage[queue]
+                    _shift(entry.allocated, requests, sign)
+                    if not job.is_preemptible:
+                        _shift(entry.allocated_non_preemptible, requests, sign)
+            new.status[task] = after
+            new.node_of[task] = there
+        return new
+
+    def _move(
+        self,
+        loads: dict[str, Resources],
+        counted: tuple[str, ...],
+        touched: set[tuple[str, str]],
+        kind: str,
+        requests: Resources,
+        before: str,
+        where: str | None,
+        after: str,
+        there: str | None,
+    ) -> None:
+        for state, node, sign in ((before, where, -1), (after, there, 1)):
+            if node is None or state not in counted:
+                continue
+            if (kind, node) not in touched:
+                loads[node] = dict(loads.get(node, {}))
+                touched.add((kind, node))
+            _shift(loads[node], requests, sign)
+
+    def _owners(self) -> dict[str, tuple[Job, Task]]:
+        """Task name -> (job, task), built once per snapshot and shared by every state derived from it."""
+        owners = self.memo.get("owners")
+        if owners is None:
+            owners = {str(t.name): (j, t) for j in self.snapshot.jobs for t in j.tasks}
+            self.memo["owners"] = owners
+        return owners  # type: ignore[return-value]
 
     @property
     def now(self) -> float:
@@ -133,3 +193,8 @@ class Cluster:
     def current_load(self, node: str) -> Resources:
         """What ``node`` holds now (running + allocated + releasing)."""
         return self._current.get(node, {})
+
+
+def _shift(target: dict[str, int], requests: Resources, sign: int) -> None:
+    for r, a in requests.items():
+        target[r] = target.get(r, 0) + sign * a

@@ -60,10 +60,11 @@ def run_cycle(snapshot: Snapshot, actions: Sequence[Action] = ACTIONS, *, solver
     """One scheduling cycle over every pending job."""
     cluster = Cluster.of(snapshot)
     result = CycleResult(cluster, cluster)
+    pending = [j for j in snapshot.jobs if cluster.count(j, "pending")]
     for action in actions:
         attempted: set[str] = set()
         while True:
-            waiting = [j for j in snapshot.jobs if j.name not in attempted and cluster.count(j, "pending")]
+            waiting = [j for j in pending if j.name not in attempted and cluster.count(j, "pending")]
             if not waiting:
                 break
             job = min(waiting, key=lambda j: order_key(cluster, j))

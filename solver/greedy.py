@@ -23,14 +23,19 @@ def solve(problem: Problem) -> Solution:
     placed = _fit(problem, taken)
     if placed is not None and not broken_rows(problem, Solution("feasible", dict(taken), placed)):
         return Solution("feasible", {}, placed)
+    capacity = _Capacity(problem)
     for batch in _batches(problem):
         trial = dict(taken)
         for key, count in batch.items():
             trial[key] = trial.get(key, 0) + count
-        attempt = Solution("feasible", trial, {})
-        if any(b.startswith("guarantee") for b in broken_rows(problem, attempt)):
-            continue  # more victims only take more: this pop can never be part of an allowed answer
+        if problem.guarantees:
+            attempt = Solution("feasible", trial, {})
+            if any(b.startswith("guarantee") for b in broken_rows(problem, attempt)):
+                continue  # more victims only take more: this pop can never be part of an allowed answer
         taken = trial
+        capacity.free(batch)
+        if not capacity.enough():
+            continue
         placed = _fit(problem, taken)
         if placed is None:
             continue
@@ -38,6 +43,42 @@ def solve(problem: Problem) -> Solution:
         if not broken_rows(problem, solution):
             return solution
     return Solution("unknown", reason="the greedy search ran out of victims without finding room")
+
+
+class _Capacity:
+    """How many tasks of a one-type chunk the nodes could host, kept up to date as victims are added.
+
+    It only decides when the full first-fit is worth running; with several task
+    types it always says yes.
+    """
+
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        self.single = len(problem.chunk) == 1
+        self.room = {n: dict(node.room) for n, node in enumerate(problem.nodes) if node.schedulable}
+        self.request = problem.chunk[0].requests if self.single else {}
+        self.hosted = {n: self._fits(n) for n in self.room}
+        self.total = sum(self.hosted.values())
+
+    def _fits(self, n: int) -> int:
+        room = self.room[n]
+        counts = [room.get(r, 0) // a for r, a in self.request.items() if a > 0]
+        return max(0, min(counts)) if counts else 0
+
+    def free(self, batch: dict[tuple[int, int], int]) -> None:
+        for (v, s), count in batch.items():
+            slot = self.problem.victims[v].slots[s]
+            if slot.node not in self.room:
+                continue
+            for r, a in slot.requests.items():
+                self.room[slot.node][r] = self.room[slot.node].get(r, 0) + a * count
+            if self.single:
+                before = self.hosted[slot.node]
+                self.hosted[slot.node] = self._fits(slot.node)
+                self.total += self.hosted[slot.node] - before
+
+    def enough(self) -> bool:
+        return not self.single or self.total >= self.problem.chunk[0].required
 
 
 def _batches(problem: Problem) -> list[dict[tuple[int, int], int]]:

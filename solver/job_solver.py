@@ -22,6 +22,7 @@ from .decision import Decision, Outcome, VictimTasks
 from .explain import protected_jobs, why_infeasible
 from .problem import Action, Problem, Solution, objective_values
 from .problem_builder import plan
+from .reduce.allocate import solve_allocation
 from .reduce.pipeline import solve_reduced
 
 SolverName = Literal["cpsat", "greedy"]
@@ -33,9 +34,19 @@ def attempt(cluster: Cluster, job: Job, action: Action, *, solver: SolverName = 
     planned = plan(cluster, job, action)
     if planned.skip is not None:
         return Decision(job.name, action, "skipped", reason=planned.skip, solver=solver, solve_ms=_ms(start))
-    reduced = solve_reduced(planned) if solver == "cpsat" else None
+    reason: str | None = None
+    reduced = None
+    if solver == "cpsat":
+        if action == "allocate":
+            allocated = solve_allocation(planned)
+            if allocated is not None:
+                reduced = allocated[:2]
+                reason = allocated[2]
+        else:
+            found = solve_reduced(planned)
+            reduced = None if found is None else found[:2]
     if reduced is not None:
-        problem, solution, _ = reduced
+        problem, solution = reduced
     else:
         full = planned.problem
         assert full is not None
@@ -49,9 +60,11 @@ def attempt(cluster: Cluster, job: Job, action: Action, *, solver: SolverName = 
     decision.protected = protected_jobs(planned.candidates)
     decision.candidates = 0 if planned.candidates is None else len(planned.candidates.candidates)
     if decision.outcome == "infeasible":
-        full = planned.problem
-        assert full is not None
-        decision.reason = why_infeasible(full, planned.candidates)
+        if reason is None:
+            full = planned.problem
+            assert full is not None
+            reason = why_infeasible(full, planned.candidates)
+        decision.reason = reason
     elif decision.outcome == "unknown" and not decision.reason:
         decision.reason = "time limit reached before a feasible answer or a proof"
     decision.solve_ms = _ms(start)

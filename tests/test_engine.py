@@ -140,3 +140,51 @@ def test_unknown_outcome_is_reported_as_such(monkeypatch):
     assert decision.outcome == "unknown"
     assert not decision.optimal
     assert "time limit" in (decision.reason or "")
+
+
+@pytest.mark.parametrize("path", ALL, ids=[p.stem for p in ALL])
+def test_applied_decisions_update_the_state_like_a_fresh_count(path: Path) -> None:
+    """The cycle updates loads and usage incrementally; recounting from the task statuses gives the same."""
+    result = run_cycle(load_snapshot(path))
+    end = result.end
+    fresh = Cluster(end.snapshot, end.tree, end.shares, dict(end.status), dict(end.node_of))
+
+    def nonzero(loads: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+        return {n: {r: a for r, a in load.items() if a} for n, load in loads.items() if any(load.values())}
+
+    assert nonzero(end._final) == nonzero(fresh._final)
+    assert nonzero(end._current) == nonzero(fresh._current)
+    assert end._running == fresh._running
+    for queue in end.tree.queues():
+        assert nonzero({"q": end.usage[queue].allocated}) == nonzero({"q": fresh.usage[queue].allocated})
+
+
+def big_problem(nodes: int, time_limit: float) -> object:
+    """A full model too big to prove quickly: many nodes, each with a few victims, and a wide gang."""
+    from solver.problem import ChunkType, NodeRoom, Problem, Slot, Victim
+
+    rooms = tuple(NodeRoom(f"n{i}", {"gpu": 0}, {"gpu": 0}) for i in range(nodes))
+    victims = tuple(
+        Victim(
+            f"v{i}-{k}", "q", 10 + k, True, 0, (Slot(i, {"gpu": 2000 + 1000 * k}, (f"v{i}-{k}-0",)),), 1000 * (i % 97)
+        )
+        for i in range(nodes)
+        for k in range(3)
+    )
+    chunk = (ChunkType({"gpu": 3000}, tuple(f"want-{t}" for t in range(64)), 64),)
+    return Problem("want", "preempt", rooms, chunk, victims, time_limit=time_limit, workers=2)
+
+
+def test_a_large_model_is_stopped_at_the_deadline():
+    """Presolve may overrun CP-SAT's own limit; the child process is killed at the deadline instead."""
+    import time as clock
+
+    from solver.cpsat.search import GRACE, GUARDED_SIZE
+
+    problem = big_problem(3000, time_limit=0.2)
+    assert len(problem.victims) >= GUARDED_SIZE
+    started = clock.perf_counter()
+    solution = cpsat.solve(problem)
+    elapsed = clock.perf_counter() - started
+    assert elapsed < 0.2 + GRACE + 0.5
+    assert solution.status in ("unknown", "feasible")

@@ -18,8 +18,10 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import time
 from collections.abc import Collection
+from multiprocessing.connection import Connection
 
 from ortools.sat.python import cp_model
 
@@ -81,6 +83,13 @@ class ModelError(RuntimeError):
     """CP-SAT rejected a model (e.g. coefficients beyond 64-bit integers)."""
 
 
+GUARDED_SIZE = 2000
+"""Models with at least this many victim slots and placement choices are solved in a child process."""
+
+GRACE = 0.25
+"""Seconds a guarded solve may run past the time limit before the child process is killed."""
+
+
 def solve(
     problem: Problem,
     *,
@@ -88,7 +97,52 @@ def solve(
     skip: Collection[str] = (),
     feasibility_only: bool = False,
 ) -> Solution:
-    """Best solution of ``problem`` (see the module docstring); ``skip`` leaves rule families out."""
+    """Best solution of ``problem`` (see the module docstring); ``skip`` leaves rule families out.
+
+    CP-SAT checks its time limit between steps, but presolve on a large model can
+    overrun it by seconds (reference/cpsat.md §2). Large models are therefore
+    solved in a forked child process that is killed at ``time_limit + GRACE``;
+    the answer is then ``unknown``, never a guess.
+    """
+    size = sum(len(v.slots) for v in problem.victims) + len(problem.nodes) * len(problem.chunk)
+    if size >= GUARDED_SIZE and "fork" in multiprocessing.get_all_start_methods():
+        return _guarded(problem, hint, skip, feasibility_only)
+    return _solve(problem, hint, skip, feasibility_only)
+
+
+def _guarded(problem: Problem, hint: Solution | None, skip: Collection[str], feasibility_only: bool) -> Solution:
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+    child = context.Process(target=_child, args=(send, problem, hint, tuple(skip), feasibility_only), daemon=True)
+    child.start()
+    send.close()
+    try:
+        if receive.poll(problem.time_limit + GRACE):
+            outcome = receive.recv()
+        else:
+            outcome = Solution("unknown", reason="time limit reached: the solver was stopped at the deadline")
+    except EOFError:
+        outcome = Solution("unknown", reason="the solver process ended without an answer")
+    finally:
+        if child.is_alive():
+            child.kill()
+        child.join()
+        receive.close()
+    if isinstance(outcome, ModelError):
+        raise outcome
+    return outcome  # type: ignore[no-any-return]
+
+
+def _child(send: Connection, problem: Problem, hint: Solution | None, skip: tuple[str, ...], only: bool) -> None:
+    try:
+        send.send(_solve(problem, hint, skip, only))
+    except ModelError as error:
+        send.send(error)
+    finally:
+        send.close()
+
+
+def _solve(problem: Problem, hint: Solution | None, skip: Collection[str], feasibility_only: bool) -> Solution:
     runner = _Runner(problem, skip)
     if hint is not None and hint.feasible:
         runner.vars.hint(hint)

@@ -11,6 +11,7 @@ answer satisfies them.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from ..cpsat.option_model import solve_classes
@@ -21,14 +22,17 @@ from .select import UnitClass, select
 from .units import CostModel, TooComplex, Unit, Victim, build_units
 
 
-@dataclass(frozen=True)
+@dataclass
 class Reduced:
-    """What the reductions kept, for reports."""
+    """What the reductions kept, and where the time went (milliseconds), for reports."""
 
     units: int
     classes: int
     enumerated: int
     dropped: int
+    reduce_ms: float = 0.0
+    solve_ms: float = 0.0
+    model_vars: int = 0
 
 
 def solve_reduced(plan: Plan) -> tuple[Problem, Solution, Reduced] | None:
@@ -48,12 +52,16 @@ def solve_reduced(plan: Plan) -> tuple[Problem, Solution, Reduced] | None:
     config = cluster.snapshot.config
     costs = CostModel(config.objective, plan.levels, cluster.now)
     candidates = plan.candidates.candidates
+    started = time.perf_counter()
     try:
         units, dropped = build_units(cluster, candidates, request, resources)
         selection = select(units, needed, request, resources, costs)
     except TooComplex:
         return None
     report = Reduced(selection.units, len(selection.classes), selection.enumerated, dropped)
+    report.model_vars = sum(len(c.options) for c in selection.classes)
+    report.reduce_ms = (time.perf_counter() - started) * 1000
+    started = time.perf_counter()
     if not selection.classes:
         return plan.build(chosen=[], only_nodes=set()), Solution("infeasible"), report
     status, counts = solve_classes(
@@ -63,6 +71,7 @@ def solve_reduced(plan: Plan) -> tuple[Problem, Solution, Reduced] | None:
         workers=config.solver.workers,
         seed=config.solver.seed,
     )
+    report.solve_ms = (time.perf_counter() - started) * 1000
     if status in ("infeasible", "unknown"):
         return plan.build(chosen=[], only_nodes=set()), Solution(status), report  # type: ignore[arg-type]
     used = _decode(selection.classes, counts, costs)

@@ -63,14 +63,11 @@ class Victim:
     index: int
     job: Job
     per_node: tuple[tuple[int, int], ...]
+    nodes: tuple[int, ...]
     size: tuple[int, ...]
     gpus: int
     whole: bool
     surplus: int
-
-    @property
-    def nodes(self) -> tuple[int, ...]:
-        return tuple(n for n, _ in self.per_node)
 
     def signature(self, costs: CostModel) -> tuple[object, ...]:
         """Victims with equal signatures on equal nodes offer the same choices at the same costs."""
@@ -93,6 +90,8 @@ class Unit:
     local: dict[int, list[Victim]] = field(default_factory=dict)
     spanning: list[Victim] = field(default_factory=list)
     _items: dict[int, Item] = field(default_factory=dict)
+    hosted: int = -1
+    """Upper bound on the tasks this unit could host (see :func:`most_hosted`); -1 until computed."""
 
     @property
     def first(self) -> int:
@@ -173,6 +172,7 @@ def build_units(
         return room[n]
 
     light: list[Victim] = []
+    shapes: dict[int, tuple[int, tuple[int, ...]]] = {}
     for v, candidate in enumerate(candidates):
         job = snapshot.job(candidate.job)
         per_node: dict[int, int] = {}
@@ -184,11 +184,14 @@ def build_units(
             per_node[n] = per_node.get(n, 0) + 1
         if not any(schedulable[n] for n in per_node):
             continue
-        gpus = sum(a for r, a in shared.items() if is_gpu_resource(r)) // 1000
-        size = tuple(shared.get(r, 0) for r in resources)
-        light.append(
-            Victim(v, job, tuple(sorted(per_node.items())), size, gpus, candidate.whole_job, candidate.surplus)
-        )
+        key = id(shared)
+        if key not in shapes:
+            gpus = sum(a for r, a in shared.items() if is_gpu_resource(r)) // 1000
+            shapes[key] = (gpus, tuple(shared.get(r, 0) for r in resources))
+        gpus, size = shapes[key]
+        pairs = tuple(sorted(per_node.items()))
+        nodes = tuple(n for n, _ in pairs)
+        light.append(Victim(v, job, pairs, nodes, size, gpus, candidate.whole_job, candidate.surplus))
 
     parent: dict[int, int] = {}
 
@@ -223,7 +226,9 @@ def build_units(
     for n, node in enumerate(snapshot.nodes):
         if node.schedulable and n not in hosting and fits(room_of(n), request, resources) > 0:
             units.append(Unit(nodes=(n,), room={n: room_of(n)}))
-    kept = [u for u in units if most_hosted(u, request, resources) > 0]
+    for unit in units:
+        unit.hosted = most_hosted(unit, request, resources)
+    kept = [u for u in units if u.hosted > 0]
     dropped = len(candidates) - sum(len(u.spanning) + sum(len(vs) for vs in u.local.values()) for u in kept)
     kept.sort(key=lambda u: u.first)
     return kept, dropped

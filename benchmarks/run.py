@@ -1,0 +1,188 @@
+"""The scale benchmark: load, decide, and compare with the greedy baseline, from 100 to 100,000 nodes.
+
+Run on demand (never part of the test command):
+
+    .venv/bin/python benchmarks/run.py                 # 100, 1,000 and 10,000 nodes, and the cycle benchmark
+    .venv/bin/python benchmarks/run.py --sizes 100000  # add 100,000 nodes (needs about a minute)
+
+Each size runs in a fresh process, so the peak RSS it reports is that size's own. For each size the generator
+(benchmarks/generate.py) writes a JSON snapshot; the benchmark times loading and validating it, then one
+decision per pending job of interest (a 64-GPU gang that must reclaim, and smaller jobs), split into
+cluster state, rules (chunk, candidates), reductions, and solving. It runs the greedy (KAI-like) baseline on
+the same state and compares the victims. Results print as Markdown tables; the README quotes them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+CASES = [
+    ("pending-0000", "reclaim", "64-GPU gang"),
+    ("pending-0001", "reclaim", "1 GPU"),
+    ("pending-0002", "preempt", "16 GPUs"),
+]
+
+
+def measure(nodes: int, seed: int) -> dict[str, object]:
+    """One size, in this process: a dict of figures."""
+    from generate import generate
+
+    from models import load_snapshot
+    from solver.cluster import Cluster
+    from solver.job_solver import attempt
+    from solver.problem_builder import plan
+    from solver.reduce.pipeline import solve_reduced
+
+    document = generate(nodes, seed=seed, pending=3)
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+        json.dump(document, handle)
+        path = handle.name
+    try:
+        started = time.perf_counter()
+        snapshot = load_snapshot(path)
+        load_s = time.perf_counter() - started
+    finally:
+        os.unlink(path)
+    out: dict[str, object] = {
+        "nodes": nodes,
+        "jobs": len(snapshot.jobs),
+        "tasks": sum(len(j.tasks) for j in snapshot.jobs),
+        "load_s": load_s,
+        "cases": [],
+    }
+    for job_name, action, label in CASES:
+        started = time.perf_counter()
+        cluster = Cluster.of(snapshot)
+        state_s = time.perf_counter() - started
+        started = time.perf_counter()
+        planned = plan(cluster, snapshot.job(job_name), action)  # type: ignore[arg-type]
+        rules_s = time.perf_counter() - started
+        reduced = solve_reduced(planned) if planned.skip is None else None
+        started = time.perf_counter()
+        decision = attempt(cluster, snapshot.job(job_name), action)  # type: ignore[arg-type]
+        decide_s = time.perf_counter() - started + state_s
+        started = time.perf_counter()
+        greedy = attempt(cluster, snapshot.job(job_name), action, solver="greedy")  # type: ignore[arg-type]
+        greedy_s = time.perf_counter() - started
+        report = reduced[2] if reduced is not None else None
+        out["cases"].append(  # type: ignore[union-attr]
+            {
+                "job": label,
+                "action": action,
+                "outcome": decision.outcome,
+                "optimal": decision.optimal,
+                "decide_s": decide_s,
+                "state_s": state_s,
+                "rules_s": rules_s,
+                "reduce_s": None if report is None else report.reduce_ms / 1000,
+                "solve_s": None if report is None else report.solve_ms / 1000,
+                "units": None if report is None else report.units,
+                "classes": None if report is None else report.classes,
+                "vars": None if report is None else report.model_vars,
+                "candidates": decision.candidates,
+                "cpsat": [decision.objective.get("jobs"), decision.objective.get("tasks")] if decision.placed else None,
+                "greedy": [greedy.objective.get("jobs"), greedy.objective.get("tasks")] if greedy.placed else None,
+                "greedy_s": greedy_s,
+            }
+        )
+    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return out
+
+
+def cycle(nodes: int, pending: int, seed: int) -> dict[str, object]:
+    from generate import generate
+
+    from models import snapshot_from_data
+    from solver.cycle import run_cycle
+
+    snapshot = snapshot_from_data(generate(nodes, seed=seed, pending=pending))
+    started = time.perf_counter()
+    result = run_cycle(snapshot)
+    total = time.perf_counter() - started
+    placed = [d for d in result.decisions if d.placed]
+    return {
+        "nodes": nodes,
+        "pending": pending,
+        "decisions": len(result.decisions),
+        "placed": len(placed),
+        "evicted": sum(len(v.tasks) for d in placed for v in d.victims),
+        "unproved": sum(1 for d in placed if not d.optimal),
+        "total_s": total,
+        "per_decision_ms": total / max(1, len(result.decisions)) * 1000,
+    }
+
+
+def _child(kind: str, *args: int) -> dict[str, object]:
+    command = [sys.executable, __file__, "--child", kind, *map(str, args)]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
+
+
+def table(rows: list[dict[str, object]]) -> str:
+    lines = [
+        "| nodes | jobs | load+validate | job | action | decide | ratio | state / rules / reduce / solve "
+        "| units -> classes (vars) | optimal | CP-SAT jobs/tasks | greedy jobs/tasks | greedy time | peak RSS |",
+        "| ---: | ---: | ---: | --- | --- | ---: | ---: | --- | --- | --- | --- | --- | ---: | ---: |",
+    ]
+    for row in rows:
+        for case in row["cases"]:  # type: ignore[attr-defined]
+            split = " / ".join(
+                "-" if case[k] is None else f"{case[k] * 1000:.0f}"
+                for k in ("state_s", "rules_s", "reduce_s", "solve_s")
+            )
+            model = "-" if case["units"] is None else f"{case['units']} -> {case['classes']} ({case['vars']})"
+            lines.append(
+                f"| {row['nodes']:,} | {row['jobs']:,} | {row['load_s']:.2f} s | {case['job']} | {case['action']} "
+                f"| {case['decide_s']:.2f} s | {case['decide_s'] / row['load_s']:.2f}x | {split} ms | {model} "
+                f"| {'yes' if case['optimal'] else case['outcome']} | {_pair(case['cpsat'])} | {_pair(case['greedy'])} "
+                f"| {case['greedy_s']:.2f} s | {row['peak_rss_mb']:.0f} MB |"
+            )
+    return "\n".join(lines)
+
+
+def _pair(value: object) -> str:
+    return "-" if value is None else f"{value[0]}/{value[1]}"  # type: ignore[index]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="*", default=[100, 1000, 10000])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cycle", type=int, nargs=2, default=[1000, 100], metavar=("NODES", "PENDING"))
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        kind, *numbers = args.child
+        values = [int(x) for x in numbers]
+        result = measure(values[0], values[1]) if kind == "size" else cycle(values[0], values[1], values[2])
+        print(json.dumps(result))
+        return
+    rows = [_child("size", n, args.seed) for n in args.sizes]
+    print(table(rows))
+    print()
+    run = _child("cycle", args.cycle[0], args.cycle[1], args.seed)
+    print(
+        "| cycle: nodes | pending jobs | decisions | placed | tasks evicted | not proved optimal | total "
+        "| per decision |"
+    )
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print(
+        f"| {run['nodes']:,} | {run['pending']} | {run['decisions']} | {run['placed']} | {run['evicted']} "
+        f"| {run['unproved']} | {run['total_s']:.2f} s | {run['per_decision_ms']:.0f} ms |"
+    )
+
+
+if __name__ == "__main__":
+    main()

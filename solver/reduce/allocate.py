@@ -1,0 +1,75 @@
+"""Allocation of one kind of task needs no search.
+
+With no victims, the only choice is where the tasks go, and the only objective
+is to place as many of the optional tasks as possible (the required ones must
+all fit). With a single task type each node hosts at most ``floor(room / request)``
+tasks independently of the others, so filling nodes in document order, as many
+per node as fit, places the most tasks possible; queue limits and the
+non-preemptible quota cap only the total. This is also the canonical placement
+of the full model (lexicographically largest in node order), so both paths give
+the same answer.
+"""
+
+from __future__ import annotations
+
+from models import format_quantity, format_resources
+
+from ..problem import Problem, Solution
+from ..problem_builder import Plan
+from .units import fits
+
+
+def solve_allocation(plan: Plan) -> tuple[Problem, Solution, str | None] | None:
+    """Place ``plan``'s chunk without victims; ``None`` when the chunk has several task types."""
+    job = plan.job
+    requests = [job.requests(task) for task, _ in plan.chunk]
+    if not requests or any(r != requests[0] for r in requests):
+        return None
+    request = {r: a for r, a in requests[0].items() if a > 0}
+    resources = tuple(sorted(request))
+    required = sum(1 for _, is_required in plan.chunk if is_required)
+    cluster = plan.cluster
+    hosted: list[tuple[str, int]] = []
+    for node in cluster.snapshot.nodes:
+        if not node.schedulable:
+            continue
+        load = cluster.final_load(node.name)
+        room = tuple(node.resources.get(r, 0) - load.get(r, 0) for r in resources)
+        count = fits(room, request, resources) if request else len(plan.chunk)
+        if count:
+            hosted.append((node.name, count))
+    empty = plan.build(chosen=[], only_nodes=set())
+    cap = len(plan.chunk)
+    for row in empty.limits:
+        amount = request.get(row.resource, 0)
+        if amount:
+            cap = min(cap, max(0, row.headroom) // amount)
+    room_total = sum(count for _, count in hosted)
+    total = min(cap, room_total)
+    if total < max(required, 1):
+        if cap < max(required, 1) and room_total >= max(required, 1):
+            rows = [r for r in empty.limits if request.get(r.resource, 0) and r.headroom // request[r.resource] == cap]
+            reason = "; ".join(
+                f"queue {row.queue} would exceed its {row.kind} of {format_quantity(row.resource, row.bound)} "
+                f"{row.resource} (room left: {format_quantity(row.resource, max(0, row.headroom))})"
+                for row in rows
+            )
+        else:
+            need = required or 1
+            reason = (
+                f"no room without evicting anything: the job needs {need} x {{{format_resources(request)}}} "
+                f"and the nodes have room for {room_total}"
+            )
+        return empty, Solution("infeasible"), reason
+    chosen: list[tuple[str, int]] = []
+    left = total
+    for name, count in hosted:
+        if left == 0:
+            break
+        take = min(count, left)
+        chosen.append((name, take))
+        left -= take
+    problem = plan.build(chosen=[], only_nodes={name for name, _ in chosen})
+    index = {room.name: i for i, room in enumerate(problem.nodes)}
+    placed = {(0, index[name]): take for name, take in chosen}
+    return problem, Solution("optimal", placed=placed), None

@@ -109,7 +109,7 @@ def _aligned(first: Unit, option: Option, member: Unit, costs: CostModel) -> Opt
 
 
 def _canonical(victims: list[Victim], costs: CostModel) -> list[Victim]:
-    return sorted(victims, key=lambda v: (repr(v.signature(costs)), v.job.name))
+    return sorted(victims, key=lambda v: (v.signature(costs), v.job.name))
 
 
 def _as_problem(
@@ -124,6 +124,7 @@ def _as_problem(
             taken[item.victim] = dict(choice.per_node)
         hosts.extend(option.hosted)
     node_names = [node.name for node in cluster.snapshot.nodes]
+    position = {name: n for n, name in enumerate(node_names)}
     chosen = sorted(taken)
     problem = plan.build(chosen=[candidates[i] for i in chosen], only_nodes={node_names[n] for n, _ in hosts})
     index = {room.name: i for i, room in enumerate(problem.nodes)}
@@ -131,7 +132,7 @@ def _as_problem(
     for v, candidate_index in enumerate(chosen):
         per_node = taken[candidate_index]
         for s, slot in enumerate(problem.victims[v].slots):
-            n = node_names.index(problem.nodes[slot.node].name)
+            n = position[problem.nodes[slot.node].name]
             if per_node.get(n):
                 evicted[v, s] = per_node[n]
     placed: dict[tuple[int, int], int] = {}

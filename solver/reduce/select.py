@@ -118,5 +118,5 @@ def _signature(unit: Unit, costs: CostModel) -> object:
     if len(unit.nodes) > 1:
         return ("unit", unit.nodes)  # multi-node units are kept apart: their structure is rarely shared
     (n,) = unit.nodes
-    victims = sorted((v.signature(costs) for v in unit.local.get(n, [])), key=repr)
+    victims = sorted(v.signature(costs) for v in unit.local.get(n, []))
     return (unit.room.get(n), tuple(victims))

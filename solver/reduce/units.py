@@ -21,6 +21,7 @@ tasks (:class:`Item`) are worked out only for the units that are looked at.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from models import Job, Resources, is_gpu_resource
 
@@ -56,11 +57,17 @@ class Item:
     nodes: tuple[int, ...]
 
 
-@dataclass(frozen=True)
-class Victim:
-    """A candidate, as the reductions see it: its running tasks per node, all alike."""
+Signature = tuple[tuple[int, ...], tuple[int, ...], int, bool, int, int, int]
 
-    index: int
+
+class Victim(NamedTuple):
+    """A candidate, as the reductions see it: its running tasks per node, all alike.
+
+    A named tuple rather than a dataclass: a large cluster has hundreds of
+    thousands of candidates, and tuples are cheap to create.
+    """
+
+    candidate: int
     job: Job
     per_node: tuple[tuple[int, int], ...]
     nodes: tuple[int, ...]
@@ -69,7 +76,7 @@ class Victim:
     whole: bool
     surplus: int
 
-    def signature(self, costs: CostModel) -> tuple[object, ...]:
+    def signature(self, costs: CostModel) -> Signature:
         """Victims with equal signatures on equal nodes offer the same choices at the same costs."""
         job = self.job
         counts = tuple(k for _, k in self.per_node)
@@ -101,9 +108,9 @@ class Unit:
         """:class:`Item` of each victim (worked out once)."""
         out = []
         for victim in victims:
-            if victim.index not in self._items:
-                self._items[victim.index] = _item(victim, costs)
-            out.append(self._items[victim.index])
+            if victim.candidate not in self._items:
+                self._items[victim.candidate] = _item(victim, costs)
+            out.append(self._items[victim.candidate])
         return out
 
 
@@ -245,7 +252,7 @@ def _item(victim: Victim, costs: CostModel) -> Item:
             if sum(split.values()) == running and victim.whole:
                 continue  # the same as the whole job
             choices.append(_choice(victim, split, costs, whole=False))
-    return Item(victim.index, victim.job.name, tuple(choices), victim.nodes)
+    return Item(victim.candidate, victim.job.name, tuple(choices), victim.nodes)
 
 
 def _splits(nodes: tuple[int, ...], counts: dict[int, int], most: int) -> list[dict[int, int]]:

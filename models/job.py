@@ -107,6 +107,15 @@ class Job(SnapshotModel):
         return value
 
     @property
+    def uniform(self) -> bool:
+        """Whether every task requests ``task_resources`` (no task overrides it with something else)."""
+        cached: bool | None = self.__dict__.get("_uniform")
+        if cached is None:
+            cached = all(t.resources is None or t.resources == self.task_resources for t in self.tasks)
+            self.__dict__["_uniform"] = cached
+        return cached
+
+    @property
     def gang_minimum(self) -> int:
         """``min_available``, defaulting to the number of tasks."""
         return len(self.tasks) if self.min_available is None else self.min_available

@@ -58,6 +58,7 @@ class Cluster:
         final: dict[str, dict[str, int]] = {}
         current: dict[str, dict[str, int]] = {}
         running: dict[str, int] = {}
+        running_on: dict[str, dict[str, int]] = {}
         for job in snapshot.jobs:
             shared = job.task_resources
             count = 0
@@ -67,7 +68,10 @@ class Cluster:
                 if node is None:
                     continue
                 state = status[name]
-                count += state == "running"
+                if state == "running":
+                    count += 1
+                    where = running_on.setdefault(job.name, {})
+                    where[node] = where.get(node, 0) + 1
                 requests = shared if task.resources is None else task.resources
                 if state in FINAL:
                     load = final.setdefault(node, {})
@@ -79,6 +83,7 @@ class Cluster:
                         load[r] = load.get(r, 0) + a
             running[job.name] = count
         self._running = running
+        self._running_on = running_on
         self._final: dict[str, Resources] = final
         self._current: dict[str, Resources] = current
         self.memo: dict[object, object] = {}
@@ -102,6 +107,8 @@ class Cluster:
         new.status, new.node_of = dict(self.status), dict(self.node_of)
         new._final, new._current = dict(self._final), dict(self._current)
         new._running, new.usage = dict(self._running), dict(self.usage)
+        new._running_on = dict(self._running_on)
+        moved_jobs: set[str] = set()
         owner = self._owners()
         touched_nodes: set[tuple[str, str]] = set()
         touched_queues: set[str] = set()
@@ -114,6 +121,8 @@ class Cluster:
             new._move(new._final, FINAL, touched_nodes, "final", requests, before, where, after, there)
             new._move(new._current, CURRENT, touched_nodes, "current", requests, before, where, after, there)
             new._running[job.name] += (after == "running") - (before == "running")
+            if "running" in (before, after):
+                moved_jobs.add(job.name)
             holds_before, holds_after = before in HOLDING, after in HOLDING
             if holds_before != holds_after:
                 sign = 1 if holds_after else -1
@@ -130,6 +139,16 @@ class Cluster:
                         _shift(entry.allocated_non_preemptible, requests, sign)
             new.status[task] = after
             new.node_of[task] = there
+        for name in moved_jobs:
+            hosts: dict[str, int] = {}
+            for item in new.tasks(self.snapshot.job(name), "running"):
+                host = new.node_of[str(item.name)]
+                if host is not None:
+                    hosts[host] = hosts.get(host, 0) + 1
+            if hosts:
+                new._running_on[name] = hosts
+            else:
+                new._running_on.pop(name, None)
         return new
 
     def _move(
@@ -172,6 +191,10 @@ class Cluster:
 
     def count(self, job: Job, *statuses: str) -> int:
         return sum(1 for t in job.tasks if self.status[str(t.name)] in statuses)
+
+    def running_on(self, job: Job) -> dict[str, int]:
+        """Node -> number of ``job``'s running tasks there."""
+        return self._running_on.get(job.name, {})
 
     def running_count(self, job: Job) -> int:
         return self._running[job.name]

@@ -3,11 +3,16 @@
 Variables ``y[c, t]``: units of class ``c`` that host at least ``t`` tasks with
 their ``t``-option (an integer count, never one variable per node). Each class
 has ``count`` units: ``sum_t y[c, t] <= count``; together they host the chunk:
-``sum t * y[c, t] >= needed``. The cost vector of the options is minimised
-lexicographically, one component per stage (components that are zero in every
-option are skipped). A last solve, with one worker and no hints, breaks ties by
-preferring classes earlier in the document, so the answer does not depend on
-the number of workers.
+``sum t * y[c, t] >= needed``.
+
+The cost vector of the options is minimised lexicographically, and then a last
+criterion breaks ties: prefer classes earlier in the document. Consecutive
+criteria are folded into one weighted objective while the weighted sum is sure
+to fit in 63 bits (each criterion's weight exceeds the largest total the less
+important ones can reach, so the folded optimum is the lexicographic one);
+usually one solve does it all. The model is small by construction, so it is
+solved with one worker: a single-worker CP-SAT search is deterministic, and the
+answer does not depend on the machine's cores.
 """
 
 from __future__ import annotations
@@ -18,31 +23,41 @@ from ortools.sat.python import cp_model
 
 from ..reduce.select import UnitClass
 
+LIMIT = 2**62
+
 
 def solve_classes(
     classes: list[UnitClass], needed: int, *, time_limit: float, workers: int, seed: int
 ) -> tuple[str, dict[tuple[int, int], int]]:
-    """Status (``optimal``, ``feasible``, ``infeasible``, ``unknown``) and the count per (class, level)."""
+    """Status (``optimal``, ``feasible``, ``infeasible``, ``unknown``) and the count per (class, level).
+
+    ``workers`` is accepted for symmetry with the full model; the reduced model always uses one.
+    """
     deadline = time.perf_counter() + time_limit
     model = cp_model.CpModel()
     y: dict[tuple[int, int], cp_model.IntVar] = {}
+    bound: dict[tuple[int, int], int] = {}
     for c, unit_class in enumerate(classes):
         for t in unit_class.options:
-            y[c, t] = model.new_int_var(0, min(unit_class.count, needed), f"y_{c}_{t}")
+            bound[c, t] = min(unit_class.count, needed)
+            y[c, t] = model.new_int_var(0, bound[c, t], f"y_{c}_{t}")
         model.add(cp_model.LinearExpr.sum([y[c, t] for t in unit_class.options]) <= unit_class.count)
     model.add(cp_model.LinearExpr.weighted_sum(list(y.values()), [t for (_, t) in y]) >= needed)
+    keys = list(y)
     width = len(next(iter(classes[0].options.values())).cost) if classes else 0
-    status = "optimal"
+    criteria = [[classes[c].options[t].cost[i] for (c, t) in keys] for i in range(width)]
+    criteria = [weights for weights in criteria if any(weights)]
+    criteria.append([c + 1 for (c, _) in keys])  # the tie-break: earlier classes first
     values: dict[tuple[int, int], int] = {}
-    for component in range(width):
-        weights = [classes[c].options[t].cost[component] for (c, t) in y]
-        if not any(weights):
-            continue
-        expr = cp_model.LinearExpr.weighted_sum(list(y.values()), weights)
+    proved = True
+    for group in _fold(criteria, [bound[k] for k in keys]):
+        expr = cp_model.LinearExpr.weighted_sum([y[k] for k in keys], group)
         model.minimize(expr)
-        result, found, solver = _run(model, deadline, workers, seed)
+        result, found, solver = _run(model, deadline, seed)
         if found is None:
-            return (result if not values else "feasible"), {key: values.get(key, 0) for key in y} if values else {}
+            if not values:
+                return result, {}
+            return "optimal" if proved else "feasible", values
         values = {key: int(solver.value(var)) for key, var in y.items()}
         if result != "optimal":
             return "feasible", values
@@ -50,24 +65,43 @@ def solve_classes(
         model.clear_hints()
         for key, var in y.items():
             model.add_hint(var, values[key])
-    model.clear_hints()
-    model.minimize(cp_model.LinearExpr.weighted_sum(list(y.values()), [c + 1 for (c, _) in y]))
-    result, found, solver = _run(model, deadline, 1, seed)
-    if found is None:
-        return (status if values else result), values
-    # the stages proved the objective; an unfinished tie-break leaves the answer optimal, only less canonical
-    return (status if values or result == "optimal" else "feasible"), {
-        key: int(solver.value(var)) for key, var in y.items()
-    }
+    return ("optimal" if proved else "feasible"), values
 
 
-def _run(model: cp_model.CpModel, deadline: float, workers: int, seed: int) -> tuple[str, object, cp_model.CpSolver]:
+def _fold(criteria: list[list[int]], bounds: list[int]) -> list[list[int]]:
+    """Fold consecutive criteria into weighted sums that cannot overflow; most important first."""
+    groups: list[list[list[int]]] = []
+    for weights in criteria:
+        if groups and _reach([*groups[-1], weights], bounds) < LIMIT:
+            groups[-1].append(weights)
+        else:
+            groups.append([weights])
+    folded = []
+    for group in groups:
+        total = [0] * len(bounds)
+        for weights in group:
+            reach = sum(w * b for w, b in zip(weights, bounds, strict=True))
+            total = [x * (reach + 1) + w for x, w in zip(total, weights, strict=True)]
+        folded.append(total)
+    return folded
+
+
+def _reach(group: list[list[int]], bounds: list[int]) -> int:
+    """The largest value the folded sum of ``group`` can take."""
+    reach = 0
+    for weights in group:
+        top = sum(w * b for w, b in zip(weights, bounds, strict=True))
+        reach = reach * (top + 1) + top
+    return reach
+
+
+def _run(model: cp_model.CpModel, deadline: float, seed: int) -> tuple[str, object, cp_model.CpSolver]:
     solver = cp_model.CpSolver()
     remaining = deadline - time.perf_counter()
     if remaining <= 0:
         return "unknown", None, solver
     solver.parameters.max_time_in_seconds = remaining
-    solver.parameters.num_workers = workers
+    solver.parameters.num_workers = 1
     solver.parameters.random_seed = seed
     status = solver.solve(model)
     if status == cp_model.OPTIMAL:

@@ -167,7 +167,10 @@ def build_units(
 ) -> tuple[list[Unit], int]:
     """Units of the decision (document order of their first node), and how many candidates were dropped."""
     snapshot = cluster.snapshot
-    index = {node.name: i for i, node in enumerate(snapshot.nodes)}
+    index = cluster.memo.get("node index")
+    if index is None:
+        index = cluster.memo["node index"] = {node.name: i for i, node in enumerate(snapshot.nodes)}
+    assert isinstance(index, dict)
     schedulable = [node.schedulable for node in snapshot.nodes]
     room: dict[int, tuple[int, ...]] = {}
 
@@ -182,13 +185,10 @@ def build_units(
     shapes: dict[int, tuple[int, tuple[int, ...]]] = {}
     for v, candidate in enumerate(candidates):
         job = snapshot.job(candidate.job)
-        per_node: dict[int, int] = {}
+        if not job.uniform:
+            raise TooComplex(f"the tasks of {job.name} differ")
         shared = job.task_resources
-        for task in cluster.tasks(job, "running"):
-            if task.resources is not None and task.resources != shared:
-                raise TooComplex(f"the tasks of {job.name} differ")
-            n = index[str(cluster.node_of[str(task.name)])]
-            per_node[n] = per_node.get(n, 0) + 1
+        per_node = {index[name]: count for name, count in cluster.running_on(job).items()}
         if not any(schedulable[n] for n in per_node):
             continue
         key = id(shared)
@@ -215,7 +215,7 @@ def build_units(
     groups: dict[int, Unit] = {}
     for victim in light:
         nodes = victim.nodes
-        root = find(nodes[0])
+        root = find(nodes[0]) if nodes[0] in parent else nodes[0]
         unit = groups.get(root)
         if unit is None:
             unit = groups[root] = Unit(nodes=(), room={})
@@ -277,6 +277,17 @@ def fits(room: tuple[int, ...], request: Resources, resources: tuple[str, ...]) 
 
 def most_hosted(unit: Unit, request: Resources, resources: tuple[str, ...]) -> int:
     """Tasks the unit could host if every candidate on it lost all it may lose (an upper bound)."""
+    if not unit.spanning and len(unit.nodes) == 1:
+        (n,) = unit.nodes
+        room = unit.room.get(n)
+        if room is None:
+            return 0
+        free = list(room)
+        for victim in unit.local.get(n, ()):
+            take = victim.per_node[0][1] if victim.whole else min(victim.per_node[0][1], victim.surplus)
+            for i, x in enumerate(victim.size):
+                free[i] += take * x
+        return fits(tuple(free), request, resources)
     extra: dict[int, list[int]] = {}
     for victim in [*unit.spanning, *(v for vs in unit.local.values() for v in vs)]:
         most = sum(k for _, k in victim.per_node) if victim.whole else victim.surplus

@@ -2,15 +2,16 @@
 
 Run on demand (never part of the test command):
 
-    .venv/bin/python benchmarks/run.py                 # 100, 1,000 and 10,000 nodes, and the cycle benchmark
-    .venv/bin/python benchmarks/run.py --sizes 100000  # add 100,000 nodes (needs about a minute)
+    .venv/bin/python benchmarks/run.py                       # 100, 1,000 and 10,000 nodes, cycle, comparison
+    .venv/bin/python benchmarks/run.py --sizes 1000 100000   # choose sizes (100,000 takes a few minutes)
 
 Each size runs in a fresh process, so the peak RSS it reports is that size's own. For each size the generator
 (benchmarks/generate.py) writes a JSON snapshot; the benchmark times loading and validating it, then one
-decision per pending job of interest (a 64-GPU gang that must reclaim, and smaller jobs), split into
-cluster state, rules (chunk, candidates), reductions, and solving. Loading and deciding are repeated three times
-up to 20,000 nodes and the medians reported (this machine is noisy); "decide" includes building the cluster state. It runs the greedy (KAI-like) baseline on
-the same state and compares the victims. Results print as Markdown tables; the README quotes them.
+decision per pending job of interest (a 64-GPU gang that must reclaim, a 1-GPU job that must reclaim, a 16-GPU
+job that preempts), split into cluster state, rules (chunk, candidates), reductions, and solving. "decide"
+includes building the cluster state. Up to 20,000 nodes, loading and deciding run three times and the medians
+are reported (this machine is noisy). The greedy (KAI-like) baseline decides in the same state and the victims
+are compared. Results print as Markdown tables; the README quotes them.
 """
 
 from __future__ import annotations

@@ -23,14 +23,6 @@ from solver.cycle import run_cycle  # noqa: E402
 from solver.job_solver import attempt  # noqa: E402
 
 
-def key(decision, order):
-    out = []
-    for criterion in order:
-        value = decision.objective[criterion]
-        out.extend(value if isinstance(value, list) else [value])
-    return tuple(out)
-
-
 def main() -> None:
     rows, better, equal, only_exact = [], 0, 0, 0
     saved_jobs = saved_tasks = 0
@@ -60,7 +52,7 @@ def main() -> None:
             if exact.placed and not greedy.placed:
                 only_exact += 1
                 verdict = "greedy found nothing"
-            elif key(exact, snapshot.config.objective) < key(greedy, snapshot.config.objective):
+            elif exact.objective_key(snapshot.config.objective) < greedy.objective_key(snapshot.config.objective):
                 better += 1
                 saved_jobs += greedy.objective["jobs"] - exact.objective["jobs"]
                 saved_tasks += greedy.objective["tasks"] - exact.objective["tasks"]

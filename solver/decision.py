@@ -51,6 +51,14 @@ class Decision:
     def placed(self) -> bool:
         return self.outcome in ("allocated", "pipelined")
 
+    def objective_key(self, order: tuple[str, ...]) -> tuple[float, ...]:
+        """The reported objective as a lexicographic key in ``order`` (``config.objective``): smaller is better."""
+        key: list[float] = []
+        for criterion in order:
+            value = self.objective[criterion]
+            key.extend(value if isinstance(value, list) else [value])
+        return tuple(key)
+
     def changes(self) -> list[tuple[str, str, str | None]]:
         """``(task, new status, node)`` for the session: victims release, placed tasks are allocated or pipelined."""
         if not self.placed:

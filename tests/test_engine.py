@@ -27,15 +27,6 @@ def with_workers(snapshot: Snapshot, workers: int) -> Snapshot:
     return snapshot.model_copy(update={"config": config})
 
 
-def decision_key(decision: Decision, order: tuple[str, ...]) -> tuple[object, ...]:
-    """The objective as a lexicographic key, in the snapshot's ``config.objective`` order."""
-    key: list[object] = []
-    for criterion in order:
-        value = decision.objective[criterion]
-        key.extend(value if isinstance(value, list) else [value])
-    return tuple(key)
-
-
 @pytest.mark.parametrize("path", ALL, ids=[p.stem for p in ALL])
 def test_same_answer_with_1_and_8_workers(path: Path) -> None:
     snapshot = load_snapshot(path)
@@ -60,7 +51,7 @@ def test_cpsat_never_evicts_more_than_greedy(path: Path) -> None:
         if greedy.placed:
             assert exact.placed, (exact.to_dict(), greedy.to_dict())
             order = snapshot.config.objective
-            assert decision_key(exact, order) <= decision_key(greedy, order), (exact.to_dict(), greedy.to_dict())
+            assert exact.objective_key(order) <= greedy.objective_key(order), (exact.to_dict(), greedy.to_dict())
         if exact.outcome == "infeasible":
             assert not greedy.placed
 

@@ -18,7 +18,7 @@ from models import format_quantity, format_resources, format_time
 from . import cpsat
 from .candidates import CandidateSet
 from .decision import Protected
-from .problem import Problem, Solution
+from .problem import Problem
 
 PROTECTIONS = ("non-preemptible", "min-runtime", "toleration", "guarantee")
 
@@ -153,7 +153,3 @@ def _with_all_evicted(problem: Problem) -> int:
             for r, a in chunk.requests.items():
                 room[node][r] -= a
     return fitted
-
-
-def solution_summary(solution: Solution) -> str:
-    return ", ".join(solution.stages)

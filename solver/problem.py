@@ -240,20 +240,6 @@ def objective_values(problem: Problem, solution: Solution) -> dict[str, object]:
     }
 
 
-def objective_key(problem: Problem, solution: Solution) -> tuple[int, ...]:
-    """Lexicographic key of a solution (smaller is better): more tasks placed first, then ``problem.objective``."""
-    values = objective_values(problem, solution)
-    key = [-solution.placed_count()]
-    for criterion in problem.objective:
-        if criterion == "priority":
-            key.extend(values["priority"])  # type: ignore[arg-type]
-        elif criterion == "lost_work":
-            key.append(lost_work_ms(problem, solution))
-        else:
-            key.append(values[criterion])  # type: ignore[arg-type]
-    return tuple(key)
-
-
 def freed(problem: Problem, solution: Solution, victims: tuple[int, ...], resource: str) -> int:
     """Amount of ``resource`` the solution takes from ``victims``."""
     wanted = set(victims)

@@ -51,8 +51,8 @@ class Plan:
     required: Resources = field(default_factory=dict)
     candidates: CandidateSet | None = None
     skip: str | None = None
-    _problem: Problem | None = None
-    _levels: tuple[int, ...] | None = None
+    _problem: Problem | None = field(default=None, init=False, repr=False)
+    _levels: tuple[int, ...] | None = field(default=None, init=False, repr=False)
 
     @property
     def problem(self) -> Problem | None:

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from .collector import paused_collection
 from .errors import SnapshotError
 from .snapshot import Snapshot
 
@@ -39,7 +40,8 @@ def load_snapshot(path: str | Path) -> Snapshot:
 
 def parse_snapshot(text: str, *, json_format: bool = False, source: str = "<input>") -> Snapshot:
     """Parse and validate a snapshot document (YAML, or JSON when ``json_format``)."""
-    return snapshot_from_data(_parse(text, json_format, source))
+    with paused_collection():
+        return snapshot_from_data(_parse(text, json_format, source))
 
 
 def snapshot_from_data(data: Any) -> Snapshot:
@@ -48,7 +50,8 @@ def snapshot_from_data(data: Any) -> Snapshot:
         kind = type(data).__name__
         raise SnapshotError.single("", f"a snapshot is a mapping with now, nodes, queues, ...; got {kind}")
     try:
-        return Snapshot.model_validate(data)
+        with paused_collection():
+            return Snapshot.model_validate(data)
     except ValidationError as err:
         raise SnapshotError.from_validation_error(err) from None
 

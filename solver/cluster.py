@@ -26,6 +26,7 @@ import copy
 from collections.abc import Iterable
 
 from models import Job, Resources, Snapshot, Task
+from models.collector import paused_collection
 
 from .fair_share import fair_shares
 from .queue_tree import QueueTree
@@ -91,6 +92,11 @@ class Cluster:
 
     @classmethod
     def of(cls, snapshot: Snapshot) -> Cluster:
+        with paused_collection():
+            return cls._of(snapshot)
+
+    @classmethod
+    def _of(cls, snapshot: Snapshot) -> Cluster:
         tree = QueueTree(snapshot)
         status = {str(t.name): str(t.status) for j in snapshot.jobs for t in j.tasks}
         node_of = {str(t.name): t.node for j in snapshot.jobs for t in j.tasks}

@@ -14,6 +14,7 @@ import time
 from typing import Literal
 
 from models import Job
+from models.collector import paused_collection
 
 from . import cpsat, greedy
 from .cluster import Cluster
@@ -30,6 +31,11 @@ SolverName = Literal["cpsat", "greedy"]
 
 def attempt(cluster: Cluster, job: Job, action: Action, *, solver: SolverName = "cpsat") -> Decision:
     """Decide ``action`` for ``job`` in the state ``cluster``."""
+    with paused_collection():
+        return _attempt(cluster, job, action, solver)
+
+
+def _attempt(cluster: Cluster, job: Job, action: Action, solver: SolverName) -> Decision:
     start = time.perf_counter()
     planned = plan(cluster, job, action)
     if planned.skip is not None:

@@ -109,3 +109,21 @@ def test_times_accept_rfc3339_and_epoch_seconds():
 def test_bad_times(text, message):
     with pytest.raises(ValueError, match=message):
         parse_time(text)
+
+
+def test_paused_collection_restores_the_collector():
+    import gc
+
+    from models.collector import paused_collection
+
+    assert gc.isenabled()
+    with paused_collection():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with paused_collection():
+            pass
+        assert not gc.isenabled()  # it was off before: it stays off
+    finally:
+        gc.enable()

@@ -144,8 +144,12 @@ def _guarantee_blocks(
     """
     if not thresholds:
         return None
-    running = [job.requests(t) for t in cluster.tasks(job, "running")]
-    parts = running if candidate.surplus > 0 else [_total(running)]
+    if job.uniform:  # the common case: every task alike, so one task (or all of them) is the smallest part
+        one = job.task_resources
+        parts = [one] if candidate.surplus > 0 else [{r: a * candidate.running for r, a in one.items()}]
+    else:
+        running = [job.requests(t) for t in cluster.tasks(job, "running")]
+        parts = running if candidate.surplus > 0 else [_total(running)]
     held = cluster.usage[vq].allocated
     reason = None
     for part in parts:

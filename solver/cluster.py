@@ -30,7 +30,7 @@ from models.collector import paused_collection
 
 from .fair_share import fair_shares
 from .queue_tree import QueueTree
-from .queue_usage import HOLDING, QueueUsage, queue_usage
+from .queue_usage import HOLDING, QueueUsage, roll_up
 
 FINAL = ("running", "allocated", "pipelined")
 """Statuses that hold node capacity once releasing tasks are gone."""
@@ -55,53 +55,77 @@ class Cluster:
         self.shares = shares
         self.status = status
         self.node_of = node_of
-        self.usage: dict[str, QueueUsage] = queue_usage(snapshot, tree, status) if usage is None else usage
+        self.memo: dict[object, object] = {}
+        """Results that depend only on the queue tree and config (resolved min-runtimes), shared by rules."""
+        self._scan(fill=False)
+        if usage is not None:
+            self.usage = usage
+
+    def _scan(self, *, fill: bool) -> None:
+        """One pass over every task: node loads, running tasks per job and node, and queue usage.
+
+        With ``fill``, the status and node maps are filled from the snapshot in the same pass.
+        """
+        snapshot, status, node_of = self.snapshot, self.status, self.node_of
         final: dict[str, dict[str, int]] = {}
         current: dict[str, dict[str, int]] = {}
         running: dict[str, int] = {}
         running_on: dict[str, dict[str, int]] = {}
+        leaf: dict[str, QueueUsage] = {}
         for job in snapshot.jobs:
             shared = job.task_resources
+            entry = leaf.setdefault(job.queue, QueueUsage())
+            np_entry = None if job.is_preemptible else entry.allocated_non_preemptible
             count = 0
             for task in job.tasks:
                 name = str(task.name)
-                node = node_of[name]
+                if fill:
+                    state, node = str(task.status), task.node
+                    status[name], node_of[name] = state, node
+                else:
+                    state, node = status[name], node_of[name]
+                requests = shared if task.resources is None else task.resources
+                # the loops below are inlined on purpose: this pass runs over every task of the cluster
+                if state == "pending":
+                    target = entry.requested
+                    for r, a in requests.items():
+                        target[r] = target.get(r, 0) + a
+                    continue
                 if node is None:
                     continue
-                state = status[name]
+                targets = []
+                if state in HOLDING:
+                    targets += [entry.requested, entry.allocated]
+                    if np_entry is not None:
+                        targets.append(np_entry)
                 if state == "running":
                     count += 1
-                    where = running_on.setdefault(job.name, {})
-                    where[node] = where.get(node, 0) + 1
-                requests = shared if task.resources is None else task.resources
+                    hosts = running_on.setdefault(job.name, {})
+                    hosts[node] = hosts.get(node, 0) + 1
                 if state in FINAL:
-                    load = final.setdefault(node, {})
-                    for r, a in requests.items():
-                        load[r] = load.get(r, 0) + a
+                    targets.append(final.setdefault(node, {}))
                 if state in CURRENT:
-                    load = current.setdefault(node, {})
+                    targets.append(current.setdefault(node, {}))
+                for target in targets:
                     for r, a in requests.items():
-                        load[r] = load.get(r, 0) + a
+                        target[r] = target.get(r, 0) + a
             running[job.name] = count
         self._running = running
         self._running_on = running_on
         self._final: dict[str, Resources] = final
         self._current: dict[str, Resources] = current
-        self.memo: dict[object, object] = {}
-        """Results that depend only on the queue tree and config (resolved min-runtimes), shared by rules."""
+        self.usage = roll_up(leaf, self.tree)
 
     @classmethod
     def of(cls, snapshot: Snapshot) -> Cluster:
         with paused_collection():
-            return cls._of(snapshot)
-
-    @classmethod
-    def _of(cls, snapshot: Snapshot) -> Cluster:
-        tree = QueueTree(snapshot)
-        status = {str(t.name): str(t.status) for j in snapshot.jobs for t in j.tasks}
-        node_of = {str(t.name): t.node for j in snapshot.jobs for t in j.tasks}
-        usage = queue_usage(snapshot, tree, status)
-        return cls(snapshot, tree, fair_shares(snapshot, tree, usage), status, node_of, usage)
+            tree = QueueTree(snapshot)
+            cluster = cls.__new__(cls)
+            cluster.snapshot, cluster.tree, cluster.status, cluster.node_of = snapshot, tree, {}, {}
+            cluster.memo = {}
+            cluster._scan(fill=True)
+            cluster.shares = fair_shares(snapshot, tree, cluster.usage)
+            return cluster
 
     def with_changes(self, changes: Iterable[tuple[str, str, str | None]]) -> Cluster:
         """A new state where each ``(task, status, node)`` is applied (``node`` None: keep it); shares stay.

@@ -50,6 +50,7 @@ class Protection:
 def protections(cluster: Cluster, victim: Job, preemptor: Job, action: Action) -> list[Protection]:
     """Every protection ``victim`` has against ``preemptor`` under ``action`` at ``cluster.now``."""
     found: list[Protection] = []
+    now = cluster.now
     if not victim.is_preemptible:
         why = (
             "marked preemptible: false"
@@ -58,35 +59,35 @@ def protections(cluster: Cluster, victim: Job, preemptor: Job, action: Action) -
             f"{cluster.snapshot.config.preemptible_below_priority} (config.preemptible_below_priority)"
         )
         found.append(Protection(victim.name, "non-preemptible", None, False, why))
-    runtime = _min_runtime(cluster, victim, preemptor, action)
-    until = protected_until(victim.started_at, runtime)
-    if until is not None and cluster.now < until:
-        found.append(
-            Protection(
-                victim.name,
-                "min-runtime",
-                until,
-                victim.is_elastic,
-                f"{action}-min-runtime {format_duration(runtime)} since its start at "
-                f"{format_time(victim.started_at or 0)}"
-                + (f"; only tasks above min_available {victim.gang_minimum} may go" if victim.is_elastic else ""),
+    started = victim.started_at
+    if started is not None:
+        runtime = _min_runtime(cluster, victim, preemptor, action)
+        until = protected_until(started, runtime)
+        if until is not None and now < until:
+            found.append(
+                Protection(
+                    victim.name,
+                    "min-runtime",
+                    until,
+                    victim.is_elastic,
+                    f"{action}-min-runtime {format_duration(runtime)} since its start at {format_time(started)}"
+                    + (f"; only tasks above min_available {victim.gang_minimum} may go" if victim.is_elastic else ""),
+                )
             )
-        )
-    policy = cluster.snapshot.toleration_of(victim)
-    tolerated = tolerated_until(
-        policy, started_at=victim.started_at, preemptor_priority=preemptor.resolved_priority, now=cluster.now
-    )
-    if tolerated is not None and policy is not None:
-        found.append(
-            Protection(
-                victim.name,
-                "toleration",
-                None if math.isinf(tolerated) else tolerated,
-                False,
-                f"class '{victim.priority_class}' tolerates preemptors below priority "
-                f"{policy.minimum_preemptable_priority} (this one has {preemptor.resolved_priority})",
+    if victim.priority_class is not None:
+        policy = cluster.snapshot.toleration_of(victim)
+        tolerated = tolerated_until(policy, started_at=started, preemptor_priority=preemptor.resolved_priority, now=now)
+        if tolerated is not None and policy is not None:
+            found.append(
+                Protection(
+                    victim.name,
+                    "toleration",
+                    None if math.isinf(tolerated) else tolerated,
+                    False,
+                    f"class '{victim.priority_class}' tolerates preemptors below priority "
+                    f"{policy.minimum_preemptable_priority} (this one has {preemptor.resolved_priority})",
+                )
             )
-        )
     return found
 
 

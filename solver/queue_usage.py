@@ -50,6 +50,11 @@ def queue_usage(snapshot: Snapshot, tree: QueueTree, status: dict[str, str] | No
             for target in targets:
                 for r, a in requests.items():
                     target[r] = target.get(r, 0) + a
+    return roll_up(leaf, tree)
+
+
+def roll_up(leaf: dict[str, QueueUsage], tree: QueueTree) -> dict[str, QueueUsage]:
+    """Usage of every queue from the usage of its leaves (each leaf's counted in all its ancestors)."""
     usage = {name: QueueUsage() for name in tree.queues()}
     for name, entry in leaf.items():
         for queue in tree.upward(name):

@@ -14,13 +14,16 @@ cost (:func:`.options.lower_bound`); exact options are enumerated in that order
 and the scan stops as soon as the next bound is no better than the ``K``-th best
 exact cost found: every unit after it is dominated.
 
-**Classes.** Units with the same signature (room, and the same victims' choices
-up to names) have the same options; they are grouped into one class with a
-count, and the model chooses how many of each class to use.
+**Classes.** Of the units kept, those with the same signature (room, and the
+same victims' choices up to names) have the same options; they are grouped into
+one class with a count (its options: every level kept for any of them, each a
+real option of every member), and the model chooses how many of each class to
+use.
 """
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 
 from models import Resources
@@ -53,63 +56,51 @@ def select(
     units: list[Unit], needed: int, request: Resources, resources: tuple[str, ...], costs: CostModel
 ) -> Selection:
     """Classes of the units worth a variable, with the options worth keeping at each level."""
-    classes: dict[object, UnitClass] = {}
-    for unit in units:
-        classes.setdefault(_signature(unit, costs), UnitClass([])).members.append(unit)
-    ordered = sorted(classes.values(), key=lambda c: c.members[0].first)
-    most = {id(c): min(needed, most_hosted(c.members[0], request, resources)) for c in ordered}
+    most = {id(u): min(needed, _hosted(u, request, resources)) for u in units}
     exact: dict[int, list[Option]] = {}
     bounds: dict[int, Cost | None] = {}
 
-    def options_of(c: UnitClass) -> list[Option]:
-        if id(c) not in exact:
-            exact[id(c)] = unit_options(c.members[0], request, resources, costs, most[id(c)])
-        return exact[id(c)]
+    def options_of(u: Unit) -> list[Option]:
+        if id(u) not in exact:
+            exact[id(u)] = unit_options(u, request, resources, costs, most[id(u)])
+        return exact[id(u)]
 
-    def bound_of(c: UnitClass) -> Cost | None:
-        if id(c) not in bounds:
-            unit = c.members[0]
-            if len(unit.nodes) > 1:
-                found = options_of(c)
-                bounds[id(c)] = found[0].cost if found else None
+    def bound_of(u: Unit) -> Cost | None:
+        if id(u) not in bounds:
+            if len(u.nodes) > 1:
+                found = options_of(u)
+                bounds[id(u)] = found[0].cost if found else None
             else:
-                bounds[id(c)] = lower_bound(unit, request, resources, costs)
-        return bounds[id(c)]
+                bounds[id(u)] = lower_bound(u, request, resources, costs)
+        return bounds[id(u)]
 
-    scan = sorted((c for c in ordered if bound_of(c) is not None), key=lambda c: (bound_of(c), c.members[0].first))
+    scan = sorted((u for u in units if bound_of(u) is not None), key=lambda u: (bound_of(u), u.first))
     keep: dict[int, set[int]] = {}
     for t in range(1, needed + 1):
-        found: list[tuple[Cost, int, UnitClass]] = []
-        covered = 0
-        for c in scan:
-            if most[id(c)] < t:
+        found: list[tuple[Cost, int, Unit]] = []
+        for unit in scan:
+            if most[id(unit)] < t:
                 continue
-            if covered >= needed:
-                kth = found[-1][0]
-                if bound_of(c) >= kth:  # type: ignore[operator]
-                    break
-            options = options_of(c)
+            if len(found) >= needed and bound_of(unit) >= found[-1][0]:  # type: ignore[operator]
+                break  # every later unit is dominated by the needed best found so far
+            options = options_of(unit)
             if len(options) < t:
                 continue
-            found.append((options[t - 1].cost, c.members[0].first, c))
-            found.sort(key=lambda x: (x[0], x[1]))
-            covered = 0
-            trimmed = []
-            for entry in found:
-                if covered >= needed:
-                    break
-                trimmed.append(entry)
-                covered += entry[2].count
-            found = trimmed
-        for _, _, c in found:
-            keep.setdefault(id(c), set()).add(t)
-    kept = []
-    for c in ordered:
-        levels = keep.get(id(c))
-        if not levels:
-            continue
-        c.options = {t: options_of(c)[t - 1] for t in sorted(levels)}
-        kept.append(c)
+            bisect.insort(found, (options[t - 1].cost, unit.first, unit), key=lambda x: (x[0], x[1]))
+            del found[needed:]
+        for _, _, unit in found:
+            keep.setdefault(id(unit), set()).add(t)
+    classes: dict[object, UnitClass] = {}
+    for unit in units:
+        levels = keep.get(id(unit))
+        if levels:
+            unit_class = classes.setdefault(_signature(unit, costs), UnitClass([]))
+            unit_class.members.append(unit)
+            for t in levels:
+                unit_class.options.setdefault(t, options_of(unit_class.members[0])[t - 1])
+    kept = sorted(classes.values(), key=lambda c: c.members[0].first)
+    for unit_class in kept:
+        unit_class.options = dict(sorted(unit_class.options.items()))
     return Selection(kept, enumerated=len(exact), units=len(units))
 
 
@@ -120,3 +111,9 @@ def _signature(unit: Unit, costs: CostModel) -> object:
     (n,) = unit.nodes
     victims = sorted(v.signature(costs) for v in unit.local.get(n, []))
     return (unit.room.get(n), tuple(victims))
+
+
+def _hosted(unit: Unit, request: Resources, resources: tuple[str, ...]) -> int:
+    if unit.hosted < 0:
+        unit.hosted = most_hosted(unit, request, resources)
+    return unit.hosted

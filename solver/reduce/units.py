@@ -79,7 +79,7 @@ class Victim(NamedTuple):
     def signature(self, costs: CostModel) -> Signature:
         """Victims with equal signatures on equal nodes offer the same choices at the same costs."""
         job = self.job
-        counts = tuple(k for _, k in self.per_node)
+        counts = (self.per_node[0][1],) if len(self.per_node) == 1 else tuple(k for _, k in self.per_node)
         return (counts, self.size, self.gpus, self.whole, self.surplus, job.resolved_priority, costs.elapsed(job))
 
 
@@ -182,23 +182,31 @@ def build_units(
         return room[n]
 
     light: list[Victim] = []
-    shapes: dict[int, tuple[int, tuple[int, ...]]] = {}
+    shapes: dict[tuple[tuple[str, int], ...], tuple[int, tuple[int, ...]]] = {}
     for v, candidate in enumerate(candidates):
         job = snapshot.job(candidate.job)
         if not job.uniform:
             raise TooComplex(f"the tasks of {job.name} differ")
         shared = job.task_resources
-        per_node = {index[name]: count for name, count in cluster.running_on(job).items()}
-        if not any(schedulable[n] for n in per_node):
-            continue
-        key = id(shared)
-        if key not in shapes:
+        hosts = cluster.running_on(job)
+        if len(hosts) == 1:  # the common case, kept cheap
+            ((name, count),) = hosts.items()
+            n = index[name]
+            if not schedulable[n]:
+                continue
+            pairs: tuple[tuple[int, int], ...] = ((n, count),)
+            nodes: tuple[int, ...] = (n,)
+        else:
+            pairs = tuple(sorted((index[name], count) for name, count in hosts.items()))
+            if not any(schedulable[n] for n, _ in pairs):
+                continue
+            nodes = tuple(n for n, _ in pairs)
+        key = tuple(shared.items())
+        shape = shapes.get(key)
+        if shape is None:
             gpus = sum(a for r, a in shared.items() if is_gpu_resource(r)) // 1000
-            shapes[key] = (gpus, tuple(shared.get(r, 0) for r in resources))
-        gpus, size = shapes[key]
-        pairs = tuple(sorted(per_node.items()))
-        nodes = tuple(n for n, _ in pairs)
-        light.append(Victim(v, job, pairs, nodes, size, gpus, candidate.whole_job, candidate.surplus))
+            shape = shapes[key] = (gpus, tuple(shared.get(r, 0) for r in resources))
+        light.append(Victim(v, job, pairs, nodes, shape[1], shape[0], candidate.whole_job, candidate.surplus))
 
     parent: dict[int, int] = {}
 
@@ -209,20 +217,20 @@ def build_units(
         return n
 
     for victim in light:
-        nodes = victim.nodes
-        for n in nodes[1:]:
-            parent[find(n)] = find(nodes[0])
+        spread = victim.nodes
+        for n in spread[1:]:
+            parent[find(n)] = find(spread[0])
     groups: dict[int, Unit] = {}
     for victim in light:
-        nodes = victim.nodes
-        root = find(nodes[0]) if nodes[0] in parent else nodes[0]
+        first = victim.nodes[0]
+        root = find(first) if first in parent else first
         unit = groups.get(root)
         if unit is None:
             unit = groups[root] = Unit(nodes=(), room={})
-        if len(nodes) > 1:
+        if len(victim.nodes) > 1:
             unit.spanning.append(victim)
         else:
-            unit.local.setdefault(nodes[0], []).append(victim)
+            unit.local.setdefault(first, []).append(victim)
     units = []
     for unit in groups.values():
         members = sorted({*unit.local, *(n for victim in unit.spanning for n in victim.nodes)})

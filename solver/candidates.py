@@ -118,8 +118,13 @@ def _running_others(cluster: Cluster, preemptor: Job) -> list[Job]:
 
 def _judge(cluster: Cluster, job: Job, preemptor: Job, action: Action, result: CandidateSet) -> Candidate | None:
     found = protections(cluster, job, preemptor, action)
+    running = cluster.running_count(job)
+    surplus = max(0, running - job.gang_minimum)
+    if not found:  # the common case
+        candidate = Candidate(job.name, running, surplus, whole_job=True)
+        result.candidates.append(candidate)
+        return candidate
     blocking = [p for p in found if not p.surplus_only]
-    surplus = cluster.surplus(job)
     if blocking:
         first = blocking[0]
         result.excluded.append(Excluded(job.name, first.rule, first.describe(), first.until))
@@ -129,8 +134,7 @@ def _judge(cluster: Cluster, job: Job, preemptor: Job, action: Action, result: C
         reason = f"{first.describe()}; it runs no task above min_available"
         result.excluded.append(Excluded(job.name, first.rule, reason, first.until))
         return None
-    running = cluster.running_count(job)
-    candidate = Candidate(job.name, running, surplus, whole_job=not found, restrictions=tuple(found))
+    candidate = Candidate(job.name, running, surplus, whole_job=False, restrictions=tuple(found))
     result.candidates.append(candidate)
     return candidate
 

@@ -12,6 +12,7 @@ for another reason (no GPUs for ``inventory --as-node``, a decision failing
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -113,6 +114,9 @@ def _quota_resources(s: Summary) -> tuple[str, ...]:
     named = {r for row in s.queues for r in (*row.deserved, *row.limit)}
     return tuple(r for r in s.capacity if is_gpu_resource(r) or r in named) or tuple(named)
 
+
+PROTECTED_SHOWN = 8
+"""Protected jobs listed one by one in human output; beyond that, a count per rule."""
 
 SolverOpt = Annotated[str, typer.Option("--solver", help="cpsat (exact) or greedy (the KAI-like baseline)")]
 VerifyOpt = Annotated[bool, typer.Option("--verify", help="re-check every decision with the independent verifier")]
@@ -276,8 +280,13 @@ def _print_decision(cluster: Cluster, d: Decision) -> None:
             f"{obj['lost_work']:g} GPU-seconds lost",
             markup=False,
         )
-    for p in d.protected:
+    shown = d.protected if len(d.protected) <= PROTECTED_SHOWN else d.protected[:PROTECTED_SHOWN]
+    for p in shown:
         out.print(f"  protected: {p.job}: {p.reason}", markup=False)
+    if len(shown) < len(d.protected):
+        rules = Counter(p.rule for p in d.protected)
+        summary = ", ".join(f"{n} by {rule}" for rule, n in sorted(rules.items()))
+        out.print(f"  protected: {len(d.protected)} jobs in all ({summary}); --json lists every one", markup=False)
 
 
 def _why_victim(cluster: Cluster, d: Decision, job: Job) -> str:

@@ -86,3 +86,28 @@ def test_actions_subset(cli):
     document = json.loads(result.stdout)
     assert [d["action"] for d in document["decisions"]] == ["allocate"]
     assert document["jobs"]["serving-new"]["tasks"]["serving-new-0"]["status"] == "pending"
+
+
+def test_many_protected_jobs_are_summed_up_in_human_output(cli):
+    jobs = [
+        {
+            "name": f"young-{i}",
+            "queue": "q",
+            "priority": 10,
+            "task_resources": {"gpu": 1},
+            "started_at": "2026-01-01T11:59:00Z",
+            "tasks": [{"node": "n0"}],
+        }
+        for i in range(12)
+    ]
+    document = {
+        "now": "2026-01-01T12:00:00Z",
+        "config": {"preempt_min_runtime": "10m"},
+        "nodes": [{"name": "n0", "resources": {"gpu": 12}}],
+        "queues": [{"name": "q"}],
+        "jobs": [*jobs, {"name": "boss", "queue": "q", "priority": 90, "task_resources": {"gpu": 1}, "tasks": [{}]}],
+    }
+    result = cli("solve", "--job", "boss", "--action", "preempt", document=document)
+    assert result.exit_code == 0
+    assert result.stdout.count("  protected: young-") == 8
+    assert "protected: 12 jobs in all (12 by min-runtime); --json lists every one" in result.stdout

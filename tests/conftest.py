@@ -67,3 +67,15 @@ def cli(tmp_path: Path) -> Any:
         return runner.invoke(app, argv)
 
     return run
+
+
+def generated_cases(nodes: int, seed: int, pending: int) -> tuple[Snapshot, list[tuple[Any, str]]]:
+    """A cluster from benchmarks/generate.py and its (pending job, action) pairs for reclaim and preempt."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from generate import generate
+
+    snapshot = snapshot_from_data(generate(nodes, seed=seed, pending=pending))
+    jobs = [job for job in snapshot.jobs if job.name.startswith("pending-")]
+    return snapshot, [(job, action) for job in jobs for action in ("reclaim", "preempt")]

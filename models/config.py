@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
-from .fields import QUOTA_ENFORCEMENT, REQUEUE, RESERVED, Duration, Reserved, SnapshotModel, reserved_for
+from .fields import REQUEUE, RESERVED, Duration, Reserved, SnapshotModel, reserved_for
 
 Criterion = Literal["priority", "jobs", "tasks", "lost_work"]
 """A victim-choice criterion (spec "Rules", *Victim choice*)."""
@@ -46,8 +46,15 @@ class Config(SnapshotModel):
     )
     objective: tuple[Criterion, ...] = Field(DEFAULT_OBJECTIVE, min_length=1, description="most important first")
     solver: SolverConfig = Field(default_factory=SolverConfig)
-    quota_preemption_enabled: Annotated[Reserved, reserved_for(QUOTA_ENFORCEMENT)] = RESERVED
-    quota_miss: Annotated[Reserved, reserved_for(QUOTA_ENFORCEMENT)] = RESERVED
+    quota_preemption_enabled: bool = Field(
+        False, description="switch of quota enforcement through preemption (seed 002); off by default"
+    )
+    quota_miss: float = Field(
+        0.0,
+        ge=0.0,
+        lt=1.0,
+        description="fraction over the limit a best-effort quota enforcement may leave (seed 002 'miss'); 0 = none",
+    )
     requeue: Annotated[Reserved, reserved_for(REQUEUE)] = RESERVED
 
     @field_validator("objective", mode="before")

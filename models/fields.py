@@ -141,6 +141,5 @@ Reserved = SkipJsonSchema[Any]
 RESERVED: Any = Field(None, exclude=True)
 
 
-QUOTA_ENFORCEMENT = "quota enforcement through preemption (seed 002)"
 REQUEUE = "requeue with backoff (seed 003)"
 NOMINATIONS = "asynchronous preemption with nominations (seed 004)"

@@ -2,22 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 from pydantic import Field, model_validator
 
-from .fields import (
-    QUOTA_ENFORCEMENT,
-    RESERVED,
-    BoundMap,
-    Duration,
-    FreeMap,
-    Name,
-    Reserved,
-    SnapshotModel,
-    raise_errors,
-    reserved_for,
-)
+from .fields import BoundMap, Duration, FreeMap, Name, SnapshotModel, Time, raise_errors
 from .quantity import UNLIMITED, format_quantity
 
 
@@ -38,8 +25,12 @@ class Queue(SnapshotModel):
     reclaim_min_runtime: Duration | None = Field(None, description="absent = inherit (seed 000)")
     labels: FreeMap = Field(default_factory=dict)
     annotations: FreeMap = Field(default_factory=dict)
-    limit_changed_at: Annotated[Reserved, reserved_for(QUOTA_ENFORCEMENT)] = RESERVED
-    quota_preemption_delay: Annotated[Reserved, reserved_for(QUOTA_ENFORCEMENT)] = RESERVED
+    limit_changed_at: Time | None = Field(
+        None, description="when limit or quota_preemption_delay last changed: the delay timer's start (seed 002)"
+    )
+    quota_preemption_delay: Duration = Field(
+        0.0, description="enforce the limit by preemption this long after limit_changed_at; 0 = never (seed 002)"
+    )
 
     @model_validator(mode="after")
     def _deserved_within_limit(self) -> Queue:

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import Field, PrivateAttr, model_validator
 
 from .config import Config
+from .duration import format_time
 from .fields import FreeMap, SnapshotModel, Time, raise_errors
 from .job import ON_NODE, Job, Task
 from .node import Node
@@ -78,6 +79,7 @@ class Snapshot(SnapshotModel):
         self._jobs = _index("jobs", self.jobs, errors)
         _check_task_names(self.jobs, errors)
         self._check_queue_tree(errors)
+        self._check_limit_clocks(errors)
         self._check_jobs(errors)
         self._check_node_capacity(errors)
         raise_errors("Snapshot", errors)
@@ -100,6 +102,17 @@ class Snapshot(SnapshotModel):
                     break
                 seen.append(parent)
                 parent = self._queues[parent].parent
+
+    def _check_limit_clocks(self, errors: list[tuple[Loc, str]]) -> None:
+        """A limit cannot have changed after the snapshot's instant (seed 002's delay timer)."""
+        for i, queue in enumerate(self.queues):
+            if queue.limit_changed_at is not None and queue.limit_changed_at > self.now:
+                errors.append(
+                    (
+                        ("queues", i, "limit_changed_at"),
+                        f"{format_time(queue.limit_changed_at)} is after now ({format_time(self.now)})",
+                    )
+                )
 
     def _check_jobs(self, errors: list[tuple[Loc, str]]) -> None:
         config = self.config

@@ -261,30 +261,63 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
     ("missing now", lambda d: d.pop("now"), "now", "required field is missing"),
     ("missing queues", lambda d: d.pop("queues"), "queues", "required field is missing"),
     ("name not a string", lambda d: d["nodes"][0].update(name=7), "nodes[0].name", "valid string"),
-    # the spec's additions, reserved for later features
+    # quota enforcement (seed 002)
     (
-        "quota_preemption_enabled",
-        lambda d: d.update(config={"quota_preemption_enabled": True}),
+        "quota_preemption_enabled not a bool",
+        lambda d: d.update(config={"quota_preemption_enabled": "yes"}),
         "config.quota_preemption_enabled",
-        "not supported yet",
+        "valid boolean",
     ),
-    ("quota_miss", lambda d: d.update(config={"quota_miss": 0.1}), "config.quota_miss", "not supported yet"),
+    ("quota_miss not a number", lambda d: d.update(config={"quota_miss": "10%"}), "config.quota_miss", "valid number"),
+    (
+        "quota_miss negative",
+        lambda d: d.update(config={"quota_miss": -0.1}),
+        "config.quota_miss",
+        "greater than or equal to 0",
+    ),
+    ("quota_miss of 1", lambda d: d.update(config={"quota_miss": 1}), "config.quota_miss", "less than 1"),
+    ("quota_miss above 1", lambda d: d.update(config={"quota_miss": 5}), "config.quota_miss", "less than 1"),
+    (
+        "limit_changed_at not a time",
+        lambda d: queue(d, "a").update(limit_changed_at="last week"),
+        "queues[1].limit_changed_at",
+        "not an RFC 3339 time",
+    ),
+    (
+        "limit_changed_at without zone",
+        lambda d: queue(d, "a").update(limit_changed_at="2026-01-01T11:00:00"),
+        "queues[1].limit_changed_at",
+        "no time zone",
+    ),
+    (
+        "limit_changed_at after now",
+        lambda d: queue(d, "a").update(limit_changed_at="2026-01-01T13:00:00Z"),
+        "queues[1].limit_changed_at",
+        "is after now",
+    ),
+    (
+        "negative quota_preemption_delay",
+        lambda d: queue(d, "a").update(quota_preemption_delay=-60),
+        "queues[1].quota_preemption_delay",
+        "negative duration",
+    ),
+    (
+        "quota_preemption_delay forever",
+        lambda d: queue(d, "a").update(quota_preemption_delay="-1"),
+        "queues[1].quota_preemption_delay",
+        "forever) is not allowed",
+    ),
+    (
+        "quota_preemption_delay not a duration",
+        lambda d: queue(d, "a").update(quota_preemption_delay="two hours"),
+        "queues[1].quota_preemption_delay",
+        "not a duration",
+    ),
+    # the spec's additions, reserved for later features
     (
         "requeue config",
         lambda d: d.update(config={"requeue": {"timestamp": "eviction"}}),
         "config.requeue",
-        "not supported yet",
-    ),
-    (
-        "limit_changed_at",
-        lambda d: queue(d, "a").update(limit_changed_at="2026-01-01T11:00:00Z"),
-        "queues[1].limit_changed_at",
-        "not supported yet",
-    ),
-    (
-        "quota_preemption_delay",
-        lambda d: queue(d, "a").update(quota_preemption_delay="2h"),
-        "queues[1].quota_preemption_delay",
         "not supported yet",
     ),
     ("job requeue state", lambda d: job(d).update(requeue={"count": 2}), "jobs[0].requeue", "not supported yet"),
@@ -377,3 +410,17 @@ def test_library_error_lists_every_problem():
     with pytest.raises(SnapshotError) as caught:
         parse_snapshot("now: 0\nnodes: [{name: n0, resources: {gpu: 1}, x: 1}]\nqueues: [{name: q, y: 2}]\n")
     assert [str(e) for e in caught.value.errors] == ["nodes[0].x: unknown field", "queues[0].y: unknown field"]
+
+
+def test_quota_enforcement_fields_are_read():
+    document = base_document()
+    document["config"] = {"quota_preemption_enabled": True, "quota_miss": 0.1}
+    queue(document, "a").update(limit_changed_at="2026-01-01T11:00:00Z", quota_preemption_delay="1h30m")
+    snapshot = build(document)
+    assert snapshot.config.quota_preemption_enabled is True
+    assert snapshot.config.quota_miss == 0.1
+    assert snapshot.queue("a").quota_preemption_delay == 5400.0
+    assert snapshot.queue("a").limit_changed_at == snapshot.now - 3600
+    assert snapshot.queue("b").quota_preemption_delay == 0.0
+    assert snapshot.queue("b").limit_changed_at is None
+    assert build().config.quota_preemption_enabled is False

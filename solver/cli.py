@@ -1,7 +1,8 @@
 """The ``gpu-preempt`` command line.
 
 ``validate FILE`` checks a snapshot and summarizes it; ``solve`` decides for
-one pending job; ``cycle`` runs a whole scheduling cycle; ``schema`` prints the
+one pending job; ``cycle`` runs a whole scheduling cycle; ``enforce-quota``
+brings queues above their limit back within it (seed 002); ``schema`` prints the
 snapshot's JSON Schema; ``inventory`` lists this machine's GPUs through NVML.
 Exit codes: 0 success (whatever the decisions' outcomes), 2 bad input (every
 problem is listed, with its field path), 1 when the command cannot do its job
@@ -25,9 +26,11 @@ from models import Job, Snapshot, SnapshotError, format_quantity, format_resourc
 from models.quantity import add
 
 from .cluster import Cluster
-from .cycle import ACTIONS, run_cycle, solve_one
+from .cycle import CYCLE_ACTIONS, run_cycle, solve_one
 from .decision import Decision
 from .gpu_inventory import Inventory, RecordedNVML, inventory_as_node, read_inventory
+from .quota_decision import QuotaDecision
+from .quota_enforcement import enforce, enforcement_order
 from .reclaim_guarantee import guarantee_threshold
 from .summary import Summary, summarize
 from .verifier import verify
@@ -189,8 +192,13 @@ def solve(
 def cycle(
     file: FileArg,
     actions: Annotated[
-        str, typer.Option("--actions", help="comma-separated, run in this order")
-    ] = "allocate,reclaim,preempt",
+        str | None,
+        typer.Option(
+            "--actions",
+            help="comma-separated, run in this order (enforce-quota, allocate, reclaim, preempt); default: "
+            "allocate,reclaim,preempt, with enforce-quota first when config.quota_preemption_enabled is true",
+        ),
+    ] = None,
     solver: SolverOpt = "cpsat",
     as_json: JsonOpt = False,
     verify_: VerifyOpt = False,
@@ -198,10 +206,10 @@ def cycle(
     time_limit: TimeOpt = None,
     timing: TimingOpt = True,
 ) -> None:
-    """Run one scheduling cycle over all pending jobs (allocate, reclaim, preempt)."""
-    chosen = [a.strip() for a in actions.split(",") if a.strip()]
-    for name in chosen:
-        _check_choice("--actions", name, ACTIONS)
+    """Run one scheduling cycle over all pending jobs (allocate, reclaim, preempt; enforce-quota first if on)."""
+    chosen = None if actions is None else [a.strip() for a in actions.split(",") if a.strip()]
+    for name in chosen or ():
+        _check_choice("--actions", name, CYCLE_ACTIONS)
     _check_choice("--solver", solver, ("cpsat", "greedy"))
     snapshot = _tuned(_load(file, as_json), workers, time_limit)
     result = run_cycle(snapshot, chosen, solver=solver)  # type: ignore[arg-type]
@@ -209,7 +217,7 @@ def cycle(
         print(json.dumps(result.to_dict(timing=timing), indent=2))
     else:
         placed = [d for d in result.decisions if d.placed]
-        evicted = sum(len(v.tasks) for d in placed for v in d.victims)
+        evicted = sum(len(v.tasks) for d in result.decisions if d.changes() for v in d.victims)
         out.print(
             f"{file}: {len(result.decisions)} decision(s); {len(placed)} job(s) placed, {evicted} task(s) evicted",
             markup=False,
@@ -220,6 +228,45 @@ def cycle(
             _print_decision(state, decision)
     if verify_:
         _verify(result.start, result.decisions, result.states)
+
+
+@app.command("enforce-quota")
+def enforce_quota(
+    file: FileArg,
+    queue: Annotated[
+        str | None, typer.Option("--queue", help="only this queue (default: every queue above its limit)")
+    ] = None,
+    as_json: JsonOpt = False,
+    verify_: VerifyOpt = False,
+    workers: WorkersOpt = None,
+    time_limit: TimeOpt = None,
+    timing: TimingOpt = True,
+) -> None:
+    """Bring queues above their limit back within it by preemption (seed 002), deepest queues first."""
+    snapshot = _tuned(_load(file, as_json), workers, time_limit)
+    names = [q.name for q in snapshot.queues]
+    if queue is not None and queue not in names:
+        err.print(f"error: --queue: unknown queue '{queue}' (queues: {', '.join(names[:10])})", markup=False)
+        raise typer.Exit(2)
+    start = cluster = Cluster.of(snapshot)
+    decisions: list[Decision] = []
+    states: list[Cluster] = []
+    for name in [queue] if queue is not None else enforcement_order(cluster):
+        decision = enforce(cluster, name)
+        decisions.append(decision)
+        states.append(cluster)
+        cluster = cluster.with_changes(decision.changes())
+    if as_json:
+        touched = [v.job for d in decisions for v in d.victims]
+        document = {"jobs": _job_states(cluster, touched), "decisions": [d.to_dict(timing=timing) for d in decisions]}
+        print(json.dumps(document, indent=2))
+    else:
+        evicted = sum(len(v.tasks) for d in decisions for v in d.victims)
+        out.print(f"{file}: {len(decisions)} queue decision(s); {evicted} task(s) evicted", markup=False)
+        for state, made in zip(states, decisions, strict=True):
+            _print_decision(state, made)
+    if verify_:
+        _verify(start, decisions, states)
 
 
 def _job_states(cluster: Cluster, names: list[str]) -> dict[str, Any]:
@@ -238,12 +285,16 @@ def _verify(start: Cluster, decisions: list[Decision], states: list[Cluster]) ->
     failures = [(d, problem) for d, state in zip(decisions, states, strict=True) for problem in verify(state, d)]
     if failures:
         for decision, problem in failures:
-            err.print(f"verify: {decision.job} ({decision.action}): {problem}", markup=False)
+            subject = decision.queue if isinstance(decision, QuotaDecision) else decision.job
+            err.print(f"verify: {subject} ({decision.action}): {problem}", markup=False)
         raise typer.Exit(1)
     err.print(f"verify: {len(decisions)} decision(s) re-checked, all sound", markup=False)
 
 
 def _print_decision(cluster: Cluster, d: Decision) -> None:
+    if isinstance(d, QuotaDecision):
+        _print_quota(cluster, d)
+        return
     status = {True: "optimal", False: "not proved optimal"}[d.optimal] if d.placed else ""
     head = f"{d.job}: {d.action} -> {d.outcome}"
     if d.placed:
@@ -287,6 +338,47 @@ def _print_decision(cluster: Cluster, d: Decision) -> None:
         rules = Counter(p.rule for p in d.protected)
         summary = ", ".join(f"{n} by {rule}" for rule, n in sorted(rules.items()))
         out.print(f"  protected: {len(d.protected)} jobs in all ({summary}); --json lists every one", markup=False)
+
+
+def _print_quota(cluster: Cluster, d: QuotaDecision) -> None:
+    head = f"queue {d.queue}: {d.action} -> {d.outcome}"
+    if d.evicts:
+        head += f" ({'optimal' if d.optimal else 'not proved optimal'}, {d.solve_ms:.1f} ms)"
+    out.print(head, markup=False)
+    for resource, q in d.resources.items():
+        line = f"  {resource}: usage {format_quantity(resource, q.usage)}, limit {format_quantity(resource, q.limit)}"
+        if q.tolerated != q.limit:
+            line += f", tolerated {format_quantity(resource, q.tolerated)}"
+        if d.evicts:
+            line += f" -> {format_quantity(resource, q.after)} after"
+        out.print(line, markup=False)
+    if d.reason:
+        out.print(f"  reason: {d.reason}", markup=False)
+    if d.victims:
+        table = Table(title="  victims", title_justify="left")
+        for column in ("job", "queue", "priority", "tasks", "evicted", "frees"):
+            table.add_column(column)
+        for v in d.victims:
+            job = cluster.snapshot.job(v.job)
+            frees: dict[str, int] = {}
+            for task in job.tasks:
+                if str(task.name) in v.tasks:
+                    frees = add(frees, job.requests(task))
+            table.add_row(
+                v.job,
+                job.queue,
+                str(job.resolved_priority),
+                _names(v.tasks),
+                "whole job" if v.whole_job else "surplus above min_available",
+                format_resources(frees, only=tuple(d.resources)),
+            )
+        out.print(table)
+        obj = d.objective
+        out.print(f"  objective: {obj['jobs']} job(s), {obj['tasks']} task(s), {obj['lost_work']:g} GPU-seconds lost")
+    for p in d.protected[:PROTECTED_SHOWN]:
+        out.print(f"  protected: {p.job}: {p.reason}", markup=False)
+    if len(d.protected) > PROTECTED_SHOWN:
+        out.print(f"  protected: {len(d.protected)} jobs in all; --json lists every one", markup=False)
 
 
 def _why_victim(cluster: Cluster, d: Decision, job: Job) -> str:

@@ -1,4 +1,9 @@
-"""Actions and the scheduling cycle: allocate, reclaim, preempt, each over every pending job.
+"""Actions and the scheduling cycle: enforce-quota, then allocate, reclaim, preempt, each over every pending job.
+
+``enforce-quota`` (seed 002, :mod:`solver.quota_enforcement`) runs first, over
+every queue above its limit, deepest first; by default only when
+``config.quota_preemption_enabled`` is true. Its victims become ``releasing``
+before any job is placed.
 
 As in KAI (reference/kai.md §1): the actions run in order; within an action the
 pending jobs are taken one at a time, neediest first, each attempted once; each
@@ -29,8 +34,16 @@ from .cluster import Cluster
 from .decision import Decision
 from .job_solver import SolverName, attempt
 from .problem import Action
+from .quota_enforcement import QUOTA_ACTION, enforce, enforcement_order
 
 ACTIONS: tuple[Action, ...] = ("allocate", "reclaim", "preempt")
+CYCLE_ACTIONS: tuple[str, ...] = (QUOTA_ACTION, *ACTIONS)
+"""Every action a cycle may run."""
+
+
+def default_actions(snapshot: Snapshot) -> tuple[str, ...]:
+    """The cycle's actions when none are given: enforce-quota first when the switch is on, then the job actions."""
+    return CYCLE_ACTIONS if snapshot.config.quota_preemption_enabled else ACTIONS
 
 
 @dataclass
@@ -56,12 +69,22 @@ class CycleResult:
         return {"jobs": jobs, "decisions": [d.to_dict(timing=timing) for d in self.decisions]}
 
 
-def run_cycle(snapshot: Snapshot, actions: Sequence[Action] = ACTIONS, *, solver: SolverName = "cpsat") -> CycleResult:
-    """One scheduling cycle over every pending job."""
+def run_cycle(
+    snapshot: Snapshot, actions: Sequence[Action | str] | None = None, *, solver: SolverName = "cpsat"
+) -> CycleResult:
+    """One scheduling cycle over every pending job (``actions`` default: :func:`default_actions`)."""
     cluster = Cluster.of(snapshot)
     result = CycleResult(cluster, cluster)
     pending = [j for j in snapshot.jobs if cluster.count(j, "pending")]
-    for action in actions:
+    for action in default_actions(snapshot) if actions is None else actions:
+        if action == QUOTA_ACTION:
+            for queue in enforcement_order(cluster):
+                enforced = enforce(cluster, queue)
+                result.decisions.append(enforced)
+                result.states.append(cluster)
+                if enforced.evicts:
+                    cluster = cluster.with_changes(enforced.changes())
+            continue
         attempted: set[str] = set()
         while True:
             waiting = [j for j in pending if j.name not in attempted and cluster.count(j, "pending")]
@@ -69,7 +92,7 @@ def run_cycle(snapshot: Snapshot, actions: Sequence[Action] = ACTIONS, *, solver
                 break
             job = min(waiting, key=lambda j: order_key(cluster, j))
             attempted.add(job.name)
-            decision = attempt(cluster, job, action, solver=solver)
+            decision = attempt(cluster, job, action, solver=solver)  # type: ignore[arg-type]
             result.decisions.append(decision)
             result.states.append(cluster)
             if decision.placed:

@@ -7,7 +7,8 @@ from typing import Any, Literal
 
 from models import format_time
 
-Outcome = Literal["allocated", "pipelined", "infeasible", "unknown", "skipped"]
+Outcome = Literal["allocated", "pipelined", "infeasible", "unknown", "skipped", "enforced", "partial"]
+"""``enforced`` and ``partial`` are outcomes of quota enforcement (:mod:`solver.quota_decision`)."""
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,8 @@ from typing import Literal
 from models import MILLI, Criterion, Resources, is_gpu_resource
 
 Action = Literal["allocate", "preempt", "reclaim"]
+QuotaAction = Literal["enforce-quota"]
+"""The action of a decision for a queue rather than a job (seed 002)."""
 Status = Literal["optimal", "feasible", "infeasible", "unknown"]
 
 
@@ -151,7 +153,7 @@ class Problem:
     """Everything one decision needs; indices refer to ``nodes``, ``chunk`` and ``victims``."""
 
     job: str
-    action: Action
+    action: Action | QuotaAction
     nodes: tuple[NodeRoom, ...]
     chunk: tuple[ChunkType, ...]
     victims: tuple[Victim, ...] = ()
@@ -168,6 +170,9 @@ class Problem:
     seed: int = 0
     levels: tuple[int, ...] | None = None
     """Priority levels of the ``priority`` vector; default: the victims' distinct priorities."""
+    excess: tuple[LimitRow, ...] = ()
+    """Rows to approach rather than satisfy: before the objective, one stage per row, in order, minimises
+    the amount by which the row is broken (best-effort quota enforcement, seed 002)."""
 
     @property
     def resources(self) -> tuple[str, ...]:
@@ -252,6 +257,12 @@ def freed(problem: Problem, solution: Solution, victims: tuple[int, ...], resour
 
 def placed_amount(problem: Problem, solution: Solution, resource: str) -> int:
     return sum(n * problem.chunk[t].requests.get(resource, 0) for (t, _), n in solution.placed.items())
+
+
+def excess_of(problem: Problem, solution: Solution, row: LimitRow) -> int:
+    """By how much ``solution`` breaks ``row`` (0 when it holds)."""
+    over = placed_amount(problem, solution, row.resource) - freed(problem, solution, row.victims, row.resource)
+    return max(0, over - row.headroom)
 
 
 def broken_rows(problem: Problem, solution: Solution) -> list[str]:

@@ -16,6 +16,8 @@ enforces:
 * queue limits and the non-preemptible quota at every level;
 * the reclaim guarantee and the parent-level saturation rule;
 * the objective the decision reports, recomputed from its victims.
+
+Quota-enforcement decisions (seed 002) are checked by :mod:`solver.quota_verifier`.
 """
 
 from __future__ import annotations
@@ -28,12 +30,16 @@ from models.quantity import add
 from .cluster import Cluster
 from .decision import Decision
 from .protection import protections
+from .quota_decision import QuotaDecision
+from .quota_verifier import verify_quota
 from .reclaim_gate import reclaim_gate
 from .reclaim_guarantee import guarantee_threshold
 
 
 def verify(cluster: Cluster, decision: Decision) -> list[str]:
     """Every rule the decision breaks, in words; an empty list when it is sound."""
+    if isinstance(decision, QuotaDecision):
+        return verify_quota(cluster, decision)  # seed 002: a decision for a queue, not a job
     if not decision.placed:
         return [] if not decision.victims and not decision.placements else ["a decision that places nothing evicts"]
     snapshot = cluster.snapshot

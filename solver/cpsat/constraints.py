@@ -28,6 +28,7 @@ def add_all(vars: Variables, skip: Collection[str] = ()) -> None:
         guarantee(vars)
     if "saturation" not in skip:
         saturation(vars)
+    excess(vars)
 
 
 def victim_choices(vars: Variables) -> None:
@@ -94,6 +95,21 @@ def limits(vars: Variables) -> None:
     for row in vars.problem.limits:
         unit = vars.scale.get(row.resource, 1)
         vars.model.add(vars.placed_total(row.resource) - vars.freed(row.victims, row.resource) <= row.headroom // unit)
+
+
+def excess(vars: Variables) -> None:
+    """Best-effort rows (seed 002's "miss"): ``placed - freed <= headroom + excess``, ``excess >= 0``.
+
+    The excess variables are minimised by the first stages of the objective.
+    """
+    for k, row in enumerate(vars.problem.excess):
+        unit = vars.scale.get(row.resource, 1)
+        most = max(0, -(row.headroom // unit))
+        over = vars.model.new_int_var(0, most, f"excess_{k}")
+        vars.excess.append(over)
+        vars.model.add(
+            vars.placed_total(row.resource) - vars.freed(row.victims, row.resource) <= row.headroom // unit + over
+        )
 
 
 def guarantee(vars: Variables) -> None:

@@ -1,7 +1,9 @@
 """The lexicographic objective: one stage per criterion, most important first.
 
 Stage order: first place as many optional tasks as possible (growth by
-``allocate``; no stage when the chunk has none), then ``config.objective``:
+``allocate``; no stage when the chunk has none), then bring each best-effort
+row (``problem.excess``, seed 002) as close to holding as possible, one stage
+per row, then ``config.objective``:
 
 * ``priority``: one stage per victim priority level, highest first: the count
   of victim jobs at that level (never evict a higher-priority job where lower
@@ -35,6 +37,8 @@ def stages(vars: Variables) -> list[Stage]:
     out: list[Stage] = []
     if any(chunk.optional for chunk in problem.chunk) and vars.place:
         out.append(Stage("placed", cp_model.LinearExpr.sum(list(vars.place.values())), "max"))
+    for k, row in enumerate(problem.excess):
+        out.append(Stage(f"excess {row.queue} {row.resource}", vars.excess[k], "min"))
     if not problem.victims:
         return out
     victims = range(len(problem.victims))

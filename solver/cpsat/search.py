@@ -240,6 +240,8 @@ def _fill_in_order(problem: Problem, current: Solution) -> dict[tuple[int, int],
     When it succeeds this is the lexicographically largest placement: at each
     (type, node) it takes all that capacity allows.
     """
+    if not problem.chunk:
+        return {}  # nothing to place (quota enforcement): victims' slots need not refer to problem.nodes
     room: dict[int, dict[str, int]] = {}
     for n, node in enumerate(problem.nodes):
         room[n] = dict(node.room)

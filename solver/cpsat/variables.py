@@ -38,7 +38,7 @@ def resource_scales(problem: Problem) -> dict[str, int]:
     for node in problem.nodes:
         for r, a in node.room.items():
             note(r, a)
-    for row in problem.limits:
+    for row in (*problem.limits, *problem.excess):
         note(row.resource, row.headroom)
     for g in problem.guarantees:
         note(g.resource, g.max_take)
@@ -57,6 +57,8 @@ class Variables:
     whole: dict[int, cp_model.IntVar] = field(default_factory=dict)
     peel: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)
     victim: dict[int, cp_model.IntVar] = field(default_factory=dict)
+    excess: list[cp_model.IntVar] = field(default_factory=list)
+    """Per ``problem.excess`` row, how far the row is broken (in units of its resource's scale)."""
 
     @classmethod
     def build(cls, model: cp_model.CpModel, problem: Problem) -> Variables:

@@ -1,0 +1,353 @@
+"""Quota enforcement through preemption (seed 002): bring a queue whose limit was lowered back within it.
+
+**When.** A queue is enforced when ``config.quota_preemption_enabled`` is true,
+its ``quota_preemption_delay`` is positive (0, the default, means never: running
+work ends naturally), ``limit_changed_at`` is set, ``now >= limit_changed_at +
+quota_preemption_delay`` (the timer restarts at every change: ``limit_changed_at``
+is the time of the last one), and its usage is above its limit in at least one
+resource.
+
+**Usage** is what the queue holds: running, allocated and pipelined tasks of
+its subtree. Releasing tasks no longer count (YuniKorn's ``allocated -
+preempting``). A resource is *over* when usage exceeds a finite limit; only
+over resources are targets (seed 002's "preemptable resources", computed as
+``subOnlyExisting(max, usage)``: types the limit does not name are ignored).
+
+**Victims.** Running jobs of the queue's leaves that use at least one over
+resource. A job loses all its running tasks or only tasks above
+``min_available`` (elastic surplus). ``preemptible: false`` protects a job;
+min-runtime (seed 000) and preemption toleration (seed 001) do not: both
+weigh a victim against a preemptor's claim, and here there is none: an
+administrator's limit, with its own delay as the grace period.
+
+**Rule.** After the eviction the queue's usage is within its limit in every
+over resource, and no queue at any level (the enforced queue, its ancestors,
+every queue below it) is taken below ``min(usage, deserved)`` in any resource
+whose ``deserved`` is finite. For a parent queue the model chooses the victims
+across all its children at once; the guarantee rows make sure no child loses
+more than its *releasable* amount (usage above its guaranteed quota), which is
+the bound seed 002's proportional split respects, without its rounding and
+without the split's arbitrary shares.
+
+**Choice.** The least disruptive such set under ``config.objective`` (the same
+staged CP-SAT objective and tie-breaks as preempt and reclaim). Usage may end
+below the limit when the victims' sizes do not add up exactly (YuniKorn's
+greedy packing never overshoots and may stop short instead).
+
+**Preemption does not help.** When no allowed set suffices: with
+``config.quota_miss`` > 0, the set that comes closest to the limit (one stage
+per over resource, GPUs first, then by name), then least disruptive, is evicted
+if it leaves every over resource within ``limit * (1 + quota_miss)``
+(``partial``); otherwise nothing is evicted (``infeasible``). The reason gives
+the numbers either way.
+"""
+
+from __future__ import annotations
+
+import time
+from fractions import Fraction
+
+from models import Job, Resources, format_quantity, format_resources, format_time, is_gpu_resource
+from models.collector import paused_collection
+
+from . import cpsat
+from .cluster import Cluster
+from .cpsat.search import ModelError
+from .decision import Outcome, Protected, VictimTasks
+from .problem import GuaranteeRow, LimitRow, Problem, Slot, Solution, Victim, freed, objective_values
+from .quota_decision import QuotaDecision, QuotaResource
+
+QUOTA_ACTION = "enforce-quota"
+
+
+def resource_order(resource: str) -> tuple[bool, str]:
+    """GPUs first, then by name: the order of best-effort stages and of reports."""
+    return (not is_gpu_resource(resource), resource)
+
+
+def over_limit(cluster: Cluster, queue: str) -> dict[str, tuple[int, int]]:
+    """Resource -> (usage, limit) for every resource where ``queue`` holds more than its finite limit."""
+    spec = cluster.tree.queue(queue)
+    held = cluster.usage[queue].allocated
+    over = {}
+    for resource in sorted(spec.limit, key=resource_order):
+        limit = spec.limit_of(resource)
+        if limit is not None and held.get(resource, 0) > limit:
+            over[resource] = (held.get(resource, 0), limit)
+    return over
+
+
+def tolerated(limit: int, miss: float) -> int:
+    """``floor(limit * (1 + miss))``, exactly (``miss`` read as the decimal it was written as)."""
+    return limit + int(Fraction(str(miss)) * limit)
+
+
+def due_time(cluster: Cluster, queue: str) -> float | None:
+    """``limit_changed_at + quota_preemption_delay``; ``None`` when there is no timer."""
+    spec = cluster.tree.queue(queue)
+    if spec.quota_preemption_delay <= 0 or spec.limit_changed_at is None:
+        return None
+    return spec.limit_changed_at + spec.quota_preemption_delay
+
+
+def not_due(cluster: Cluster, queue: str) -> str | None:
+    """Why ``queue`` is not enforced now, or ``None`` when it is due."""
+    spec = cluster.tree.queue(queue)
+    if not cluster.snapshot.config.quota_preemption_enabled:
+        return "quota enforcement is off (config.quota_preemption_enabled is false)"
+    if spec.quota_preemption_delay <= 0:
+        return "quota_preemption_delay is 0: the limit takes effect only as running work ends"
+    if spec.limit_changed_at is None:
+        return "limit_changed_at is not set: the delay timer has not started"
+    due = spec.limit_changed_at + spec.quota_preemption_delay
+    if cluster.now < due:
+        return f"the delay timer runs until {format_time(due)} ({due - cluster.now:g} s from now)"
+    return None
+
+
+def enforcement_order(cluster: Cluster) -> list[str]:
+    """Queues over their limit, deepest first (seed 002: leaves before parents), then in document order.
+
+    Enforcing a child first lowers its parent's usage, which may bring the parent within its own limit.
+    """
+    tree = cluster.tree
+    queues = tree.queues()
+    position = {q: i for i, q in enumerate(queues)}
+    over = [q for q in queues if over_limit(cluster, q)]
+    return sorted(over, key=lambda q: (-len(tree.upward(q)), position[q]))
+
+
+def enforce(cluster: Cluster, queue: str) -> QuotaDecision:
+    """Decide ``enforce-quota`` for ``queue`` in the state ``cluster``."""
+    with paused_collection():
+        start = time.perf_counter()
+        decision = _enforce(cluster, queue)
+        decision.solve_ms = (time.perf_counter() - start) * 1000
+        return decision
+
+
+def _enforce(cluster: Cluster, queue: str) -> QuotaDecision:
+    miss = cluster.snapshot.config.quota_miss
+    over = over_limit(cluster, queue)
+    resources = {r: QuotaResource(used, limit, tolerated(limit, miss), used) for r, (used, limit) in over.items()}
+    result = QuotaDecision(
+        "", QUOTA_ACTION, "skipped", queue=queue, due=due_time(cluster, queue), miss=miss, resources=resources
+    )
+    if not over:
+        result.reason = f"queue {queue} is within its limit"
+        return result
+    waiting = not_due(cluster, queue)
+    if waiting is not None:
+        result.reason = waiting
+        return result
+    victims, protected = _candidates(cluster, queue, over)
+    result.protected, result.candidates = protected, len(victims)
+    guarantees = _guarantee_rows(cluster, queue, victims)
+    exact = _problem(cluster, queue, victims, guarantees, bounds={r: limit for r, (_, limit) in over.items()})
+    found = _solve(exact)
+    if found.feasible:
+        return _settle(cluster, result, exact, found, "enforced")
+    if found.status == "unknown":
+        result.outcome, result.reason = "unknown", found.reason or "time limit reached before an answer or a proof"
+        return result
+    closest = _problem(cluster, queue, victims, guarantees, bounds=None, best_effort=over)
+    nearest = _solve(closest)
+    if miss > 0:
+        bounds = {r: tolerated(limit, miss) for r, (_, limit) in over.items()}
+        partial = _problem(cluster, queue, victims, guarantees, bounds=bounds, best_effort=over)
+        found = _solve(partial)
+        if found.feasible and found.victims():
+            result.reason = _does_not_help(queue, over, victims, guarantees, protected, partial, found, miss)
+            return _settle(cluster, result, partial, found, "partial")
+        if found.status == "unknown":
+            result.outcome, result.reason = "unknown", found.reason
+            return result
+    result.outcome = "infeasible"
+    result.reason = _does_not_help(queue, over, victims, guarantees, protected, closest, nearest, miss)
+    return result
+
+
+def _settle(
+    cluster: Cluster, result: QuotaDecision, problem: Problem, solution: Solution, outcome: Outcome
+) -> QuotaDecision:
+    """Fill ``result`` with the victims of ``solution``, its objective and the usage it leaves."""
+    result.outcome = outcome
+    result.optimal = solution.status == "optimal"
+    result.victims = _named(cluster, problem, solution)
+    result.objective = objective_values(problem, solution)
+    result.priority_levels = list(problem.priority_levels)
+    everyone = tuple(range(len(problem.victims)))
+    for r, entry in result.resources.items():
+        after = entry.usage - freed(problem, solution, everyone, r)
+        result.resources[r] = QuotaResource(entry.usage, entry.limit, entry.tolerated, after)
+    return result
+
+
+def _solve(problem: Problem) -> Solution:
+    try:
+        return cpsat.solve(problem)
+    except ModelError as error:
+        return Solution("unknown", reason=f"the model could not be solved: {error}")
+
+
+def _jobs_under(cluster: Cluster, queue: str) -> list[Job]:
+    leaves = set(cluster.tree.leaves_under(queue))
+    return [job for job in cluster.snapshot.jobs if job.queue in leaves and cluster.running_count(job) > 0]
+
+
+def _candidates(
+    cluster: Cluster, queue: str, over: dict[str, tuple[int, int]]
+) -> tuple[tuple[Victim, ...], list[Protected]]:
+    """Running jobs under ``queue`` holding some over resource; non-preemptible ones are protected."""
+    index = {node.name: i for i, node in enumerate(cluster.snapshot.nodes)}
+    victims: list[Victim] = []
+    protected: list[Protected] = []
+    for job in _jobs_under(cluster, queue):
+        running = cluster.tasks(job, "running")
+        held: Resources = {}
+        for task in running:
+            for r, a in job.requests(task).items():
+                if r in over and a > 0:
+                    held[r] = held.get(r, 0) + a
+        if not held:
+            continue
+        if not job.is_preemptible:
+            reason = f"not preemptible; holds {format_resources(held)} of queue {job.queue}"
+            protected.append(Protected(job.name, "non-preemptible", None, reason))
+            continue
+        victims.append(_victim(cluster, job, index))
+    return tuple(victims), protected
+
+
+def _victim(cluster: Cluster, job: Job, index: dict[str, int]) -> Victim:
+    running = cluster.tasks(job, "running")
+    slots: dict[tuple[int, tuple[tuple[str, int], ...]], list[str]] = {}
+    for task in reversed(running):  # evict-first order: newest task first
+        node = index[str(cluster.node_of[str(task.name)])]
+        slots.setdefault((node, tuple(sorted(job.requests(task).items()))), []).append(str(task.name))
+    elapsed = 0 if job.started_at is None else max(0, round((cluster.now - job.started_at) * 1000))
+    return Victim(
+        job=job.name,
+        queue=job.queue,
+        priority=job.resolved_priority,
+        whole_job=True,
+        surplus=max(0, len(running) - job.gang_minimum),
+        slots=tuple(Slot(node, dict(req), tuple(tasks)) for (node, req), tasks in sorted(slots.items())),
+        elapsed_ms=elapsed,
+    )
+
+
+def _members(cluster: Cluster, queue: str, victims: tuple[Victim, ...]) -> tuple[int, ...]:
+    inside = set(cluster.tree.leaves_under(queue))
+    return tuple(v for v, victim in enumerate(victims) if victim.queue in inside)
+
+
+def _guarded_queues(cluster: Cluster, queue: str) -> list[str]:
+    """The enforced queue, its ancestors and every queue below it: all whose usage the eviction lowers."""
+    tree = cluster.tree
+    return [q for q in tree.queues() if q in tree.upward(queue) or queue in tree.upward(q)]
+
+
+def _guarantee_rows(cluster: Cluster, queue: str, victims: tuple[Victim, ...]) -> tuple[GuaranteeRow, ...]:
+    """Per guarded queue and resource with a finite ``deserved``: take at most ``usage - min(usage, deserved)``."""
+    rows = []
+    for name in _guarded_queues(cluster, queue):
+        spec = cluster.tree.queue(name)
+        members = _members(cluster, name, victims)
+        if not members:
+            continue
+        held = cluster.usage[name].allocated
+        for resource in sorted(spec.deserved, key=resource_order):
+            deserved = spec.quota_of(resource)
+            if deserved is None:
+                continue
+            row = GuaranteeRow(name, resource, held.get(resource, 0), deserved, "deserved", members)
+            most = sum(s.count * s.requests.get(resource, 0) for v in members for s in victims[v].slots)
+            if most > row.max_take:
+                rows.append(row)
+    return tuple(rows)
+
+
+def _problem(
+    cluster: Cluster,
+    queue: str,
+    victims: tuple[Victim, ...],
+    guarantees: tuple[GuaranteeRow, ...],
+    *,
+    bounds: dict[str, int] | None,
+    best_effort: dict[str, tuple[int, int]] | None = None,
+) -> Problem:
+    """The victim problem: ``usage - freed <= bound`` per over resource; ``best_effort`` adds excess stages."""
+    held = cluster.usage[queue].allocated
+    everyone = tuple(range(len(victims)))
+    limits = tuple(
+        LimitRow(queue, r, bound - held.get(r, 0), everyone, "limit", bound) for r, bound in (bounds or {}).items()
+    )
+    excess = tuple(
+        LimitRow(queue, r, limit - used, everyone, "limit", limit) for r, (used, limit) in (best_effort or {}).items()
+    )
+    config = cluster.snapshot.config
+    return Problem(
+        job=queue,
+        action="enforce-quota",
+        nodes=(),
+        chunk=(),
+        victims=victims,
+        limits=limits,
+        guarantees=guarantees,
+        objective=config.objective,
+        keep_order=tuple(sorted(everyone, key=lambda v: (-victims[v].elapsed_ms, victims[v].job))),
+        time_limit=config.solver.time_limit,
+        workers=config.solver.workers,
+        seed=config.solver.seed,
+        excess=excess,
+    )
+
+
+def _named(cluster: Cluster, problem: Problem, solution: Solution) -> list[VictimTasks]:
+    out = []
+    for v in solution.victims():
+        victim = problem.victims[v]
+        tasks = [task for s, slot in enumerate(victim.slots) for task in slot.tasks[: solution.evicted.get((v, s), 0)]]
+        order = {str(t.name): i for i, t in enumerate(cluster.snapshot.job(victim.job).tasks)}
+        tasks.sort(key=order.__getitem__)
+        out.append(VictimTasks(victim.job, tuple(tasks), whole_job=len(tasks) == victim.running))
+    return sorted(out, key=lambda v: v.job)
+
+
+def _does_not_help(
+    queue: str,
+    over: dict[str, tuple[int, int]],
+    victims: tuple[Victim, ...],
+    guarantees: tuple[GuaranteeRow, ...],
+    protected: list[Protected],
+    problem: Problem,
+    solution: Solution,
+    miss: float,
+) -> str:
+    """ "Preemption does not help", in numbers: the target, how close allowed victims come, and what holds them back."""
+    everyone = tuple(range(len(victims)))
+    parts = []
+    for r, (used, limit) in over.items():
+        line = f"{r}: uses {format_quantity(r, used)}, limit {format_quantity(r, limit)} "
+        line += f"({format_quantity(r, used - limit)} to free)"
+        if solution.feasible:
+            after = used - freed(problem, solution, everyone, r)
+            line += f", the closest allowed victims reach {format_quantity(r, after)}"
+        if miss > 0:
+            line += f", tolerated with quota_miss {miss:g}: {format_quantity(r, tolerated(limit, miss))}"
+        parts.append(line)
+    held_back = []
+    if solution.feasible:
+        for row in guarantees:
+            if row.resource in over and freed(problem, solution, row.victims, row.resource) >= row.max_take:
+                kept = format_quantity(row.resource, min(row.held, row.threshold))
+                held_back.append(f"queue {row.queue} keeps its guaranteed {row.resource} {kept} (deserved)")
+    if protected:
+        held_back.append(f"{len(protected)} non-preemptible job(s) ({', '.join(p.job for p in protected)})")
+    if not victims:
+        held_back.append("no preemptible running job holds the over-limit resources")
+    text = f"preemption does not help: queue {queue} cannot be brought within its limit; " + "; ".join(parts)
+    if held_back:
+        text += "; held back by: " + ", ".join(held_back)
+    return text

@@ -1,0 +1,182 @@
+"""The independent check of an ``enforce-quota`` decision (seed 002): plain Python, no solver, no model.
+
+Re-derived from the snapshot and the cluster state alone (not from the rule
+module or the problem the solver saw):
+
+* the timer: the switch is on, the delay is positive and has passed since
+  ``limit_changed_at``; otherwise nothing may be evicted;
+* victims: running tasks of preemptible jobs in leaves under the queue; each
+  loses all its running tasks or at most its surplus above ``min_available``;
+* the limit: after the eviction, usage is within the limit in every resource
+  that was over it (``enforced``), or within ``floor(limit * (1 + quota_miss))``
+  (``partial``, only with ``quota_miss`` > 0);
+* the guarantee: no queue of the whole tree ends below ``min(usage, deserved)``
+  in any resource with a finite ``deserved``;
+* the numbers the decision reports (usage before and after, limit, tolerated)
+  and its objective, recomputed from its victims.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from models import MILLI, Resources, format_quantity, is_gpu_resource
+from models.quantity import add
+
+from .cluster import Cluster
+from .quota_decision import QuotaDecision
+
+
+def verify_quota(cluster: Cluster, decision: QuotaDecision) -> list[str]:
+    """Every rule the quota decision breaks, in words; an empty list when it is sound."""
+    snapshot = cluster.snapshot
+    if decision.queue not in {q.name for q in snapshot.queues}:
+        return [f"enforce-quota: unknown queue {decision.queue}"]
+    if decision.outcome not in ("enforced", "partial"):
+        return ["enforce-quota: evicts without enforcing"] if decision.victims else []
+    problems = _timer(cluster, decision.queue)
+    freed_by_leaf = _victims(cluster, decision, problems)
+    problems += _limit(cluster, decision, freed_by_leaf)
+    problems += _guarantees(cluster, freed_by_leaf)
+    problems += _objective(cluster, decision)
+    return problems
+
+
+def _timer(cluster: Cluster, queue: str) -> list[str]:
+    snapshot = cluster.snapshot
+    spec = next(q for q in snapshot.queues if q.name == queue)
+    if not snapshot.config.quota_preemption_enabled:
+        return ["timer: quota_preemption_enabled is false"]
+    if spec.quota_preemption_delay <= 0 or spec.limit_changed_at is None:
+        return [f"timer: queue {queue} has no quota preemption delay running"]
+    if snapshot.now < spec.limit_changed_at + spec.quota_preemption_delay:
+        return [f"timer: the delay of queue {queue} has not passed"]
+    return []
+
+
+def _subtree_leaves(cluster: Cluster, queue: str) -> set[str]:
+    parent = {q.name: q.parent for q in cluster.snapshot.queues}
+    out = set()
+    for name in parent:
+        current: str | None = name
+        while current is not None and current != queue:
+            current = parent[current]
+        if current == queue:
+            out.add(name)
+    return out
+
+
+def _victims(cluster: Cluster, decision: QuotaDecision, out: list[str]) -> dict[str, Resources]:
+    """Checks each victim; returns leaf queue -> resources freed there."""
+    inside = _subtree_leaves(cluster, decision.queue)
+    freed: dict[str, Resources] = {}
+    for entry in decision.victims:
+        job = cluster.snapshot.job(entry.job)
+        running = [t for t in job.tasks if cluster.status[str(t.name)] == "running"]
+        names = {str(t.name) for t in running}
+        if job.queue not in inside:
+            out.append(f"victims: {job.name} is in queue {job.queue}, not under {decision.queue}")
+        if not job.is_preemptible:
+            out.append(f"victims: {job.name} is not preemptible")
+        bad = [t for t in entry.tasks if t not in names]
+        if bad:
+            out.append(f"victims: {', '.join(bad)} of {job.name} are not running")
+        if len(set(entry.tasks)) != len(entry.tasks):
+            out.append(f"victims: {job.name} lists a task twice")
+        lost = len(set(entry.tasks) & names)
+        whole = lost == len(running)
+        if entry.whole_job != whole:
+            out.append(f"victims: {job.name} marked whole_job={entry.whole_job} but loses {lost} of {len(running)}")
+        if not whole and lost > max(0, len(running) - job.gang_minimum):
+            out.append(f"gang: {job.name} would keep {len(running) - lost} tasks, below min_available")
+        for task in running:
+            if str(task.name) in entry.tasks:
+                freed[job.queue] = add(freed.get(job.queue, {}), job.requests(task))
+    return freed
+
+
+def _freed_under(cluster: Cluster, queue: str, freed_by_leaf: dict[str, Resources]) -> Resources:
+    total: Resources = {}
+    for leaf, amounts in freed_by_leaf.items():
+        if leaf in _subtree_leaves(cluster, queue):
+            total = add(total, amounts)
+    return total
+
+
+def _limit(cluster: Cluster, decision: QuotaDecision, freed_by_leaf: dict[str, Resources]) -> list[str]:
+    spec = cluster.tree.queue(decision.queue)
+    usage = cluster.usage[decision.queue].allocated
+    after = add(usage, _freed_under(cluster, decision.queue, freed_by_leaf), times=-1)
+    miss = Decimal(str(cluster.snapshot.config.quota_miss))
+    out = []
+    if decision.outcome == "partial" and miss == 0:
+        out.append("limit: a partial enforcement needs quota_miss > 0")
+    over = 0
+    for resource, limit in spec.limit.items():
+        if limit < 0 or usage.get(resource, 0) <= limit:
+            continue
+        over += 1
+        bound = limit if decision.outcome == "enforced" else limit + int(miss * limit)
+        if after.get(resource, 0) > bound:
+            out.append(
+                f"limit: queue {decision.queue} would hold {_q(resource, after.get(resource, 0))} {resource}, "
+                f"above {'its limit' if decision.outcome == 'enforced' else 'the tolerated'} {_q(resource, bound)}"
+            )
+        reported = decision.resources.get(resource)
+        if reported is None or (reported.usage, reported.limit, reported.after) != (
+            usage.get(resource, 0),
+            limit,
+            after.get(resource, 0),
+        ):
+            out.append(f"report: the numbers reported for {resource} do not match the state")
+    if over == 0:
+        out.append(f"limit: queue {decision.queue} was not over its limit")
+    return out
+
+
+def _guarantees(cluster: Cluster, freed_by_leaf: dict[str, Resources]) -> list[str]:
+    out = []
+    for spec in cluster.snapshot.queues:
+        freed = _freed_under(cluster, spec.name, freed_by_leaf)
+        if not freed:
+            continue
+        usage = cluster.usage[spec.name].allocated
+        for resource, deserved in spec.deserved.items():
+            if deserved < 0:
+                continue
+            have = usage.get(resource, 0)
+            left = have - freed.get(resource, 0)
+            if left < min(have, deserved):
+                out.append(
+                    f"guarantee: queue {spec.name} would keep {_q(resource, left)} {resource}, "
+                    f"below min(usage {_q(resource, have)}, deserved {_q(resource, deserved)})"
+                )
+    return out
+
+
+def _objective(cluster: Cluster, decision: QuotaDecision) -> list[str]:
+    snapshot = cluster.snapshot
+    priorities = [snapshot.job(v.job).resolved_priority for v in decision.victims]
+    if any(p not in decision.priority_levels for p in priorities):
+        return ["objective: a victim's priority is missing from priority_levels"]
+    lost_ms = 0
+    for entry in decision.victims:
+        job = snapshot.job(entry.job)
+        by_name = {str(t.name): t for t in job.tasks}
+        elapsed = 0 if job.started_at is None else max(0, round((cluster.now - job.started_at) * 1000))
+        for task in entry.tasks:
+            gpus = sum(a for r, a in job.requests(by_name[task]).items() if is_gpu_resource(r)) // MILLI
+            lost_ms += gpus * elapsed
+    expected = {
+        "priority": [priorities.count(p) for p in decision.priority_levels],
+        "jobs": len(decision.victims),
+        "tasks": sum(len(v.tasks) for v in decision.victims),
+        "lost_work": lost_ms / 1000,
+    }
+    if decision.objective != expected:
+        return [f"objective: reported {decision.objective}, recomputed {expected}"]
+    return []
+
+
+def _q(resource: str, amount: int) -> str:
+    return format_quantity(resource, amount)

@@ -47,7 +47,7 @@ from __future__ import annotations
 import time
 from fractions import Fraction
 
-from models import Job, Resources, format_quantity, format_resources, format_time, is_gpu_resource
+from models import MILLI, Job, Resources, format_quantity, format_resources, format_time, is_gpu_resource
 from models.collector import paused_collection
 
 from . import cpsat
@@ -77,9 +77,10 @@ def over_limit(cluster: Cluster, queue: str) -> dict[str, tuple[int, int]]:
     return over
 
 
-def tolerated(limit: int, miss: float) -> int:
-    """``floor(limit * (1 + miss))``, exactly (``miss`` read as the decimal it was written as)."""
-    return limit + int(Fraction(str(miss)) * limit)
+def tolerated(resource: str, limit: int, miss: float) -> int:
+    """``floor(limit * (1 + miss))``, exactly (``miss`` read as the decimal it was written as); whole GPUs."""
+    bound = limit + int(Fraction(str(miss)) * limit)
+    return bound - bound % MILLI if is_gpu_resource(resource) else bound
 
 
 def due_time(cluster: Cluster, queue: str) -> float | None:
@@ -129,7 +130,7 @@ def enforce(cluster: Cluster, queue: str) -> QuotaDecision:
 def _enforce(cluster: Cluster, queue: str) -> QuotaDecision:
     miss = cluster.snapshot.config.quota_miss
     over = over_limit(cluster, queue)
-    resources = {r: QuotaResource(used, limit, tolerated(limit, miss), used) for r, (used, limit) in over.items()}
+    resources = {r: QuotaResource(used, limit, tolerated(r, limit, miss), used) for r, (used, limit) in over.items()}
     result = QuotaDecision(
         "", QUOTA_ACTION, "skipped", queue=queue, due=due_time(cluster, queue), miss=miss, resources=resources
     )
@@ -153,7 +154,7 @@ def _enforce(cluster: Cluster, queue: str) -> QuotaDecision:
     closest = _problem(cluster, queue, victims, guarantees, bounds=None, best_effort=over)
     nearest = _solve(closest)
     if miss > 0:
-        bounds = {r: tolerated(limit, miss) for r, (_, limit) in over.items()}
+        bounds = {r: tolerated(r, limit, miss) for r, (_, limit) in over.items()}
         partial = _problem(cluster, queue, victims, guarantees, bounds=bounds, best_effort=over)
         found = _solve(partial)
         if found.feasible and found.victims():
@@ -335,7 +336,7 @@ def _does_not_help(
             after = used - freed(problem, solution, everyone, r)
             line += f", the closest allowed victims reach {format_quantity(r, after)}"
         if miss > 0:
-            line += f", tolerated with quota_miss {miss:g}: {format_quantity(r, tolerated(limit, miss))}"
+            line += f", tolerated with quota_miss {miss:g}: {format_quantity(r, tolerated(r, limit, miss))}"
         parts.append(line)
     held_back = []
     if solution.feasible:

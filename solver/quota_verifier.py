@@ -117,6 +117,8 @@ def _limit(cluster: Cluster, decision: QuotaDecision, freed_by_leaf: dict[str, R
             continue
         over += 1
         bound = limit if decision.outcome == "enforced" else limit + int(miss * limit)
+        if is_gpu_resource(resource):
+            bound -= bound % MILLI  # whole GPUs
         if after.get(resource, 0) > bound:
             out.append(
                 f"limit: queue {decision.queue} would hold {_q(resource, after.get(resource, 0))} {resource}, "

@@ -14,10 +14,12 @@ import pytest
 from conftest import FIXTURES
 from pydantic import BaseModel, ConfigDict
 
-from models import load_snapshot
+from models import load_snapshot, parse_quantity
 from solver.cluster import Cluster
 from solver.cycle import run_cycle, solve_one
 from solver.decision import Decision
+from solver.quota_decision import QuotaDecision
+from solver.quota_enforcement import enforce
 from solver.verifier import verify
 
 
@@ -26,10 +28,12 @@ class Expectation(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    run: Literal["solve", "cycle"] = "solve"
+    run: Literal["solve", "cycle", "enforce-quota"] = "solve"
     job: str | None = None
+    queue: str | None = None
     action: Literal["auto", "allocate", "reclaim", "preempt"] = "auto"
-    actions: list[Literal["allocate", "reclaim", "preempt"]] = ["allocate", "reclaim", "preempt"]
+    actions: list[Literal["enforce-quota", "allocate", "reclaim", "preempt"]] | None = None
+    """Default: the cycle's default (enforce-quota first when config.quota_preemption_enabled is true)."""
     outcome: str | None = None
     victims: dict[str, int | Literal["whole"]] | None = None
     victim_tasks: dict[str, list[str]] | None = None
@@ -42,6 +46,8 @@ class Expectation(BaseModel):
     outcomes: dict[str, str] = {}
     greedy_tasks: int | None = None
     greedy_victims: dict[str, int | Literal["whole"]] | None = None
+    after: dict[str, int | str] = {}
+    queue_outcomes: dict[str, str] = {}
 
 
 def with_expectations() -> list[Path]:
@@ -78,13 +84,23 @@ def check_decision(decision: Decision, expect: Expectation) -> None:
         assert job in protected, decision.protected
     if expect.optimal is not None:
         assert decision.optimal is expect.optimal
+    if expect.after:
+        assert isinstance(decision, QuotaDecision)
+        after = {r: q.after for r, q in decision.resources.items()}
+        assert after == {r: parse_quantity(v) for r, v in expect.after.items()}, decision.to_dict()
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
 def test_fixture(path: Path) -> None:
     snapshot = load_snapshot(path)
     expect = Expectation.model_validate(snapshot.expect)
-    if expect.run == "solve":
+    if expect.run == "enforce-quota":
+        assert expect.queue is not None, "an enforce-quota fixture names its queue"
+        cluster = Cluster.of(snapshot)
+        decision = enforce(cluster, expect.queue)
+        assert verify(cluster, decision) == [], decision.to_dict()
+        check_decision(decision, expect)
+    elif expect.run == "solve":
         assert expect.job is not None, "a solve fixture names its job"
         cluster = Cluster.of(snapshot)
         tried = solve_one(cluster, snapshot.job(expect.job), expect.action)
@@ -107,6 +123,9 @@ def test_fixture(path: Path) -> None:
         statuses = {task: entry["status"] for job in final.values() for task, entry in job["tasks"].items()}
         for task, status in expect.statuses.items():
             assert statuses[task] == status, (task, statuses)
+        for queue, outcome in expect.queue_outcomes.items():
+            made = [d for d in result.decisions if isinstance(d, QuotaDecision) and d.queue == queue]
+            assert made and made[-1].outcome == outcome, [d.to_dict() for d in made]
         for job, outcome in expect.outcomes.items():
             last = [d for d in result.decisions if d.job == job and d.outcome != "skipped"]
             assert last and last[-1].outcome == outcome, [d.to_dict() for d in result.decisions if d.job == job]

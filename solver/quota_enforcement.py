@@ -345,7 +345,9 @@ def _does_not_help(
                 kept = format_quantity(row.resource, min(row.held, row.threshold))
                 held_back.append(f"queue {row.queue} keeps its guaranteed {row.resource} {kept} (deserved)")
     if protected:
-        held_back.append(f"{len(protected)} non-preemptible job(s) ({', '.join(p.job for p in protected)})")
+        names = ", ".join(p.job for p in protected[:5])
+        names += f" and {len(protected) - 5} more" if len(protected) > 5 else ""
+        held_back.append(f"{len(protected)} non-preemptible job(s) ({names})")
     if not victims:
         held_back.append("no preemptible running job holds the over-limit resources")
     text = f"preemption does not help: queue {queue} cannot be brought within its limit; " + "; ".join(parts)

@@ -170,6 +170,10 @@ class Problem:
     seed: int = 0
     levels: tuple[int, ...] | None = None
     """Priority levels of the ``priority`` vector; default: the victims' distinct priorities."""
+    full_linearization: bool = False
+    """Give CP-SAT's LP every constraint (``linearization_level`` 2). Victim choices without a chunk to place
+    (quota enforcement) are covering problems whose optimum is proved by the LP bound; with the default level
+    and one or two workers CP-SAT may not prove even a trivial one on a thousand candidates."""
     excess: tuple[LimitRow, ...] = ()
     """Rows to approach rather than satisfy: before the objective, one stage per row, in order, minimises
     the amount by which the row is broken (best-effort quota enforcement, seed 002)."""

@@ -60,6 +60,8 @@ class _Runner:
         solver.parameters.num_workers = self.problem.workers
         solver.parameters.random_seed = self.problem.seed
         solver.parameters.log_search_progress = False
+        if self.problem.full_linearization:
+            solver.parameters.linearization_level = 2
         status = solver.solve(model)
         if status == cp_model.OPTIMAL:
             name = "optimal"

@@ -44,6 +44,7 @@ the numbers either way.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from fractions import Fraction
 
@@ -141,22 +142,23 @@ def _enforce(cluster: Cluster, queue: str) -> QuotaDecision:
     if waiting is not None:
         result.reason = waiting
         return result
+    deadline = time.perf_counter() + cluster.snapshot.config.solver.time_limit
     victims, protected = _candidates(cluster, queue, over)
     result.protected, result.candidates = protected, len(victims)
     guarantees = _guarantee_rows(cluster, queue, victims)
     exact = _problem(cluster, queue, victims, guarantees, bounds={r: limit for r, (_, limit) in over.items()})
-    found = _solve(exact)
+    found = _solve(exact, deadline)
     if found.feasible:
         return _settle(cluster, result, exact, found, "enforced")
     if found.status == "unknown":
         result.outcome, result.reason = "unknown", found.reason or "time limit reached before an answer or a proof"
         return result
     closest = _problem(cluster, queue, victims, guarantees, bounds=None, best_effort=over)
-    nearest = _solve(closest)
+    nearest = _solve(closest, deadline)
     if miss > 0:
         bounds = {r: tolerated(r, limit, miss) for r, (_, limit) in over.items()}
         partial = _problem(cluster, queue, victims, guarantees, bounds=bounds, best_effort=over)
-        found = _solve(partial)
+        found = _solve(partial, deadline)
         if found.feasible and found.victims():
             result.reason = _does_not_help(queue, over, victims, guarantees, protected, partial, found, miss)
             return _settle(cluster, result, partial, found, "partial")
@@ -184,7 +186,12 @@ def _settle(
     return result
 
 
-def _solve(problem: Problem) -> Solution:
+def _solve(problem: Problem, deadline: float) -> Solution:
+    """Solve within what is left of the decision's budget (``config.solver.time_limit`` covers every solve)."""
+    remaining = deadline - time.perf_counter()
+    if remaining <= 0:
+        return Solution("unknown", reason="time limit reached before an answer or a proof")
+    problem = dataclasses.replace(problem, time_limit=remaining)
     try:
         return cpsat.solve(problem, hint=greedy_hint(problem))
     except ModelError as error:

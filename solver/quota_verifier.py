@@ -5,8 +5,9 @@ module or the problem the solver saw):
 
 * the timer: the switch is on, the delay is positive and has passed since
   ``limit_changed_at``; otherwise nothing may be evicted;
-* victims: running tasks of preemptible jobs in leaves under the queue; each
-  loses all its running tasks or at most its surplus above ``min_available``;
+* victims: running tasks of preemptible jobs in leaves under the queue that
+  free some resource the queue holds above its limit; each loses all its
+  running tasks or at most its surplus above ``min_available``;
 * the limit: after the eviction, usage is within the limit in every resource
   that was over it (``enforced``), or within ``floor(limit * (1 + quota_miss))``
   (``partial``, only with ``quota_miss`` > 0);
@@ -69,6 +70,9 @@ def _subtree_leaves(cluster: Cluster, queue: str) -> set[str]:
 def _victims(cluster: Cluster, decision: QuotaDecision, out: list[str]) -> dict[str, Resources]:
     """Checks each victim; returns leaf queue -> resources freed there."""
     inside = _subtree_leaves(cluster, decision.queue)
+    spec = cluster.tree.queue(decision.queue)
+    usage = cluster.usage[decision.queue].allocated
+    over = {r for r, limit in spec.limit.items() if limit >= 0 and usage.get(r, 0) > limit}
     freed: dict[str, Resources] = {}
     for entry in decision.victims:
         job = cluster.snapshot.job(entry.job)
@@ -89,9 +93,13 @@ def _victims(cluster: Cluster, decision: QuotaDecision, out: list[str]) -> dict[
             out.append(f"victims: {job.name} marked whole_job={entry.whole_job} but loses {lost} of {len(running)}")
         if not whole and lost > max(0, len(running) - job.gang_minimum):
             out.append(f"gang: {job.name} would keep {len(running) - lost} tasks, below min_available")
+        uses = False
         for task in running:
             if str(task.name) in entry.tasks:
                 freed[job.queue] = add(freed.get(job.queue, {}), job.requests(task))
+                uses = uses or any(job.requests(task).get(r, 0) > 0 for r in over)
+        if not uses:
+            out.append(f"victims: {job.name} frees nothing of what queue {decision.queue} holds above its limit")
     return freed
 
 

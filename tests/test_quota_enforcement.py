@@ -239,6 +239,18 @@ def test_verifier_rejects_broken_quota_decisions():
         )
     )
     assert any(p.startswith("objective:") for p in broken(objective={"jobs": 0}))
+    cpu_only = snapshot_from_data(
+        {
+            **document,
+            "nodes": [{"name": "n0", "resources": {"gpu": 8, "cpu": 1}}],
+            "jobs": [
+                *document["jobs"],
+                {"name": "c", "queue": "team", "task_resources": {"cpu": 1}, "tasks": [{"node": "n0"}]},
+            ],
+        }
+    )
+    with_cpu = dataclasses.replace(decision, victims=[*decision.victims, VictimTasks("c", ("c-0",), True)])
+    assert any("frees nothing" in p for p in verify(Cluster.of(cpu_only), with_cpu))
     late = snapshot_from_data({**document, "now": "2026-01-01T10:00:30Z"})
     assert any(p.startswith("timer:") for p in verify(Cluster.of(late), decision))
     assert verify(cluster, dataclasses.replace(decision, outcome="infeasible")) == [

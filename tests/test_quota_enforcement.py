@@ -13,8 +13,17 @@ from models import parse_quantity, snapshot_from_data
 from solver.cluster import Cluster
 from solver.cycle import run_cycle
 from solver.decision import VictimTasks
+from solver.problem import broken_rows
 from solver.quota_decision import QuotaDecision
-from solver.quota_enforcement import enforce, enforcement_order, over_limit
+from solver.quota_enforcement import (
+    _candidates,
+    _guarantee_rows,
+    _problem,
+    enforce,
+    enforcement_order,
+    greedy_hint,
+    over_limit,
+)
 from solver.verifier import verify
 
 NOW = "2026-01-01T12:00:00Z"
@@ -295,3 +304,22 @@ def test_cycle_runs_enforce_quota_by_default_only_when_switched_on():
     assert run_cycle(snapshot_from_data(off)).decisions == []
     explicit = run_cycle(snapshot_from_data(off), ["enforce-quota"]).decisions
     assert [d.outcome for d in explicit] == ["skipped", "skipped"]
+
+
+def test_greedy_hint_keeps_guarantees_and_reaches_the_limit_when_it_can():
+    document = nested()
+    document["queues"][1]["deserved"] = {"gpu": 2}
+    cluster = Cluster.of(snapshot_from_data(document))
+    over = over_limit(cluster, "dept")
+    victims, _ = _candidates(cluster, "dept", over)
+    guarantees = _guarantee_rows(cluster, "dept", victims)
+    problem = _problem(cluster, "dept", victims, guarantees, bounds={r: limit for r, (_, limit) in over.items()})
+    hint = greedy_hint(problem)
+    assert broken_rows(problem, hint) == []
+    assert [problem.victims[v].job for v in hint.victims()] == ["o1"]  # lowest priority first
+
+
+def test_schema_lists_the_quota_fields(cli):
+    schema = json.loads(cli("schema").stdout)
+    assert {"quota_preemption_enabled", "quota_miss"} <= set(schema["$defs"]["Config"]["properties"])
+    assert {"limit_changed_at", "quota_preemption_delay"} <= set(schema["$defs"]["Queue"]["properties"])

@@ -40,6 +40,10 @@ per over resource, GPUs first, then by name), then least disruptive, is evicted
 if it leaves every over resource within ``limit * (1 + quota_miss)``
 (``partial``); otherwise nothing is evicted (``infeasible``). The reason gives
 the numbers either way.
+
+The timer is :mod:`solver.quota_timer`, CP-SAT's first hint
+:mod:`solver.quota_hint`, the output :mod:`solver.quota_decision` and the
+independent check :mod:`solver.quota_verifier`.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ import dataclasses
 import time
 from fractions import Fraction
 
-from models import MILLI, Job, Resources, format_quantity, format_resources, format_time, is_gpu_resource
+from models import MILLI, Job, Resources, format_quantity, format_resources, is_gpu_resource
 from models.collector import paused_collection
 
 from . import cpsat
@@ -57,6 +61,8 @@ from .cpsat.search import ModelError
 from .decision import Outcome, Protected, VictimTasks
 from .problem import GuaranteeRow, LimitRow, Problem, Slot, Solution, Victim, freed, objective_values
 from .quota_decision import QuotaDecision, QuotaResource
+from .quota_hint import greedy_hint
+from .quota_timer import due_time, not_due
 
 QUOTA_ACTION = "enforce-quota"
 
@@ -82,29 +88,6 @@ def tolerated(resource: str, limit: int, miss: float) -> int:
     """``floor(limit * (1 + miss))``, exactly (``miss`` read as the decimal it was written as); whole GPUs."""
     bound = limit + int(Fraction(str(miss)) * limit)
     return bound - bound % MILLI if is_gpu_resource(resource) else bound
-
-
-def due_time(cluster: Cluster, queue: str) -> float | None:
-    """``limit_changed_at + quota_preemption_delay``; ``None`` when there is no timer."""
-    spec = cluster.tree.queue(queue)
-    if spec.quota_preemption_delay <= 0 or spec.limit_changed_at is None:
-        return None
-    return spec.limit_changed_at + spec.quota_preemption_delay
-
-
-def not_due(cluster: Cluster, queue: str) -> str | None:
-    """Why ``queue`` is not enforced now, or ``None`` when it is due."""
-    spec = cluster.tree.queue(queue)
-    if not cluster.snapshot.config.quota_preemption_enabled:
-        return "quota enforcement is off (config.quota_preemption_enabled is false)"
-    if spec.quota_preemption_delay <= 0:
-        return "quota_preemption_delay is 0: the limit takes effect only as running work ends"
-    if spec.limit_changed_at is None:
-        return "limit_changed_at is not set: the delay timer has not started"
-    due = spec.limit_changed_at + spec.quota_preemption_delay
-    if cluster.now < due:
-        return f"the delay timer runs until {format_time(due)} ({due - cluster.now:g} s from now)"
-    return None
 
 
 def enforcement_order(cluster: Cluster) -> list[str]:
@@ -196,57 +179,6 @@ def _solve(problem: Problem, deadline: float) -> Solution:
         return cpsat.solve(problem, hint=greedy_hint(problem))
     except ModelError as error:
         return Solution("unknown", reason=f"the model could not be solved: {error}")
-
-
-def greedy_hint(problem: Problem) -> Solution:
-    """A first answer for CP-SAT: victims by lowest priority, then largest, then least lost work, taken whole
-    (or their elastic surplus when taking them whole would break a guarantee) while every guarantee row holds,
-    until every limit row (and best-effort row) holds.
-
-    With one or two search workers CP-SAT has no large-neighbourhood search and may not find a good first
-    solution on a thousand candidates; this hint lets the lower bound prove it optimal at once. It proves
-    nothing itself.
-    """
-    resources = sorted({row.resource for row in (*problem.limits, *problem.excess)}, key=resource_order)
-    need = {row.resource: -row.headroom for row in (*problem.limits, *problem.excess)}
-    guards = [(row, set(row.victims)) for row in problem.guarantees]
-    taken_by_row = [0] * len(guards)
-    freed_total = dict.fromkeys(resources, 0)
-
-    def amount(v: int, counts: dict[int, int], resource: str) -> int:
-        return sum(n * problem.victims[v].slots[s].requests.get(resource, 0) for s, n in counts.items())
-
-    def size(v: int) -> tuple[int, ...]:
-        return tuple(
-            -amount(v, {s: slot.count for s, slot in enumerate(problem.victims[v].slots)}, r) for r in resources
-        )
-
-    order = sorted(
-        range(len(problem.victims)),
-        key=lambda v: (problem.victims[v].priority, size(v), problem.victims[v].elapsed_ms, v),
-    )
-    evicted: dict[tuple[int, int], int] = {}
-    for v in order:
-        if all(freed_total[r] >= need[r] for r in resources):
-            break
-        victim = problem.victims[v]
-        options = [{s: slot.count for s, slot in enumerate(victim.slots)}] if victim.whole_job else []
-        if victim.surplus:
-            left, peel = victim.surplus, {}
-            for s, slot in enumerate(victim.slots):
-                peel[s] = min(slot.count, left)
-                left -= peel[s]
-            options.append({s: n for s, n in peel.items() if n})
-        for counts in options:
-            rows = [(k, amount(v, counts, row.resource)) for k, (row, members) in enumerate(guards) if v in members]
-            if all(taken_by_row[k] + a <= guards[k][0].max_take for k, a in rows):
-                for k, a in rows:
-                    taken_by_row[k] += a
-                for r in resources:
-                    freed_total[r] += amount(v, counts, r)
-                evicted.update(((v, s), n) for s, n in counts.items())
-                break
-    return Solution("feasible", evicted=evicted)
 
 
 def _jobs_under(cluster: Cluster, queue: str) -> list[Job]:

@@ -21,9 +21,9 @@ from solver.quota_enforcement import (
     _problem,
     enforce,
     enforcement_order,
-    greedy_hint,
     over_limit,
 )
+from solver.quota_hint import greedy_hint
 from solver.verifier import verify
 
 NOW = "2026-01-01T12:00:00Z"

@@ -34,4 +34,6 @@ from .quantity import format_resources as format_resources
 from .quantity import is_gpu_resource as is_gpu_resource
 from .quantity import parse_quantity as parse_quantity
 from .queue import Queue as Queue
+from .requeue import RequeueConfig as RequeueConfig
+from .requeue import RequeueState as RequeueState
 from .snapshot import Snapshot as Snapshot

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import Field, field_validator
 
-from .fields import REQUEUE, RESERVED, Duration, Reserved, SnapshotModel, reserved_for
+from .fields import Duration, SnapshotModel
+from .requeue import RequeueConfig
 
 Criterion = Literal["priority", "jobs", "tasks", "lost_work"]
 """A victim-choice criterion (spec "Rules", *Victim choice*)."""
@@ -55,7 +56,7 @@ class Config(SnapshotModel):
         lt=1.0,
         description="fraction over the limit a best-effort quota enforcement may leave (seed 002 'miss'); 0 = none",
     )
-    requeue: Annotated[Reserved, reserved_for(REQUEUE)] = RESERVED
+    requeue: RequeueConfig = Field(default_factory=RequeueConfig, description="requeue with backoff (seed 003)")
 
     @field_validator("objective", mode="before")
     @classmethod

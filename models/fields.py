@@ -141,5 +141,4 @@ Reserved = SkipJsonSchema[Any]
 RESERVED: Any = Field(None, exclude=True)
 
 
-REQUEUE = "requeue with backoff (seed 003)"
 NOMINATIONS = "asynchronous preemption with nominations (seed 004)"

@@ -7,24 +7,21 @@ minimum: the job is elastic iff it is below the number of tasks.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import Field, model_validator
 
 from .fields import (
     NOMINATIONS,
-    REQUEUE,
-    RESERVED,
     AmountMap,
     FreeMap,
     Name,
-    Reserved,
     SnapshotModel,
     Time,
     raise_errors,
-    reserved_for,
 )
 from .quantity import Resources
+from .requeue import RequeueState
 
 TaskStatus = Literal["running", "pending", "releasing", "nominated"]
 """Status of a task in a snapshot (``nominated`` is reserved for seed 004)."""
@@ -76,7 +73,7 @@ class Job(SnapshotModel):
     tasks: list[Task] = Field(min_length=1)
     labels: FreeMap = Field(default_factory=dict)
     annotations: FreeMap = Field(default_factory=dict)
-    requeue: Annotated[Reserved, reserved_for(REQUEUE)] = RESERVED
+    requeue: RequeueState | None = Field(None, description="requeue state after evictions (seed 003)")
 
     @model_validator(mode="after")
     def _check_tasks(self) -> Job:

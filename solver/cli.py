@@ -22,7 +22,17 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
-from models import Job, Snapshot, SnapshotError, format_quantity, format_resources, is_gpu_resource, load_snapshot
+from models import (
+    Job,
+    Snapshot,
+    SnapshotError,
+    format_duration,
+    format_quantity,
+    format_resources,
+    format_time,
+    is_gpu_resource,
+    load_snapshot,
+)
 from models.quantity import add
 
 from .cluster import Cluster
@@ -331,6 +341,7 @@ def _print_decision(cluster: Cluster, d: Decision) -> None:
             f"{obj['lost_work']:g} GPU-seconds lost",
             markup=False,
         )
+    _print_requeue(d)
     shown = d.protected if len(d.protected) <= PROTECTED_SHOWN else d.protected[:PROTECTED_SHOWN]
     for p in shown:
         out.print(f"  protected: {p.job}: {p.reason}", markup=False)
@@ -375,10 +386,22 @@ def _print_quota(cluster: Cluster, d: QuotaDecision) -> None:
         out.print(table)
         obj = d.objective
         out.print(f"  objective: {obj['jobs']} job(s), {obj['tasks']} task(s), {obj['lost_work']:g} GPU-seconds lost")
+    _print_requeue(d)
     for p in d.protected[:PROTECTED_SHOWN]:
         out.print(f"  protected: {p.job}: {p.reason}", markup=False)
     if len(d.protected) > PROTECTED_SHOWN:
         out.print(f"  protected: {len(d.protected)} jobs in all; --json lists every one", markup=False)
+
+
+def _print_requeue(d: Decision) -> None:
+    """Seed 003: when each job evicted whole may run again, or that it is deactivated."""
+    for name, state in sorted(d.requeue.items()):
+        if not state.active:
+            out.print(f"  requeue: {name} deactivated (eviction {state.count + 1} passes the limit)", markup=False)
+        elif state.requeue_at is not None and state.evicted_at is not None:
+            wait = format_duration(round(state.requeue_at - state.evicted_at))
+            when = format_time(state.requeue_at)
+            out.print(f"  requeue: {name} after {wait}, at {when} (eviction {state.count})", markup=False)
 
 
 def _why_victim(cluster: Cluster, d: Decision, job: Job) -> str:

@@ -15,7 +15,8 @@ Order of pending jobs (spec "Commands and output"): queues by fair-share need,
 then job priority, then age. Need is compared top-down along the queue path:
 at each level, the queue holding the smaller part of its fair share (its most
 used resource among those the job requests) comes first. Then higher priority,
-earlier ``created_at``, and the name.
+earlier queue-order time (``created_at``, or the last eviction of a requeued
+job under ``config.requeue.timestamp: eviction``, seed 003), and the name.
 
 Only tasks that were running when the cycle started can be victims: work placed
 by this cycle is not evicted by the same cycle.
@@ -28,13 +29,14 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from models import Job, Snapshot
+from models import Job, RequeueState, Snapshot
 
 from .cluster import Cluster
-from .decision import Decision
+from .decision import Decision, requeue_dict
 from .job_solver import SolverName, attempt
 from .problem import Action
 from .quota_enforcement import QUOTA_ACTION, enforce, enforcement_order
+from .requeue import queue_order_time
 
 ACTIONS: tuple[Action, ...] = ("allocate", "reclaim", "preempt")
 CYCLE_ACTIONS: tuple[str, ...] = (QUOTA_ACTION, *ACTIONS)
@@ -57,7 +59,7 @@ class CycleResult:
     """The state each decision was made in (for verification)."""
 
     def to_dict(self, *, timing: bool = True) -> dict[str, Any]:
-        jobs = {
+        jobs: dict[str, dict[str, Any]] = {
             job.name: {
                 "tasks": {
                     str(t.name): {"status": self.end.status[str(t.name)], "node": self.end.node_of[str(t.name)]}
@@ -66,7 +68,13 @@ class CycleResult:
             }
             for job in self.end.snapshot.jobs
         }
+        for name, state in self.requeue().items():
+            jobs[name]["requeue"] = requeue_dict(state)
         return {"jobs": jobs, "decisions": [d.to_dict(timing=timing) for d in self.decisions]}
+
+    def requeue(self) -> dict[str, RequeueState]:
+        """The new requeue state of every job this cycle evicted (seed 003)."""
+        return {name: state for d in self.decisions for name, state in d.requeue.items()}
 
 
 def run_cycle(
@@ -118,8 +126,8 @@ def order_key(cluster: Cluster, job: Job) -> tuple[Any, ...]:
     """Sort key of a pending job: neediest queue path first, then priority, age and name."""
     requested = {r for t in cluster.tasks(job, "pending") for r, a in job.requests(t).items() if a > 0}
     path = tuple(_used_share(cluster, q, requested) for q in cluster.tree.path(job.queue))
-    created = float("inf") if job.created_at is None else job.created_at
-    return (path, -job.resolved_priority, created, job.name)
+    since = queue_order_time(cluster.snapshot, job)
+    return (path, -job.resolved_priority, float("inf") if since is None else since, job.name)
 
 
 def _used_share(cluster: Cluster, queue: str, resources: set[str]) -> Fraction:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from models import format_time
+from models import RequeueState, format_time
 
 Outcome = Literal["allocated", "pipelined", "infeasible", "unknown", "skipped", "enforced", "partial"]
 """``enforced`` and ``partial`` are outcomes of quota enforcement (:mod:`solver.quota_decision`)."""
@@ -47,6 +47,8 @@ class Decision:
     solver: str = "cpsat"
     priority_levels: list[int] = field(default_factory=list)
     candidates: int = 0
+    requeue: dict[str, RequeueState] = field(default_factory=dict)
+    """The next requeue state of each job evicted whole (seed 003; see :mod:`solver.requeue`)."""
 
     @property
     def placed(self) -> bool:
@@ -71,13 +73,19 @@ class Decision:
         out.extend((task, status, node) for task, node in self.placements.items())
         return out
 
+    def _victim_dict(self, victim: VictimTasks) -> dict[str, Any]:
+        out: dict[str, Any] = {"job": victim.job, "tasks": list(victim.tasks), "whole_job": victim.whole_job}
+        if victim.job in self.requeue:
+            out["requeue"] = requeue_dict(self.requeue[victim.job])
+        return out
+
     def to_dict(self, *, timing: bool = True) -> dict[str, Any]:
         """The spec's JSON shape (``solve_ms`` left out when ``timing`` is false, for reproducible output)."""
         out: dict[str, Any] = {
             "job": self.job,
             "action": self.action,
             "outcome": self.outcome,
-            "victims": [{"job": v.job, "tasks": list(v.tasks), "whole_job": v.whole_job} for v in self.victims],
+            "victims": [self._victim_dict(v) for v in self.victims],
             "placements": dict(self.placements),
             "optimal": self.optimal,
             "objective": self.objective,
@@ -99,3 +107,13 @@ class Decision:
         if timing:
             out["solve_ms"] = round(self.solve_ms, 3)
         return out
+
+
+def requeue_dict(state: RequeueState) -> dict[str, Any]:
+    """The output shape of a requeue state (instants in RFC 3339, as in a snapshot)."""
+    return {
+        "count": state.count,
+        "evicted_at": None if state.evicted_at is None else format_time(state.evicted_at),
+        "requeue_at": None if state.requeue_at is None else format_time(state.requeue_at),
+        "active": state.active,
+    }

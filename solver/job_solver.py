@@ -25,6 +25,7 @@ from .problem import Action, Problem, Solution, objective_values
 from .problem_builder import plan
 from .reduce.allocate import solve_allocation
 from .reduce.pipeline import solve_reduced
+from .requeue import backoff_reason, evicted_states
 
 SolverName = Literal["cpsat", "greedy"]
 
@@ -32,11 +33,16 @@ SolverName = Literal["cpsat", "greedy"]
 def attempt(cluster: Cluster, job: Job, action: Action, *, solver: SolverName = "cpsat") -> Decision:
     """Decide ``action`` for ``job`` in the state ``cluster``."""
     with paused_collection():
-        return _attempt(cluster, job, action, solver)
+        decision = _attempt(cluster, job, action, solver)
+        decision.requeue = evicted_states(cluster.snapshot, decision)
+        return decision
 
 
 def _attempt(cluster: Cluster, job: Job, action: Action, solver: SolverName) -> Decision:
     start = time.perf_counter()
+    waiting = backoff_reason(job, cluster.now)
+    if waiting is not None:
+        return Decision(job.name, action, "skipped", reason=waiting, solver=solver, solve_ms=_ms(start))
     planned = plan(cluster, job, action)
     if planned.skip is not None:
         return Decision(job.name, action, "skipped", reason=planned.skip, solver=solver, solve_ms=_ms(start))

@@ -63,6 +63,7 @@ from .problem import GuaranteeRow, LimitRow, Problem, Slot, Solution, Victim, fr
 from .quota_decision import QuotaDecision, QuotaResource
 from .quota_hint import greedy_hint
 from .quota_timer import due_time, not_due
+from .requeue import evicted_states
 
 QUOTA_ACTION = "enforce-quota"
 
@@ -107,6 +108,7 @@ def enforce(cluster: Cluster, queue: str) -> QuotaDecision:
     with paused_collection():
         start = time.perf_counter()
         decision = _enforce(cluster, queue)
+        decision.requeue = evicted_states(cluster.snapshot, decision)
         decision.solve_ms = (time.perf_counter() - start) * 1000
         return decision
 

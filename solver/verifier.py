@@ -39,7 +39,7 @@ from .reclaim_guarantee import guarantee_threshold
 def verify(cluster: Cluster, decision: Decision) -> list[str]:
     """Every rule the decision breaks, in words; an empty list when it is sound."""
     if isinstance(decision, QuotaDecision):
-        return verify_quota(cluster, decision)  # seed 002: a decision for a queue, not a job
+        return verify_quota(cluster, decision) + _requeue(cluster, decision)  # seed 002: for a queue, not a job
     if not decision.placed:
         return [] if not decision.victims and not decision.placements else ["a decision that places nothing evicts"]
     snapshot = cluster.snapshot
@@ -53,6 +53,7 @@ def verify(cluster: Cluster, decision: Decision) -> list[str]:
     if decision.action == "reclaim":
         problems += _reclaim(cluster, job, taken, placed)
     problems += _objective(cluster, decision)
+    problems += _requeue(cluster, decision)
     return problems
 
 
@@ -258,6 +259,38 @@ def _objective(cluster: Cluster, decision: Decision) -> list[str]:
     if decision.objective != expected:
         return [f"objective: reported {decision.objective}, recomputed {expected}"]
     return []
+
+
+def _requeue(cluster: Cluster, decision: Decision) -> list[str]:
+    """Seed 003: each job evicted whole carries its next requeue state; nobody else does."""
+    snapshot, now = cluster.snapshot, cluster.now
+    policy = snapshot.config.requeue
+    whole = {v.job for v in decision.victims if v.whole_job}
+    problems = [
+        f"{name} gets a requeue state but is not evicted whole" for name in sorted(set(decision.requeue) - whole)
+    ]
+    for name in sorted(whole):
+        state = decision.requeue.get(name)
+        if state is None:
+            problems.append(f"requeue: {name} is evicted but gets no requeue state")
+            continue
+        before = snapshot.job(name).requeue
+        count = 0 if before is None else before.count
+        if state.evicted_at != now:
+            problems.append(f"requeue: {name}: evicted_at is not now")
+        if policy.backoff_limit_count is not None and count >= policy.backoff_limit_count:
+            if state.active or state.requeue_at is not None or state.count != count:
+                problems.append(
+                    f"{name}: eviction {count + 1} passes the limit {policy.backoff_limit_count}: deactivate"
+                )
+            continue
+        delay = min(policy.backoff_base * 2.0 ** min(count, 64), policy.backoff_max)
+        at = state.requeue_at
+        if not state.active or state.count != count + 1:
+            problems.append(f"requeue: {name}: expected an active requeue with count {count + 1}")
+        elif at is None or not now + delay <= at <= now + delay * 1.0001 + 0.001:
+            problems.append(f"requeue: {name}: requeue_at is not now + {delay:g}s with at most 0.01% jitter")
+    return problems
 
 
 def _q(resource: str, amount: int) -> str:

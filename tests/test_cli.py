@@ -55,7 +55,8 @@ def test_schema_describes_the_format(cli):
     assert schema["additionalProperties"] is False
     for name in ("Node", "Queue", "Job", "Task", "PriorityClass", "Config"):
         assert name in schema["$defs"]
-    assert "requeue" not in schema["$defs"]["Job"]["properties"]  # reserved, not supported yet
+    assert "requeue" in schema["$defs"]["Job"]["properties"]  # seed 003 state
+    assert "RequeueConfig" in schema["$defs"]
 
 
 def test_validate_accepts_its_own_example_document(cli):

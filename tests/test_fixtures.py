@@ -14,13 +14,23 @@ import pytest
 from conftest import FIXTURES
 from pydantic import BaseModel, ConfigDict
 
-from models import load_snapshot, parse_quantity
+from models import RequeueState, load_snapshot, parse_quantity
 from solver.cluster import Cluster
 from solver.cycle import run_cycle, solve_one
 from solver.decision import Decision
 from solver.quota_decision import QuotaDecision
 from solver.quota_enforcement import enforce
 from solver.verifier import verify
+
+
+class RequeueExpectation(BaseModel):
+    """A job's next requeue state (seed 003): ``delay`` is ``requeue_at - now`` before jitter, in seconds."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    count: int
+    active: bool = True
+    delay: float | None = None
 
 
 class Expectation(BaseModel):
@@ -48,6 +58,10 @@ class Expectation(BaseModel):
     greedy_victims: dict[str, int | Literal["whole"]] | None = None
     after: dict[str, int | str] = {}
     queue_outcomes: dict[str, str] = {}
+    requeue: dict[str, RequeueExpectation] = {}
+    """Exactly these jobs get these requeue states (seed 003)."""
+    skipped: dict[str, str] = {}
+    """Every decision for the job is skipped, with these words in the reason."""
 
 
 def with_expectations() -> list[Path]:
@@ -90,6 +104,26 @@ def check_decision(decision: Decision, expect: Expectation) -> None:
         assert after == {r: parse_quantity(v) for r, v in expect.after.items()}, decision.to_dict()
 
 
+def check_requeue(states: dict[str, RequeueState], now: float, expect: Expectation) -> None:
+    assert set(states) == set(expect.requeue), states
+    for job, wanted in expect.requeue.items():
+        state = states[job]
+        assert (state.count, state.active) == (wanted.count, wanted.active), (job, state)
+        if wanted.delay is None:
+            assert state.requeue_at is None, (job, state)
+        else:
+            assert state.requeue_at is not None, (job, state)
+            assert wanted.delay <= state.requeue_at - now <= wanted.delay * 1.0001 + 0.001, (job, state)
+
+
+def check_skipped(decisions: list[Decision], expect: Expectation) -> None:
+    for job, words in expect.skipped.items():
+        made = [d for d in decisions if d.job == job]
+        assert made and all(d.outcome == "skipped" and words in (d.reason or "") for d in made), [
+            d.to_dict() for d in made
+        ]
+
+
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
 def test_fixture(path: Path) -> None:
     snapshot = load_snapshot(path)
@@ -108,6 +142,9 @@ def test_fixture(path: Path) -> None:
             assert verify(cluster, decision) == [], decision.to_dict()
         decision = tried[-1]
         check_decision(decision, expect)
+        check_skipped(tried, expect)
+        if expect.requeue:
+            check_requeue(decision.requeue, snapshot.now, expect)
         if expect.greedy_tasks is not None or expect.greedy_victims is not None:
             (greedy,) = solve_one(cluster, snapshot.job(expect.job), decision.action, solver="greedy")
             assert verify(cluster, greedy) == []
@@ -129,3 +166,6 @@ def test_fixture(path: Path) -> None:
         for job, outcome in expect.outcomes.items():
             last = [d for d in result.decisions if d.job == job and d.outcome != "skipped"]
             assert last and last[-1].outcome == outcome, [d.to_dict() for d in result.decisions if d.job == job]
+        check_skipped(result.decisions, expect)
+        if expect.requeue:
+            check_requeue(result.requeue(), snapshot.now, expect)

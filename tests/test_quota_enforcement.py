@@ -274,7 +274,9 @@ def test_cli_enforce_quota_json(cli):
     team, dept = document["decisions"]
     assert team["job"] is None and team["queue"] == "team" and team["action"] == "enforce-quota"
     assert team["outcome"] == "enforced" and team["optimal"] is True
-    assert team["victims"] == [{"job": "t1", "tasks": ["t1-0"], "whole_job": True}]
+    (victim,) = team["victims"]
+    assert {k: victim[k] for k in ("job", "tasks", "whole_job")} == {"job": "t1", "tasks": ["t1-0"], "whole_job": True}
+    assert victim["requeue"]["count"] == 1  # seed 003: the evicted job is requeued with backoff
     assert team["quota"] == {
         "due": "2026-01-01T10:01:00Z",
         "miss": 0.0,

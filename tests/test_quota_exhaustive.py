@@ -132,7 +132,7 @@ def exhaustive(cluster: Cluster, queue: str, outcome: str) -> tuple[tuple[int, .
         if best is not None and score >= best:
             continue
         decision = QuotaDecision("", "enforce-quota", outcome, victims, queue=queue)  # type: ignore[arg-type]
-        problems = [p for p in verify(cluster, decision) if not p.startswith(("objective", "report"))]
+        problems = [p for p in verify(cluster, decision) if not p.startswith(("objective", "report", "requeue"))]
         if not problems:
             best = score
     return best

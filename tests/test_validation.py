@@ -313,14 +313,56 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
         "queues[1].quota_preemption_delay",
         "not a duration",
     ),
-    # the spec's additions, reserved for later features
+    # requeue with backoff (seed 003)
     (
-        "requeue config",
-        lambda d: d.update(config={"requeue": {"timestamp": "eviction"}}),
-        "config.requeue",
-        "not supported yet",
+        "requeue timestamp unknown",
+        lambda d: d.update(config={"requeue": {"timestamp": "admission"}}),
+        "config.requeue.timestamp",
+        "'eviction' or 'creation'",
     ),
-    ("job requeue state", lambda d: job(d).update(requeue={"count": 2}), "jobs[0].requeue", "not supported yet"),
+    (
+        "requeue backoff_base negative",
+        lambda d: d.update(config={"requeue": {"backoff_base": -60}}),
+        "config.requeue.backoff_base",
+        "negative",
+    ),
+    (
+        "requeue backoff_max below base",
+        lambda d: d.update(config={"requeue": {"backoff_base": "10m", "backoff_max": "5m"}}),
+        "config.requeue.backoff_max",
+        "below backoff_base",
+    ),
+    (
+        "requeue backoff_limit_count negative",
+        lambda d: d.update(config={"requeue": {"backoff_limit_count": -1}}),
+        "config.requeue.backoff_limit_count",
+        "greater than or equal to 0",
+    ),
+    (
+        "requeue unknown key",
+        lambda d: d.update(config={"requeue": {"backoff_limit": 3}}),
+        "config.requeue.backoff_limit",
+        "unknown field",
+    ),
+    (
+        "job requeue count negative",
+        lambda d: job(d).update(requeue={"count": -2}),
+        "jobs[0].requeue.count",
+        "greater than or equal to 0",
+    ),
+    (
+        "job requeue_at not a time",
+        lambda d: job(d).update(requeue={"count": 1, "requeue_at": "soon"}),
+        "jobs[0].requeue.requeue_at",
+        "not an RFC 3339 time",
+    ),
+    (
+        "job requeue active not a bool",
+        lambda d: job(d).update(requeue={"active": "no"}),
+        "jobs[0].requeue.active",
+        "valid boolean",
+    ),
+    # the spec's additions, reserved for later features
     (
         "nominated task",
         lambda d: job(d, "wait")["tasks"][0].update(status="nominated", node="n1"),

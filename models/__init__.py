@@ -21,6 +21,7 @@ from .job import Task as Task
 from .job import TaskStatus as TaskStatus
 from .loader import load_snapshot as load_snapshot
 from .loader import parse_snapshot as parse_snapshot
+from .loader import read_document as read_document
 from .loader import snapshot_from_data as snapshot_from_data
 from .node import Node as Node
 from .priority_class import PreemptionToleration as PreemptionToleration

@@ -16,7 +16,6 @@ from pydantic import (
     ValidationError,
     WithJsonSchema,
 )
-from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from .duration import parse_duration, parse_time
@@ -119,26 +118,3 @@ class SnapshotModel(BaseModel):
     """Base of every snapshot model: unknown fields are errors, types are strict, instances are frozen."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-
-def reserved_for(feature: str) -> BeforeValidator:
-    """Validator of a field that the v1 spec reserves for ``feature``, which this version does not implement.
-
-    Use as ``Annotated[Reserved, reserved_for(...)] = RESERVED``: the field is hidden
-    from the schema, and giving it any value is an error that says so, rather than
-    an "unknown field" or a silent no-op.
-    """
-
-    def reject(value: object) -> None:
-        raise PydanticCustomError(
-            "not_supported_yet", "not supported yet: this field belongs to {feature}", {"feature": feature}
-        )
-
-    return BeforeValidator(reject)
-
-
-Reserved = SkipJsonSchema[Any]
-RESERVED: Any = Field(None, exclude=True)
-
-
-NOMINATIONS = "asynchronous preemption with nominations (seed 004)"

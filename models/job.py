@@ -12,7 +12,6 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from .fields import (
-    NOMINATIONS,
     AmountMap,
     FreeMap,
     Name,
@@ -24,7 +23,8 @@ from .quantity import Resources
 from .requeue import RequeueState
 
 TaskStatus = Literal["running", "pending", "releasing", "nominated"]
-"""Status of a task in a snapshot (``nominated`` is reserved for seed 004)."""
+"""Status of a task in a snapshot. ``nominated`` (seed 004): promised to its node by an earlier decision,
+waiting for the capacity that releasing tasks free."""
 
 ON_NODE: tuple[TaskStatus, ...] = ("running", "releasing")
 """Statuses whose task occupies capacity on its node."""
@@ -39,19 +39,14 @@ class Task(SnapshotModel):
 
     name: Name | None = None
     node: str | None = Field(None, description="required unless pending")
-    status: TaskStatus | None = Field(None, description="running | pending | releasing")
+    status: TaskStatus | None = Field(None, description="running | pending | releasing | nominated")
     resources: AmountMap | None = Field(None, description="overrides the job's task_resources")
 
     @model_validator(mode="after")
     def _check_status(self) -> Task:
         status = self.status or ("running" if self.node is not None else "pending")
         object.__setattr__(self, "status", status)
-        if status == "nominated":
-            raise_errors(
-                "Task",
-                [(("status",), f"not supported yet: status 'nominated' belongs to {NOMINATIONS}")],
-            )
-        if status in ON_NODE and self.node is None:
+        if status in (*ON_NODE, "nominated") and self.node is None:
             raise_errors("Task", [(("node",), f"a {status} task needs a node")])
         if status == "pending" and self.node is not None:
             raise_errors("Task", [(("node",), "a pending task has no node; remove it or set the task's status")])

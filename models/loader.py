@@ -28,6 +28,11 @@ except ImportError:  # pragma: no cover - depends on how PyYAML was built
 
 def load_snapshot(path: str | Path) -> Snapshot:
     """Read and validate the snapshot in ``path`` (``.json`` as JSON, anything else as YAML)."""
+    return snapshot_from_data(read_document(path))
+
+
+def read_document(path: str | Path) -> Any:
+    """The parsed, not yet validated, document in ``path`` (``.json`` as JSON, anything else as YAML)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -35,7 +40,8 @@ def load_snapshot(path: str | Path) -> Snapshot:
         raise SnapshotError.single("", f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as err:
         raise SnapshotError.single("", f"{path}: cannot read ({err})") from None
-    return parse_snapshot(text, json_format=path.suffix.lower() == ".json", source=str(path))
+    with paused_collection():
+        return _parse(text, path.suffix.lower() == ".json", str(path))
 
 
 def parse_snapshot(text: str, *, json_format: bool = False, source: str = "<input>") -> Snapshot:

@@ -148,13 +148,21 @@ class Snapshot(SnapshotModel):
                     errors.append((("jobs", i, "tasks", t, "node"), f"unknown node '{task.node}'"))
 
     def _check_node_capacity(self, errors: list[tuple[Loc, str]]) -> None:
+        """Running and releasing tasks fit their node now; running and nominated ones fit once releasing ones leave."""
         used: dict[str, dict[str, int]] = {}
+        promised: dict[str, dict[str, int]] = {}
         nodes = self._nodes
         for job in self.jobs:
             shared = job.task_resources
             for task in job.tasks:
-                if task.status in ON_NODE and task.node in nodes:
-                    load = used.setdefault(task.node, {})
+                if task.node not in nodes or task.status == "pending":
+                    continue
+                loads = []
+                if task.status in ON_NODE:
+                    loads.append(used.setdefault(task.node, {}))
+                if task.status in ("running", "nominated"):
+                    loads.append(promised.setdefault(task.node, {}))
+                for load in loads:
                     for r, a in (shared if task.resources is None else task.resources).items():
                         load[r] = load.get(r, 0) + a
         for i, node in enumerate(self.nodes):
@@ -162,12 +170,24 @@ class Snapshot(SnapshotModel):
                 capacity = node.resources.get(resource, 0)
                 if amount > capacity:
                     names = [str(t.name) for _, t in self.tasks_on(node.name)]
-                    shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
                     errors.append(
                         (
                             ("nodes", i, "resources", resource),
                             f"over-committed: running and releasing tasks use {format_quantity(resource, amount)} "
-                            f"{resource} but the node has {format_quantity(resource, capacity)} (tasks: {shown})",
+                            f"{resource} but the node has {format_quantity(resource, capacity)} "
+                            f"(tasks: {_shown(names)})",
+                        )
+                    )
+            for resource, amount in sorted(promised.get(node.name, {}).items()):
+                capacity = node.resources.get(resource, 0)
+                if amount > capacity:
+                    names = [str(t.name) for _, t in self.tasks_on(node.name, "nominated")]
+                    errors.append(
+                        (
+                            ("nodes", i, "resources", resource),
+                            f"over-promised: running and nominated tasks would use {format_quantity(resource, amount)} "
+                            f"{resource} once releasing tasks leave, but the node has "
+                            f"{format_quantity(resource, capacity)} (nominated: {_shown(names)})",
                         )
                     )
 
@@ -177,6 +197,10 @@ class Snapshot(SnapshotModel):
         """(job, task) pairs on ``node`` whose status is in ``statuses`` (default: occupying ones)."""
         wanted = statuses or ON_NODE
         return [(j, t) for j in self.jobs for t in j.tasks if t.node == node and t.status in wanted]
+
+
+def _shown(names: list[str]) -> str:
+    return ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
 
 
 def _index(section: str, items: list[Any], errors: list[tuple[Loc, str]]) -> dict[str, Any]:

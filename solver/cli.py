@@ -32,13 +32,15 @@ from models import (
     format_time,
     is_gpu_resource,
     load_snapshot,
+    read_document,
 )
 from models.quantity import add
 
 from .cluster import Cluster
-from .cycle import CYCLE_ACTIONS, run_cycle, solve_one
+from .cycle import CYCLE_ACTIONS, CycleResult, run_cycle, solve_one
 from .decision import Decision
 from .gpu_inventory import Inventory, RecordedNVML, inventory_as_node, read_inventory
+from .next_snapshot import next_snapshot
 from .quota_decision import QuotaDecision
 from .quota_enforcement import enforce, enforcement_order
 from .reclaim_guarantee import guarantee_threshold
@@ -72,6 +74,19 @@ def _load(path: Path, as_json: bool) -> Snapshot:
             err.print(f"error: {path} is not a valid snapshot ({len(error.errors)} problem(s)):", markup=False)
             for problem in error.errors:
                 err.print(f"  {problem}", markup=False)
+        raise typer.Exit(2) from None
+
+
+def _write_next(source: Path, target: Path, result: CycleResult) -> None:
+    """Seed 004: the state the cycle leaves, as a snapshot to feed the next cycle."""
+    document = next_snapshot(read_document(source), result)
+    try:
+        if target.suffix.lower() == ".json":
+            target.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        else:
+            target.write_text(yaml.safe_dump(document, sort_keys=False, width=120), encoding="utf-8")
+    except OSError as error:
+        err.print(f"error: --next-snapshot: cannot write {target} ({error.strerror})", markup=False)
         raise typer.Exit(2) from None
 
 
@@ -215,6 +230,14 @@ def cycle(
     workers: WorkersOpt = None,
     time_limit: TimeOpt = None,
     timing: TimingOpt = True,
+    next_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--next-snapshot",
+            help="write the snapshot this cycle leaves (bound tasks running, pipelined ones nominated, victims "
+            "releasing, requeue states) to this file: YAML, or JSON for a .json name",
+        ),
+    ] = None,
 ) -> None:
     """Run one scheduling cycle over all pending jobs (allocate, reclaim, preempt; enforce-quota first if on)."""
     chosen = None if actions is None else [a.strip() for a in actions.split(",") if a.strip()]
@@ -223,6 +246,8 @@ def cycle(
     _check_choice("--solver", solver, ("cpsat", "greedy"))
     snapshot = _tuned(_load(file, as_json), workers, time_limit)
     result = run_cycle(snapshot, chosen, solver=solver)  # type: ignore[arg-type]
+    if next_file is not None:
+        _write_next(file, next_file, result)
     if as_json:
         print(json.dumps(result.to_dict(timing=timing), indent=2))
     else:

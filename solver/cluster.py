@@ -2,20 +2,22 @@
 
 A :class:`Cluster` starts from a snapshot and tracks what decisions change: the
 status and node of every task. Statuses are those of the snapshot (``running``,
-``pending``, ``releasing``) plus the two a session creates: ``allocated``
-(placed on free capacity) and ``pipelined`` (placed on capacity that releasing
-tasks will free).
+``pending``, ``releasing``, ``nominated``) plus the two a session creates:
+``allocated`` (placed on free capacity) and ``pipelined`` (placed on capacity
+that releasing tasks will free). A ``nominated`` task is a pipelined task of an
+earlier cycle (seed 004). Both are *promised* a place: they hold their node's
+capacity, except against a decision of higher priority (:meth:`Cluster.room_load`).
 
 Two loads are kept per node:
 
-* the *final* load, ``running + allocated + pipelined``: what the node holds
+* the *final* load, ``running + allocated + pipelined + nominated``: what the node holds
   once every releasing task is gone. New work must fit under the node's
   resources in the final load; this is how pipelined tasks may use releasing
   capacity, and how two decisions never promise the same capacity.
 * the *current* load, ``running + allocated + releasing``: what the node holds
   now. A placement that also fits here starts at once (``allocated``).
 
-Queue usage counts ``running``, ``allocated`` and ``pipelined`` tasks. Fair
+Queue usage counts ``running``, ``allocated``, ``pipelined`` and ``nominated`` tasks. Fair
 shares are computed once, from the snapshot, and stay fixed for the session (as
 in KAI, where a session computes them when it opens).
 """
@@ -32,7 +34,9 @@ from .fair_share import fair_shares
 from .queue_tree import QueueTree
 from .queue_usage import HOLDING, QueueUsage, roll_up
 
-FINAL = ("running", "allocated", "pipelined")
+FINAL = ("running", "allocated", "pipelined", "nominated")
+PROMISED = ("pipelined", "nominated")
+"""Statuses of tasks promised a place that releasing tasks free (seed 004): a higher-priority decision may take it."""
 """Statuses that hold node capacity once releasing tasks are gone."""
 CURRENT = ("running", "allocated", "releasing")
 """Statuses that hold node capacity now."""
@@ -72,6 +76,7 @@ class Cluster:
         running: dict[str, int] = {}
         running_on: dict[str, dict[str, int]] = {}
         leaf: dict[str, QueueUsage] = {}
+        nominated: dict[str, list[str]] = {}
         for job in snapshot.jobs:
             shared = job.task_resources
             entry = leaf.setdefault(job.queue, QueueUsage())
@@ -102,6 +107,8 @@ class Cluster:
                     count += 1
                     hosts = running_on.setdefault(job.name, {})
                     hosts[node] = hosts.get(node, 0) + 1
+                if state in PROMISED:
+                    nominated.setdefault(node, []).append(name)
                 if state in FINAL:
                     targets.append(final.setdefault(node, {}))
                 if state in CURRENT:
@@ -112,6 +119,7 @@ class Cluster:
             running[job.name] = count
         self._running = running
         self._running_on = running_on
+        self._nominated = nominated
         self._final: dict[str, Resources] = final
         self._current: dict[str, Resources] = current
         self.usage = roll_up(leaf, self.tree)
@@ -138,6 +146,7 @@ class Cluster:
         new._final, new._current = dict(self._final), dict(self._current)
         new._running, new.usage = dict(self._running), dict(self.usage)
         new._running_on = dict(self._running_on)
+        new._nominated = dict(self._nominated)
         moved_jobs: set[str] = set()
         owner = self._owners()
         touched_nodes: set[tuple[str, str]] = set()
@@ -146,7 +155,7 @@ class Cluster:
             job, spec = owner[task]
             before, where = self.status[task], self.node_of[task]
             after = state
-            there = where if node is None else node
+            there = None if after == "pending" else where if node is None else node
             requests = job.requests(spec)
             new._move(new._final, FINAL, touched_nodes, "final", requests, before, where, after, there)
             new._move(new._current, CURRENT, touched_nodes, "current", requests, before, where, after, there)
@@ -167,6 +176,8 @@ class Cluster:
                     _shift(entry.allocated, requests, sign)
                     if not job.is_preemptible:
                         _shift(entry.allocated_non_preemptible, requests, sign)
+            if before in PROMISED or after in PROMISED:
+                new._renominate(task, where if before in PROMISED else None, there if after in PROMISED else None)
             new.status[task] = after
             new.node_of[task] = there
         for name in moved_jobs:
@@ -200,6 +211,12 @@ class Cluster:
                 loads[node] = dict(loads.get(node, {}))
                 touched.add((kind, node))
             _shift(loads[node], requests, sign)
+
+    def _renominate(self, task: str, left: str | None, joined: str | None) -> None:
+        if left is not None:
+            self._nominated[left] = [t for t in self._nominated[left] if t != task]
+        if joined is not None:
+            self._nominated[joined] = [*self._nominated.get(joined, []), task]
 
     def _owners(self) -> dict[str, tuple[Job, Task]]:
         """Task name -> (job, task), built once per snapshot and shared by every state derived from it."""
@@ -242,6 +259,30 @@ class Cluster:
     def final_load(self, node: str) -> Resources:
         """What ``node`` holds once releasing tasks are gone (running + allocated + pipelined)."""
         return self._final.get(node, {})
+
+    def nominations(self, node: str) -> list[tuple[Job, Task]]:
+        """The promised (pipelined or nominated) tasks on ``node`` (seed 004), in the order they were promised."""
+        owner = self._owners()
+        return [owner[name] for name in self._nominated.get(node, ())]
+
+    def room_load(self, node: str, priority: int) -> Resources:
+        """The final load as a decision of ``priority`` sees it (seed 004).
+
+        Promises (pipelined or nominated tasks) of jobs with equal or higher
+        priority hold their capacity; those of lower priority do not: a
+        higher-priority job may take their place (and its decision lists them
+        as overridden).
+        """
+        load = self._final.get(node, {})
+        if not self._nominated.get(node):  # the common case, kept cheap: nothing promised on this node
+            return load
+        below = [(j, t) for j, t in self.nominations(node) if j.resolved_priority < priority]
+        if not below:
+            return load
+        load = dict(load)
+        for job, task in below:
+            _shift(load, job.requests(task), -1)
+        return load
 
     def current_load(self, node: str) -> Resources:
         """What ``node`` holds now (running + allocated + releasing)."""

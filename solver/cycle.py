@@ -60,17 +60,19 @@ class CycleResult:
 
     def to_dict(self, *, timing: bool = True) -> dict[str, Any]:
         jobs: dict[str, dict[str, Any]] = {
-            job.name: {
-                "tasks": {
-                    str(t.name): {"status": self.end.status[str(t.name)], "node": self.end.node_of[str(t.name)]}
-                    for t in job.tasks
-                }
-            }
+            job.name: {"tasks": {str(t.name): self._task_entry(str(t.name)) for t in job.tasks}}
             for job in self.end.snapshot.jobs
         }
         for name, state in self.requeue().items():
             jobs[name]["requeue"] = requeue_dict(state)
         return {"jobs": jobs, "decisions": [d.to_dict(timing=timing) for d in self.decisions]}
+
+    def _task_entry(self, task: str) -> dict[str, Any]:
+        """A task's status and node; a pipelined task (or one still nominated) also names its nominated node."""
+        status, node = self.end.status[task], self.end.node_of[task]
+        if status in ("pipelined", "nominated"):  # seed 004: promised to ``node`` while victims release
+            return {"status": "pipelined", "node": node, "nominated_node": node}
+        return {"status": status, "node": node}
 
     def requeue(self) -> dict[str, RequeueState]:
         """The new requeue state of every job this cycle evicted (seed 003)."""
@@ -83,7 +85,7 @@ def run_cycle(
     """One scheduling cycle over every pending job (``actions`` default: :func:`default_actions`)."""
     cluster = Cluster.of(snapshot)
     result = CycleResult(cluster, cluster)
-    pending = [j for j in snapshot.jobs if cluster.count(j, "pending")]
+    pending = [j for j in snapshot.jobs if cluster.count(j, "pending", "nominated")]
     for action in default_actions(snapshot) if actions is None else actions:
         if action == QUOTA_ACTION:
             for queue in enforcement_order(cluster):
@@ -95,7 +97,8 @@ def run_cycle(
             continue
         attempted: set[str] = set()
         while True:
-            waiting = [j for j in pending if j.name not in attempted and cluster.count(j, "pending")]
+            wanted = ("pending", "nominated") if action == "allocate" else ("pending",)  # seed 004: claims
+            waiting = [j for j in pending if j.name not in attempted and cluster.count(j, *wanted)]
             if not waiting:
                 break
             job = min(waiting, key=lambda j: order_key(cluster, j))
@@ -124,7 +127,7 @@ def solve_one(cluster: Cluster, job: Job, action: Action | str, *, solver: Solve
 
 def order_key(cluster: Cluster, job: Job) -> tuple[Any, ...]:
     """Sort key of a pending job: neediest queue path first, then priority, age and name."""
-    requested = {r for t in cluster.tasks(job, "pending") for r, a in job.requests(t).items() if a > 0}
+    requested = {r for t in cluster.tasks(job, "pending", "nominated") for r, a in job.requests(t).items() if a > 0}
     path = tuple(_used_share(cluster, q, requested) for q in cluster.tree.path(job.queue))
     since = queue_order_time(cluster.snapshot, job)
     return (path, -job.resolved_priority, float("inf") if since is None else since, job.name)

@@ -30,6 +30,15 @@ class Protected:
     reason: str
 
 
+@dataclass(frozen=True)
+class Override:
+    """A nomination (seed 004) that a decision of higher priority takes the place of: the task goes back to pending."""
+
+    job: str
+    task: str
+    node: str
+
+
 @dataclass
 class Decision:
     """The result of one action for one pending job."""
@@ -47,6 +56,8 @@ class Decision:
     solver: str = "cpsat"
     priority_levels: list[int] = field(default_factory=list)
     candidates: int = 0
+    overrides: list[Override] = field(default_factory=list)
+    """Nominations of lower-priority jobs whose capacity this decision uses (seed 004)."""
     requeue: dict[str, RequeueState] = field(default_factory=dict)
     """The next requeue state of each job evicted whole (seed 003; see :mod:`solver.requeue`)."""
 
@@ -69,6 +80,7 @@ class Decision:
         out: list[tuple[str, str, str | None]] = []
         for victim in self.victims:
             out.extend((task, "releasing", None) for task in victim.tasks)
+        out.extend((o.task, "pending", None) for o in self.overrides)
         status = "allocated" if self.outcome == "allocated" else "pipelined"
         out.extend((task, status, node) for task, node in self.placements.items())
         return out
@@ -99,6 +111,8 @@ class Decision:
                 for p in self.protected
             ],
         }
+        if self.overrides:
+            out["overrides"] = [{"job": o.job, "task": o.task, "node": o.node} for o in self.overrides]
         if self.reason is not None:
             out["reason"] = self.reason
         out["solver"] = self.solver

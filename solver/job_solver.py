@@ -21,6 +21,7 @@ from .cluster import Cluster
 from .cpsat.search import ModelError
 from .decision import Decision, Outcome, VictimTasks
 from .explain import protected_jobs, why_infeasible
+from .nominations import claim, overrides
 from .problem import Action, Problem, Solution, objective_values
 from .problem_builder import plan
 from .reduce.allocate import solve_allocation
@@ -33,7 +34,10 @@ SolverName = Literal["cpsat", "greedy"]
 def attempt(cluster: Cluster, job: Job, action: Action, *, solver: SolverName = "cpsat") -> Decision:
     """Decide ``action`` for ``job`` in the state ``cluster``."""
     with paused_collection():
+        if action == "allocate" and cluster.count(job, "nominated"):
+            return claim(cluster, job)  # seed 004: the nominated job lands where it was promised
         decision = _attempt(cluster, job, action, solver)
+        decision.overrides = overrides(cluster, job, decision)
         decision.requeue = evicted_states(cluster.snapshot, decision)
         return decision
 

@@ -170,7 +170,7 @@ def _nodes(
     for node in cluster.snapshot.nodes:
         if node.name not in hosting and (not node.schedulable or (only is not None and node.name not in only)):
             continue
-        final, current = cluster.final_load(node.name), cluster.current_load(node.name)
+        final, current = cluster.room_load(node.name, job.resolved_priority), cluster.current_load(node.name)
         names = set(node.resources) | set(final) | {r for t, _ in chunk for r in job.requests(t)}
         rooms.append(
             NodeRoom(

@@ -18,8 +18,8 @@ from models.quantity import add
 
 from .queue_tree import QueueTree
 
-HOLDING = ("running", "allocated", "pipelined")
-"""Statuses whose resources count as the queue's allocation."""
+HOLDING = ("running", "allocated", "pipelined", "nominated")
+"""Statuses whose resources count as the queue's allocation (a nomination holds quota like a pipelined task)."""
 
 
 @dataclass

@@ -15,7 +15,11 @@ enforces:
   for ``pipelined``;
 * queue limits and the non-preemptible quota at every level;
 * the reclaim guarantee and the parent-level saturation rule;
-* the objective the decision reports, recomputed from its victims.
+* the objective the decision reports, recomputed from its victims;
+* nominations (seed 004): capacity held by every nomination the decision does
+  not override; only lower-priority nominations overridden; a claim lands on
+  the nominated nodes and evicts nothing;
+* requeue states (seed 003), recomputed from the formula.
 
 Quota-enforcement decisions (seed 002) are checked by :mod:`solver.quota_verifier`.
 """
@@ -44,8 +48,12 @@ def verify(cluster: Cluster, decision: Decision) -> list[str]:
         return [] if not decision.victims and not decision.placements else ["a decision that places nothing evicts"]
     snapshot = cluster.snapshot
     job = snapshot.job(decision.job)
+    nominated = {str(t.name): cluster.node_of[str(t.name)] for t in cluster.tasks(job, "nominated")}
+    if decision.placements and set(decision.placements) <= set(nominated):
+        return _claim(cluster, job, decision, nominated) + _requeue(cluster, decision)
     problems: list[str] = []
     problems += _chunk(cluster, job, decision)
+    problems += _overrides(cluster, job, decision)
     taken = _victims(cluster, job, decision, problems)
     placed = _placed(job, decision)
     problems += _capacity(cluster, job, decision, taken)
@@ -81,6 +89,43 @@ def _chunk(cluster: Cluster, job: Job, decision: Decision) -> list[str]:
         out.append(f"gang: a satisfied job grows by one task per {decision.action}, not {count}")
     if count == 0:
         out.append("gang: nothing placed")
+    return out
+
+
+def _claim(cluster: Cluster, job: Job, decision: Decision, nominated: dict[str, str | None]) -> list[str]:
+    """Seed 004: a job claiming its nominations lands exactly on its nominated nodes, evicting nothing."""
+    out = [
+        f"nomination: {task} was nominated for {nominated[task]}, not {node}"
+        for task, node in decision.placements.items()
+        if nominated[task] != node
+    ]
+    if decision.victims or decision.overrides:
+        out.append("nomination: claiming a nomination evicts and overrides nothing")
+    if decision.outcome == "allocated":
+        by_name = {str(t.name): t for t in job.tasks}
+        for node in sorted(set(decision.placements.values())):
+            load = dict(cluster.current_load(node))
+            for task in (t for t, n in decision.placements.items() if n == node):
+                load = add(load, job.requests(by_name[task]))
+            capacity = cluster.snapshot.node(node).resources
+            if any(amount > capacity.get(r, 0) for r, amount in load.items()):
+                out.append(f"capacity: 'allocated' on {node} but the nominated room is not free yet")
+    return out
+
+
+def _overrides(cluster: Cluster, job: Job, decision: Decision) -> list[str]:
+    """Seed 004: only nominations of strictly lower priority may be overridden, and only real ones."""
+    out = []
+    for override in decision.overrides:
+        other = cluster.snapshot.job(override.job)
+        promised = cluster.status.get(override.task) in ("pipelined", "nominated")
+        if not promised or cluster.node_of.get(override.task) != override.node:
+            out.append(f"nomination: {override.task} is not nominated for {override.node}")
+        elif other.resolved_priority >= job.resolved_priority:
+            out.append(
+                f"nomination: {override.job} (priority {other.resolved_priority}) may not give way to "
+                f"{job.name} (priority {job.resolved_priority})"
+            )
     return out
 
 
@@ -130,6 +175,11 @@ def _capacity(cluster: Cluster, job: Job, decision: Decision, taken: dict[str, l
         for task in tasks:
             host = str(cluster.node_of[task])
             final[host] = add(final[host], victim.requests(by_name[task]), times=-1)
+    for override in decision.overrides:  # a nomination given way (checked in _overrides) no longer holds its node
+        other = snapshot.job(override.job)
+        spec = next((t for t in other.tasks if str(t.name) == override.task), None)
+        if spec is not None and cluster.status[override.task] in ("pipelined", "nominated"):
+            final[override.node] = add(final[override.node], other.requests(spec), times=-1)
     by_name = {str(t.name): t for t in job.tasks}
     for task, where in decision.placements.items():
         final[where] = add(final[where], job.requests(by_name[task]))

@@ -1,11 +1,12 @@
 """CP-SAT against exhaustive search on small random clusters.
 
-Hypothesis draws small clusters (2-3 nodes, a few running jobs, one pending
-job). The exhaustive search tries **every** subset of every running job's tasks
-as victims, with every placement of the pending chunk, keeps the combinations
-the independent verifier accepts, and takes the best under the spec's
-objective. CP-SAT's decision must reach exactly that objective (or find nothing
-when nothing is allowed). The search shares no code with the model or with the
+Hypothesis draws small clusters (2-3 nodes, a few running jobs, sometimes a
+nomination of equal or higher priority (seed 004), one pending job). The
+exhaustive search tries **every** subset of every running job's tasks as
+victims, with every placement of the pending chunk, keeps the combinations the
+independent verifier accepts, and takes the best under the spec's objective.
+CP-SAT's decision must reach exactly that objective (or find nothing when
+nothing is allowed). The search shares no code with the model or with the
 problem builder: it only builds decisions and asks the verifier.
 """
 
@@ -73,6 +74,19 @@ def clusters(draw: st.DrawFn, action: str) -> dict[str, Any]:
         if len(tasks) == 2 and draw(st.booleans()):
             job["min_available"] = 1
         jobs.append(job)
+    open_nodes = [i for i in range(node_count) if free[i] >= 1]
+    if open_nodes and draw(st.booleans()):
+        # seed 004: a nomination of equal or higher priority than `want` holds its room against it
+        node = draw(st.sampled_from(open_nodes))
+        jobs.append(
+            {
+                "name": "held",
+                "queue": "b",
+                "priority": draw(st.sampled_from([100, 120])),
+                "task_resources": {"gpu": 1},
+                "tasks": [{"node": f"n{node}", "status": "nominated"}],
+            }
+        )
     want = draw(st.integers(1, 3)) if draw(st.booleans()) else 2
     jobs.append(
         {
@@ -101,7 +115,7 @@ def exhaustive(cluster: Cluster, action: str) -> tuple[int, ...] | None:
     snapshot = cluster.snapshot
     want = snapshot.job("want")
     chunk = [str(t.name) for t in want.tasks][: want.gang_minimum]
-    others = [j for j in snapshot.jobs if j.name != "want"]
+    others = [j for j in snapshot.jobs if j.name != "want" and cluster.running_count(j)]
     levels = sorted({j.resolved_priority for j in others}, reverse=True)
     choices = []
     for job in others:
@@ -137,7 +151,8 @@ def check(document: dict[str, Any], action: str) -> None:
         return
     assert decision.placed, (decision.to_dict(), best)
     assert decision.optimal
-    levels = sorted({j.resolved_priority for j in snapshot.jobs if j.name != "want"}, reverse=True)
+    levels = sorted({j.resolved_priority for j in snapshot.jobs if j.name != "want" and cluster.running_count(j)})
+    levels.reverse()
     assert key(cluster, decision.victims, levels) == best, decision.to_dict()
     assert verify(cluster, decision) == []
 

@@ -62,6 +62,8 @@ class Expectation(BaseModel):
     """Exactly these jobs get these requeue states (seed 003)."""
     skipped: dict[str, str] = {}
     """Every decision for the job is skipped, with these words in the reason."""
+    overrides: list[str] | None = None
+    """Exactly the nominated tasks the decision overrides (seed 004)."""
 
 
 def with_expectations() -> list[Path]:
@@ -98,6 +100,8 @@ def check_decision(decision: Decision, expect: Expectation) -> None:
         assert job in protected, decision.protected
     if expect.optimal is not None:
         assert decision.optimal is expect.optimal
+    if expect.overrides is not None:
+        assert [o.task for o in decision.overrides] == expect.overrides, decision.to_dict()
     if expect.after:
         assert isinstance(decision, QuotaDecision)
         after = {r: q.after for r, q in decision.resources.items()}

@@ -362,12 +362,18 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
         "jobs[0].requeue.active",
         "valid boolean",
     ),
-    # the spec's additions, reserved for later features
+    # nominations (seed 004)
     (
-        "nominated task",
-        lambda d: job(d, "wait")["tasks"][0].update(status="nominated", node="n1"),
-        "jobs[1].tasks[0].status",
-        "not supported yet",
+        "nominated task without a node",
+        lambda d: job(d, "wait")["tasks"][0].update(status="nominated"),
+        "jobs[1].tasks[0].node",
+        "a nominated task needs a node",
+    ),
+    (
+        "nominations over-promise a node",
+        lambda d: job(d, "wait").update(task_resources={"gpu": 6}, tasks=[{"status": "nominated", "node": "n0"}]),
+        "nodes[0].resources.gpu",
+        "over-promised: running and nominated tasks would use 10 gpu",
     ),
 ]
 

@@ -33,7 +33,7 @@ def solve_allocation(plan: Plan) -> tuple[Problem, Solution, str | None] | None:
     for node in cluster.snapshot.nodes:
         if not node.schedulable:
             continue
-        load = cluster.final_load(node.name)
+        load = cluster.room_load(node.name, job.resolved_priority)
         room = tuple(node.resources.get(r, 0) - load.get(r, 0) for r in resources)
         count = fits(room, request, resources) if request else len(plan.chunk)
         if count:

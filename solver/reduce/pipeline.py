@@ -54,7 +54,7 @@ def solve_reduced(plan: Plan) -> tuple[Problem, Solution, Reduced] | None:
     candidates = plan.candidates.candidates
     started = time.perf_counter()
     try:
-        units, dropped = build_units(cluster, candidates, request, resources)
+        units, dropped = build_units(cluster, candidates, request, resources, job.resolved_priority)
         selection = select(units, needed, request, resources, costs)
     except TooComplex:
         return None

@@ -164,8 +164,12 @@ def build_units(
     candidates: list[Candidate],
     request: Resources,
     resources: tuple[str, ...],
+    priority: int,
 ) -> tuple[list[Unit], int]:
-    """Units of the decision (document order of their first node), and how many candidates were dropped."""
+    """Units of the decision (document order of their first node), and how many candidates were dropped.
+
+    Node rooms are seen by a decision of ``priority``: lower-priority nominations do not hold them (seed 004).
+    """
     snapshot = cluster.snapshot
     index = cluster.memo.get("node index")
     if index is None:
@@ -177,7 +181,7 @@ def build_units(
     def room_of(n: int) -> tuple[int, ...]:
         if n not in room:
             node = snapshot.nodes[n]
-            load = cluster.final_load(node.name)
+            load = cluster.room_load(node.name, priority)
             room[n] = tuple(node.resources.get(r, 0) - load.get(r, 0) for r in resources)
         return room[n]
 

@@ -1,0 +1,56 @@
+"""The snapshot a cycle leaves behind, ready to be fed to the next cycle (seeds 003 and 004).
+
+A cycle's decisions are carried out asynchronously (seed 004): victims take time
+to leave, and the jobs pipelined onto their capacity wait, *nominated* for their
+nodes. The next snapshot says so, starting from the input document (so that
+quantities, labels and comments of the user's notation are kept):
+
+* ``allocated`` tasks are bound: ``running``, and a job that was not running
+  before gets ``started_at: now``;
+* ``pipelined`` tasks are ``nominated`` for their node;
+* evicted tasks are ``releasing`` (still on their node until they are gone);
+* tasks whose nomination a higher-priority decision overrode are ``pending``;
+* every job evicted whole gets its new ``requeue`` state (seed 003).
+
+``now`` is kept: the caller advances the clock, and removes releasing tasks once
+they are gone. Feeding the result back must not evict more nor promise a node
+twice: nominations hold their capacity (:mod:`solver.nominations`).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from .cycle import CycleResult
+from .decision import requeue_dict
+
+STATUS = {"allocated": "running", "pipelined": "nominated"}
+
+
+def next_snapshot(document: dict[str, Any], result: CycleResult) -> dict[str, Any]:
+    """``document`` (the cycle's input, as parsed) with the cycle's decisions applied."""
+    out = copy.deepcopy(document)
+    out.pop("expect", None)  # a fixture's expectation is about the input, not about this state
+    end, start = result.end, result.start
+    states = result.requeue()
+    for entry in out.get("jobs", []):
+        job = end.snapshot.job(entry["name"])
+        started = False
+        entry["tasks"] = [dict(raw) for raw in entry["tasks"]]  # parsed data may share one mapping between tasks
+        for raw, task in zip(entry["tasks"], job.tasks, strict=True):
+            name = str(task.name)
+            before, status = start.status[name], end.status[name]
+            if status == before:
+                continue
+            started |= status == "allocated"
+            raw["status"] = STATUS.get(status, status)
+            if status == "pending":
+                raw.pop("node", None)
+            else:
+                raw["node"] = end.node_of[name]
+        if started and start.running_count(job) == 0:
+            entry["started_at"] = out["now"]
+        if job.name in states:
+            entry["requeue"] = requeue_dict(states[job.name])
+    return out

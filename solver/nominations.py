@@ -1,0 +1,103 @@
+"""Nominations: asynchronous preemption (seed 004, Kubernetes KEP "asynchronous preemption").
+
+A decision that pipelines a job onto capacity that victims are still releasing
+*nominates* the job's tasks for their nodes; the next snapshot carries them as
+``nominated`` (:mod:`solver.next_snapshot`). A nomination holds its node's
+capacity, as a pipelined task does, so two cycles never promise the same room:
+
+* a later decision for a job of **equal or lower priority** cannot use it: it
+  schedules elsewhere, or its preemption makes room for both (the seed's race
+  cases 1 and 3); :meth:`solver.cluster.Cluster.room_load` leaves the
+  nomination in the node's load;
+* a decision for a job of **higher priority** may take its place, as if it were
+  not there (cases 2 and 4). The decision lists the nominations it *overrides*
+  (:func:`overrides`): their tasks go back to pending and the job tries again.
+
+The same holds within one cycle for tasks a decision of this cycle pipelined:
+they are nominations the moment they are made (as in Kubernetes, where the
+next pod's scheduling already sees the nomination), so a cycle and its replay
+through the next snapshot reach the same promises.
+
+When its turn comes, the nominated job itself *claims* its nominations
+(:func:`claim`): it lands on its nominated nodes without evicting anything,
+``allocated`` once the victims are gone, ``pipelined`` again while they are
+still releasing.
+"""
+
+from __future__ import annotations
+
+from models import Job, Resources
+from models.quantity import add
+
+from .cluster import PROMISED, Cluster
+from .decision import Decision, Override
+
+
+def claim(cluster: Cluster, job: Job) -> Decision:
+    """``job`` lands on its nominated nodes: ``allocated`` when they have room now, else ``pipelined`` again."""
+    placements = {str(t.name): str(cluster.node_of[str(t.name)]) for t in cluster.tasks(job, "nominated")}
+    now: dict[str, Resources] = {}
+    for task in cluster.tasks(job, "nominated"):
+        node = placements[str(task.name)]
+        now[node] = add(now.get(node, {}), job.requests(task))
+    fits = all(
+        cluster.current_load(node).get(r, 0) + amount <= cluster.snapshot.node(node).resources.get(r, 0)
+        for node, need in now.items()
+        for r, amount in need.items()
+    )
+    where = ", ".join(sorted(set(placements.values())))
+    return Decision(
+        job.name,
+        "allocate",
+        "allocated" if fits else "pipelined",
+        placements=placements,
+        optimal=True,
+        objective={"priority": [], "jobs": 0, "tasks": 0, "lost_work": 0.0},
+        reason=f"claims its nomination on {where}" + ("" if fits else " (still waiting for releasing tasks to leave)"),
+    )
+
+
+def overrides(cluster: Cluster, job: Job, decision: Decision) -> list[Override]:
+    """The lower-priority nominations whose capacity ``decision`` needs.
+
+    Per node where the decision places tasks and the node would be over its
+    capacity with every nomination kept, nominated jobs of lower priority give
+    way, lowest priority first, then by name, until the node fits. A job gives
+    way whole (all its nominated tasks, on every node): a gang with one task
+    displaced cannot land anyway.
+    """
+    if not decision.placed:
+        return []
+    snapshot = cluster.snapshot
+    freed: dict[str, Resources] = {}
+    for victim in decision.victims:
+        owner = snapshot.job(victim.job)
+        by_name = {str(t.name): t for t in owner.tasks}
+        for name in victim.tasks:
+            node = str(cluster.node_of[name])
+            freed[node] = add(freed.get(node, {}), owner.requests(by_name[name]))
+    placed: dict[str, Resources] = {}
+    by_name = {str(t.name): t for t in job.tasks}
+    for name, node in decision.placements.items():
+        placed[node] = add(placed.get(node, {}), job.requests(by_name[name]))
+    gone: list[Job] = []
+    for node in sorted(placed, key=[n.name for n in snapshot.nodes].index):
+        load = add(add(cluster.final_load(node), freed.get(node, {}), times=-1), placed[node])
+        capacity = snapshot.node(node).resources
+        below = sorted(
+            {j.name: j for j, _ in cluster.nominations(node) if j.resolved_priority < job.resolved_priority}.values(),
+            key=lambda j: (j.resolved_priority, j.name),
+        )
+        for other in below:
+            if all(amount <= capacity.get(r, 0) for r, amount in load.items()):
+                break
+            if other not in gone:
+                gone.append(other)
+            for task in cluster.tasks(other, *PROMISED):
+                if cluster.node_of[str(task.name)] == node:
+                    load = add(load, other.requests(task), times=-1)
+    return [
+        Override(other.name, str(task.name), str(cluster.node_of[str(task.name)]))
+        for other in gone
+        for task in cluster.tasks(other, *PROMISED)
+    ]

@@ -12,9 +12,10 @@ quantities, labels and comments of the user's notation are kept):
 * tasks whose nomination a higher-priority decision overrode are ``pending``;
 * every job evicted whole gets its new ``requeue`` state (seed 003).
 
-``now`` is kept: the caller advances the clock, and removes releasing tasks once
-they are gone. Feeding the result back must not evict more nor promise a node
-twice: nominations hold their capacity (:mod:`solver.nominations`).
+``now`` is kept: the caller advances the clock and, once victims are gone,
+makes their tasks pending again (a requeued job) or removes them. Feeding the
+result back must not evict more nor promise a node twice: nominations hold
+their capacity (:mod:`solver.nominations`).
 """
 
 from __future__ import annotations

@@ -149,22 +149,22 @@ class Snapshot(SnapshotModel):
 
     def _check_node_capacity(self, errors: list[tuple[Loc, str]]) -> None:
         """Running and releasing tasks fit their node now; running and nominated ones fit once releasing ones leave."""
-        used: dict[str, dict[str, int]] = {}
-        promised: dict[str, dict[str, int]] = {}
+        running: dict[str, dict[str, int]] = {}
+        releasing: dict[str, dict[str, int]] = {}
+        nominated: dict[str, dict[str, int]] = {}
+        by_status = {"running": running, "releasing": releasing, "nominated": nominated}
         nodes = self._nodes
         for job in self.jobs:
             shared = job.task_resources
             for task in job.tasks:
-                if task.node not in nodes or task.status == "pending":
+                loads = by_status.get(str(task.status))
+                if loads is None or task.node not in nodes:
                     continue
-                loads = []
-                if task.status in ON_NODE:
-                    loads.append(used.setdefault(task.node, {}))
-                if task.status in ("running", "nominated"):
-                    loads.append(promised.setdefault(task.node, {}))
-                for load in loads:
-                    for r, a in (shared if task.resources is None else task.resources).items():
-                        load[r] = load.get(r, 0) + a
+                load = loads.setdefault(task.node, {})
+                for r, a in (shared if task.resources is None else task.resources).items():
+                    load[r] = load.get(r, 0) + a
+        used = _plus(running, releasing)
+        promised = _plus(running, nominated)
         for i, node in enumerate(self.nodes):
             for resource, amount in sorted(used.get(node.name, {}).items()):
                 capacity = node.resources.get(resource, 0)
@@ -178,7 +178,7 @@ class Snapshot(SnapshotModel):
                             f"(tasks: {_shown(names)})",
                         )
                     )
-            for resource, amount in sorted(promised.get(node.name, {}).items()):
+            for resource, amount in sorted(promised.get(node.name, {}).items() if nominated else ()):
                 capacity = node.resources.get(resource, 0)
                 if amount > capacity:
                     names = [str(t.name) for _, t in self.tasks_on(node.name, "nominated")]
@@ -197,6 +197,19 @@ class Snapshot(SnapshotModel):
         """(job, task) pairs on ``node`` whose status is in ``statuses`` (default: occupying ones)."""
         wanted = statuses or ON_NODE
         return [(j, t) for j in self.jobs for t in j.tasks if t.node == node and t.status in wanted]
+
+
+def _plus(base: dict[str, dict[str, int]], extra: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+    """Per-node loads ``base + extra`` (``base`` itself where ``extra`` adds nothing)."""
+    if not extra:
+        return base
+    total = dict(base)
+    for node, load in extra.items():
+        merged = dict(total.get(node, {}))
+        for r, a in load.items():
+            merged[r] = merged.get(r, 0) + a
+        total[node] = merged
+    return total
 
 
 def _shown(names: list[str]) -> str:

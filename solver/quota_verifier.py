@@ -25,6 +25,7 @@ from models import MILLI, Resources, format_quantity, is_gpu_resource
 from models.quantity import add
 
 from .cluster import Cluster
+from .objective_check import check_objective
 from .quota_decision import QuotaDecision
 
 
@@ -39,7 +40,7 @@ def verify_quota(cluster: Cluster, decision: QuotaDecision) -> list[str]:
     freed_by_leaf = _victims(cluster, decision, problems)
     problems += _limit(cluster, decision, freed_by_leaf)
     problems += _guarantees(cluster, freed_by_leaf)
-    problems += _objective(cluster, decision)
+    problems += check_objective(cluster, decision)
     return problems
 
 
@@ -162,30 +163,6 @@ def _guarantees(cluster: Cluster, freed_by_leaf: dict[str, Resources]) -> list[s
                     f"below min(usage {_q(resource, have)}, deserved {_q(resource, deserved)})"
                 )
     return out
-
-
-def _objective(cluster: Cluster, decision: QuotaDecision) -> list[str]:
-    snapshot = cluster.snapshot
-    priorities = [snapshot.job(v.job).resolved_priority for v in decision.victims]
-    if any(p not in decision.priority_levels for p in priorities):
-        return ["objective: a victim's priority is missing from priority_levels"]
-    lost_ms = 0
-    for entry in decision.victims:
-        job = snapshot.job(entry.job)
-        by_name = {str(t.name): t for t in job.tasks}
-        elapsed = 0 if job.started_at is None else max(0, round((cluster.now - job.started_at) * 1000))
-        for task in entry.tasks:
-            gpus = sum(a for r, a in job.requests(by_name[task]).items() if is_gpu_resource(r)) // MILLI
-            lost_ms += gpus * elapsed
-    expected = {
-        "priority": [priorities.count(p) for p in decision.priority_levels],
-        "jobs": len(decision.victims),
-        "tasks": sum(len(v.tasks) for v in decision.victims),
-        "lost_work": lost_ms / 1000,
-    }
-    if decision.objective != expected:
-        return [f"objective: reported {decision.objective}, recomputed {expected}"]
-    return []
 
 
 def _q(resource: str, amount: int) -> str:

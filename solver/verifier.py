@@ -28,11 +28,12 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from models import MILLI, Job, Resources, format_quantity, is_gpu_resource
+from models import Job, Resources, format_quantity
 from models.quantity import add
 
 from .cluster import Cluster
 from .decision import Decision
+from .objective_check import check_objective
 from .protection import protections
 from .quota_decision import QuotaDecision
 from .quota_verifier import verify_quota
@@ -60,7 +61,7 @@ def verify(cluster: Cluster, decision: Decision) -> list[str]:
     problems += _quotas(cluster, job, taken, placed)
     if decision.action == "reclaim":
         problems += _reclaim(cluster, job, taken, placed)
-    problems += _objective(cluster, decision)
+    problems += check_objective(cluster, decision)
     problems += _requeue(cluster, decision)
     return problems
 
@@ -286,39 +287,13 @@ def _saturation(cluster: Cluster, job: Job, taken: dict[str, list[str]], placed:
     return out
 
 
-def _objective(cluster: Cluster, decision: Decision) -> list[str]:
-    snapshot = cluster.snapshot
-    levels = decision.priority_levels
-    priorities = [snapshot.job(v.job).resolved_priority for v in decision.victims]
-    lost_ms = 0
-    for entry in decision.victims:
-        victim = snapshot.job(entry.job)
-        by_name = {str(t.name): t for t in victim.tasks}
-        elapsed = 0 if victim.started_at is None else max(0, round((cluster.now - victim.started_at) * 1000))
-        for task in entry.tasks:
-            gpus = sum(a for r, a in victim.requests(by_name[task]).items() if is_gpu_resource(r)) // MILLI
-            lost_ms += gpus * elapsed
-    expected = {
-        "priority": [priorities.count(p) for p in levels],
-        "jobs": len(decision.victims),
-        "tasks": sum(len(v.tasks) for v in decision.victims),
-        "lost_work": lost_ms / 1000,
-    }
-    if any(p not in levels for p in priorities):
-        return ["objective: a victim's priority is missing from priority_levels"]
-    if decision.objective != expected:
-        return [f"objective: reported {decision.objective}, recomputed {expected}"]
-    return []
-
-
 def _requeue(cluster: Cluster, decision: Decision) -> list[str]:
     """Seed 003: each job evicted whole carries its next requeue state; nobody else does."""
     snapshot, now = cluster.snapshot, cluster.now
     policy = snapshot.config.requeue
     whole = {v.job for v in decision.victims if v.whole_job}
-    problems = [
-        f"{name} gets a requeue state but is not evicted whole" for name in sorted(set(decision.requeue) - whole)
-    ]
+    extra = sorted(set(decision.requeue) - whole)
+    problems = [f"requeue: {name} gets a requeue state but is not evicted whole" for name in extra]
     for name in sorted(whole):
         state = decision.requeue.get(name)
         if state is None:
@@ -330,9 +305,8 @@ def _requeue(cluster: Cluster, decision: Decision) -> list[str]:
             problems.append(f"requeue: {name}: evicted_at is not now")
         if policy.backoff_limit_count is not None and count >= policy.backoff_limit_count:
             if state.active or state.requeue_at is not None or state.count != count:
-                problems.append(
-                    f"{name}: eviction {count + 1} passes the limit {policy.backoff_limit_count}: deactivate"
-                )
+                limit = policy.backoff_limit_count
+                problems.append(f"requeue: {name}: eviction {count + 1} passes the limit {limit}: deactivate")
             continue
         delay = min(policy.backoff_base * 2.0 ** min(count, 64), policy.backoff_max)
         at = state.requeue_at

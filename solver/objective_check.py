@@ -1,0 +1,38 @@
+"""The objective a decision reports, recomputed from its victims alone (spec "Victim choice").
+
+Shared by the independent verifiers of job decisions (:mod:`solver.verifier`) and of
+quota-enforcement decisions (:mod:`solver.quota_verifier`); it reads no model or solver code.
+"""
+
+from __future__ import annotations
+
+from models import MILLI, is_gpu_resource
+
+from .cluster import Cluster
+from .decision import Decision
+
+
+def check_objective(cluster: Cluster, decision: Decision) -> list[str]:
+    """The objective a decision reports, recomputed from its victims (spec "Victim choice")."""
+    snapshot = cluster.snapshot
+    levels = decision.priority_levels
+    priorities = [snapshot.job(v.job).resolved_priority for v in decision.victims]
+    lost_ms = 0
+    for entry in decision.victims:
+        victim = snapshot.job(entry.job)
+        by_name = {str(t.name): t for t in victim.tasks}
+        elapsed = 0 if victim.started_at is None else max(0, round((cluster.now - victim.started_at) * 1000))
+        for task in entry.tasks:
+            gpus = sum(a for r, a in victim.requests(by_name[task]).items() if is_gpu_resource(r)) // MILLI
+            lost_ms += gpus * elapsed
+    expected = {
+        "priority": [priorities.count(p) for p in levels],
+        "jobs": len(decision.victims),
+        "tasks": sum(len(v.tasks) for v in decision.victims),
+        "lost_work": lost_ms / 1000,
+    }
+    if any(p not in levels for p in priorities):
+        return ["objective: a victim's priority is missing from priority_levels"]
+    if decision.objective != expected:
+        return [f"objective: reported {decision.objective}, recomputed {expected}"]
+    return []

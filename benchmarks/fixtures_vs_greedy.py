@@ -37,7 +37,7 @@ def main() -> None:
         seen = set()
         for state, job, action in cases:
             fingerprint = (job, action, tuple(sorted(state.status.items())))
-            if action == "allocate" or fingerprint in seen:
+            if action not in ("reclaim", "preempt") or fingerprint in seen:  # greedy is for job decisions
                 continue
             seen.add(fingerprint)
             t0 = time.perf_counter()

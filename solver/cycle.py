@@ -19,7 +19,10 @@ earlier queue-order time (``created_at``, or the last eviction of a requeued
 job under ``config.requeue.timestamp: eviction``, seed 003), and the name.
 
 Only tasks that were running when the cycle started can be victims: work placed
-by this cycle is not evicted by the same cycle.
+by this cycle is not evicted by the same cycle. Pipelined tasks are promises
+(seed 004, :mod:`solver.nominations`): a later decision of higher priority may
+take their place, which sends them back to pending; a job nominated by an
+earlier cycle claims its nodes in ``allocate``.
 """
 
 from __future__ import annotations

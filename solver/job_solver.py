@@ -91,19 +91,25 @@ def _ms(start: float) -> float:
     return (time.perf_counter() - start) * 1000
 
 
+def named_victims(cluster: Cluster, problem: Problem, solution: Solution) -> list[VictimTasks]:
+    """The victims of ``solution`` by name, each job's tasks in document order, jobs by name."""
+    out = []
+    for v in solution.victims():
+        victim = problem.victims[v]
+        tasks = [task for s, slot in enumerate(victim.slots) for task in slot.tasks[: solution.evicted.get((v, s), 0)]]
+        order = {str(t.name): i for i, t in enumerate(cluster.snapshot.job(victim.job).tasks)}
+        tasks.sort(key=order.__getitem__)
+        out.append(VictimTasks(victim.job, tuple(tasks), whole_job=len(tasks) == victim.running))
+    return sorted(out, key=lambda v: v.job)
+
+
 def _assemble(cluster: Cluster, problem: Problem, solution: Solution, solver: SolverName) -> Decision:
     levels = list(problem.priority_levels)
     if not solution.feasible or (solution.placed_count() == 0 and problem.required_tasks == 0):
         outcome: Outcome = "unknown" if solution.status == "unknown" else "infeasible"
         reason = solution.reason if outcome == "unknown" else None
         return Decision(problem.job, problem.action, outcome, reason=reason, solver=solver, priority_levels=levels)
-    victims = []
-    for v in solution.victims():
-        victim = problem.victims[v]
-        tasks = [task for s, slot in enumerate(victim.slots) for task in slot.tasks[: solution.evicted.get((v, s), 0)]]
-        order = {str(t.name): i for i, t in enumerate(cluster.snapshot.job(victim.job).tasks)}
-        tasks.sort(key=order.__getitem__)
-        victims.append(VictimTasks(victim.job, tuple(tasks), whole_job=len(tasks) == victim.running))
+    victims = named_victims(cluster, problem, solution)
     placements: dict[str, str] = {}
     now_fits = not victims
     for t, chunk in enumerate(problem.chunk):
@@ -120,7 +126,7 @@ def _assemble(cluster: Cluster, problem: Problem, solution: Solution, solver: So
         job=problem.job,
         action=problem.action,
         outcome="allocated" if now_fits else "pipelined",
-        victims=sorted(victims, key=lambda v: v.job),
+        victims=victims,
         placements=placements,
         optimal=solution.status == "optimal" and solver == "cpsat",
         objective=objective_values(problem, solution),

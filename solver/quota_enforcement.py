@@ -58,7 +58,8 @@ from models.collector import paused_collection
 from . import cpsat
 from .cluster import Cluster
 from .cpsat.search import ModelError
-from .decision import Outcome, Protected, VictimTasks
+from .decision import Outcome, Protected
+from .job_solver import named_victims
 from .problem import GuaranteeRow, LimitRow, Problem, Slot, Solution, Victim, freed, objective_values
 from .quota_decision import QuotaDecision, QuotaResource
 from .quota_hint import greedy_hint
@@ -161,7 +162,7 @@ def _settle(
     """Fill ``result`` with the victims of ``solution``, its objective and the usage it leaves."""
     result.outcome = outcome
     result.optimal = solution.status == "optimal"
-    result.victims = _named(cluster, problem, solution)
+    result.victims = named_victims(cluster, problem, solution)
     result.objective = objective_values(problem, solution)
     result.priority_levels = list(problem.priority_levels)
     everyone = tuple(range(len(problem.victims)))
@@ -296,17 +297,6 @@ def _problem(
         full_linearization=True,
         excess=excess,
     )
-
-
-def _named(cluster: Cluster, problem: Problem, solution: Solution) -> list[VictimTasks]:
-    out = []
-    for v in solution.victims():
-        victim = problem.victims[v]
-        tasks = [task for s, slot in enumerate(victim.slots) for task in slot.tasks[: solution.evicted.get((v, s), 0)]]
-        order = {str(t.name): i for i, t in enumerate(cluster.snapshot.job(victim.job).tasks)}
-        tasks.sort(key=order.__getitem__)
-        out.append(VictimTasks(victim.job, tuple(tasks), whole_job=len(tasks) == victim.running))
-    return sorted(out, key=lambda v: v.job)
 
 
 def _does_not_help(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -38,7 +39,7 @@ from models.quantity import add
 
 from .cluster import Cluster
 from .cycle import CYCLE_ACTIONS, CycleResult, run_cycle, solve_one
-from .decision import Decision
+from .decision import Decision, VictimTasks
 from .gpu_inventory import Inventory, RecordedNVML, inventory_as_node, read_inventory
 from .next_snapshot import next_snapshot
 from .quota_decision import QuotaDecision
@@ -338,20 +339,7 @@ def _print_decision(cluster: Cluster, d: Decision) -> None:
     if d.reason:
         out.print(f"  reason: {d.reason}", markup=False)
     if d.victims:
-        table = Table(title="  victims", title_justify="left")
-        for column in ("job", "queue", "priority", "tasks", "evicted", "why it may go"):
-            table.add_column(column)
-        for v in d.victims:
-            job = cluster.snapshot.job(v.job)
-            table.add_row(
-                v.job,
-                job.queue,
-                str(job.resolved_priority),
-                ", ".join(v.tasks),
-                "whole job" if v.whole_job else "surplus above min_available",
-                _why_victim(cluster, d, job),
-            )
-        out.print(table)
+        _print_victims(cluster, d, "why it may go", lambda job, v: _why_victim(cluster, d, job), ", ".join)
     if d.placements:
         nodes: dict[str, list[str]] = {}
         for task, node in d.placements.items():
@@ -391,24 +379,15 @@ def _print_quota(cluster: Cluster, d: QuotaDecision) -> None:
     if d.reason:
         out.print(f"  reason: {d.reason}", markup=False)
     if d.victims:
-        table = Table(title="  victims", title_justify="left")
-        for column in ("job", "queue", "priority", "tasks", "evicted", "frees"):
-            table.add_column(column)
-        for v in d.victims:
-            job = cluster.snapshot.job(v.job)
-            frees: dict[str, int] = {}
+
+        def frees(job: Job, v: VictimTasks) -> str:
+            freed: dict[str, int] = {}
             for task in job.tasks:
                 if str(task.name) in v.tasks:
-                    frees = add(frees, job.requests(task))
-            table.add_row(
-                v.job,
-                job.queue,
-                str(job.resolved_priority),
-                _names(v.tasks),
-                "whole job" if v.whole_job else "surplus above min_available",
-                format_resources(frees, only=tuple(d.resources)),
-            )
-        out.print(table)
+                    freed = add(freed, job.requests(task))
+            return format_resources(freed, only=tuple(d.resources))
+
+        _print_victims(cluster, d, "frees", frees, _names)
         obj = d.objective
         out.print(f"  objective: {obj['jobs']} job(s), {obj['tasks']} task(s), {obj['lost_work']:g} GPU-seconds lost")
     _print_requeue(d)
@@ -416,6 +395,24 @@ def _print_quota(cluster: Cluster, d: QuotaDecision) -> None:
         out.print(f"  protected: {p.job}: {p.reason}", markup=False)
     if len(d.protected) > PROTECTED_SHOWN:
         out.print(f"  protected: {len(d.protected)} jobs in all; --json lists every one", markup=False)
+
+
+def _print_victims(
+    cluster: Cluster,
+    d: Decision,
+    last: str,
+    describe: Callable[[Job, VictimTasks], str],
+    names: Callable[[tuple[str, ...]], str],
+) -> None:
+    """The victims table: who goes, from which queue, at which priority, and a last column ``last``."""
+    table = Table(title="  victims", title_justify="left")
+    for column in ("job", "queue", "priority", "tasks", "evicted", last):
+        table.add_column(column)
+    for v in d.victims:
+        job = cluster.snapshot.job(v.job)
+        evicted = "whole job" if v.whole_job else "surplus above min_available"
+        table.add_row(v.job, job.queue, str(job.resolved_priority), names(v.tasks), evicted, describe(job, v))
+    out.print(table)
 
 
 def _print_requeue(d: Decision) -> None:

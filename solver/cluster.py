@@ -265,6 +265,10 @@ class Cluster:
         owner = self._owners()
         return [owner[name] for name in self._nominated.get(node, ())]
 
+    def promised_nodes(self) -> list[str]:
+        """Nodes where some task is promised a place (pipelined or nominated), in the order promised."""
+        return [node for node, tasks in self._nominated.items() if tasks]
+
     def room_load(self, node: str, priority: int) -> Resources:
         """The final load as a decision of ``priority`` sees it (seed 004).
 

@@ -21,7 +21,7 @@ from .cluster import Cluster
 from .cpsat.search import ModelError
 from .decision import Decision, Outcome, VictimTasks
 from .explain import protected_jobs, why_infeasible
-from .nominations import claim, overrides
+from .nominations import claim, held_against, overrides
 from .problem import Action, Problem, Solution, objective_values
 from .problem_builder import plan
 from .reduce.allocate import solve_allocation
@@ -80,7 +80,8 @@ def _attempt(cluster: Cluster, job: Job, action: Action, solver: SolverName) -> 
             full = planned.problem
             assert full is not None
             reason = why_infeasible(full, planned.candidates)
-        decision.reason = reason
+        held = held_against(cluster, job)
+        decision.reason = reason if held is None else f"{reason}; {held}"
     elif decision.outcome == "unknown" and not decision.reason:
         decision.reason = "time limit reached before a feasible answer or a proof"
     decision.solve_ms = _ms(start)

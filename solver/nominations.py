@@ -101,3 +101,17 @@ def overrides(cluster: Cluster, job: Job, decision: Decision) -> list[Override]:
         for other in gone
         for task in cluster.tasks(other, *PROMISED)
     ]
+
+
+def held_against(cluster: Cluster, job: Job) -> str | None:
+    """Which promises of equal or higher priority hold capacity against ``job``, in words (for a reason)."""
+    holders: dict[str, set[str]] = {}
+    for node in cluster.promised_nodes():
+        for other, _ in cluster.nominations(node):
+            if other.name != job.name and other.resolved_priority >= job.resolved_priority:
+                holders.setdefault(other.name, set()).add(node)
+    if not holders:
+        return None
+    named = ", ".join(f"{name} on {', '.join(sorted(nodes))}" for name, nodes in sorted(holders.items())[:5])
+    more = f" and {len(holders) - 5} more" if len(holders) > 5 else ""
+    return f"places promised to jobs of equal or higher priority hold (seed 004): {named}{more}"

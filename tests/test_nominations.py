@@ -162,3 +162,12 @@ def test_round_trip_on_a_generated_cluster() -> None:
     assert promised, "the generated cycle pipelines some job"
     for task, node in promised.items():
         assert statuses(second)[task] == {"status": "pipelined", "node": node, "nominated_node": node}
+
+
+def test_an_infeasible_reason_names_the_promises_that_hold() -> None:
+    document = read_document(RACE_2)
+    document["jobs"][2]["priority"] = 50  # equal priority: pod1's nomination holds n0
+    cluster = Cluster.of(snapshot_from_data(document))
+    decision = attempt(cluster, cluster.snapshot.job("pod2"), "allocate")
+    assert decision.outcome == "infeasible"
+    assert "promised to jobs of equal or higher priority hold (seed 004): pod1 on n0" in (decision.reason or "")

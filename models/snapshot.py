@@ -232,7 +232,10 @@ def _pos(items: list[Any], name: str) -> int:
 
 
 def _check_task_names(jobs: list[Job], errors: list[tuple[Loc, str]]) -> None:
-    counts = Counter(task.name for job in jobs for task in job.tasks)
+    names = [task.name for job in jobs for task in job.tasks]
+    if len(set(names)) == len(names):  # the common case, kept cheap on large snapshots
+        return
+    counts = Counter(names)
     for i, job in enumerate(jobs):
         for t, task in enumerate(job.tasks):
             if counts[task.name] > 1:

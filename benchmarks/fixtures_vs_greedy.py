@@ -10,17 +10,15 @@ many victim jobs and tasks it saved, and the time ratio.
 
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from gpu_preempt.models import load_snapshot
+from gpu_preempt.solver.actions.cycle import run_cycle
+from gpu_preempt.solver.actions.job_solver import attempt
+from gpu_preempt.solver.state.cluster import Cluster
 
-from models import load_snapshot  # noqa: E402
-from solver.cluster import Cluster  # noqa: E402
-from solver.cycle import run_cycle  # noqa: E402
-from solver.job_solver import attempt  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def main() -> None:

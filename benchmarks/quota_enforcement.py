@@ -15,21 +15,15 @@ from __future__ import annotations
 
 import argparse
 import copy
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from generate import generate
 
-from generate import generate  # noqa: E402
-
-from models import MILLI, snapshot_from_data  # noqa: E402
-from solver.cluster import Cluster  # noqa: E402
-from solver.quota_enforcement import enforce  # noqa: E402
-from solver.verifier import verify  # noqa: E402
+from gpu_preempt.models import MILLI, snapshot_from_data
+from gpu_preempt.solver.actions.quota_enforcement import enforce
+from gpu_preempt.solver.check.verifier import verify
+from gpu_preempt.solver.state.cluster import Cluster
 
 
 def lowered(document: dict[str, Any], queue: str, limit: int) -> dict[str, Any]:

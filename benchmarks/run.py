@@ -28,8 +28,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
 CASES = [
     ("pending-0000", "reclaim", "64-GPU gang"),
@@ -42,11 +40,11 @@ def measure(nodes: int, seed: int) -> dict[str, object]:
     """One size, in this process: a dict of figures."""
     from generate import generate
 
-    from models import load_snapshot
-    from solver.cluster import Cluster
-    from solver.job_solver import attempt
-    from solver.problem_builder import plan
-    from solver.reduce.pipeline import solve_reduced
+    from gpu_preempt.models import load_snapshot
+    from gpu_preempt.solver.actions.job_solver import attempt
+    from gpu_preempt.solver.cpsat.reduced import solve_reduced
+    from gpu_preempt.solver.problem.builder import plan
+    from gpu_preempt.solver.state.cluster import Cluster
 
     document = generate(nodes, seed=seed, pending=3)
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
@@ -115,8 +113,8 @@ def measure(nodes: int, seed: int) -> dict[str, object]:
 def cycle(nodes: int, pending: int, seed: int) -> dict[str, object]:
     from generate import generate
 
-    from models import snapshot_from_data
-    from solver.cycle import run_cycle
+    from gpu_preempt.models import snapshot_from_data
+    from gpu_preempt.solver.actions.cycle import run_cycle
 
     snapshot = snapshot_from_data(generate(nodes, seed=seed, pending=pending))
     started = time.perf_counter()
@@ -139,9 +137,9 @@ def compare(instances: int, nodes: int) -> dict[str, object]:
     """CP-SAT against greedy on many generated clusters: every pending job, reclaim and preempt."""
     from generate import generate
 
-    from models import snapshot_from_data
-    from solver.cluster import Cluster
-    from solver.job_solver import attempt
+    from gpu_preempt.models import snapshot_from_data
+    from gpu_preempt.solver.actions.job_solver import attempt
+    from gpu_preempt.solver.state.cluster import Cluster
 
     decisions = fewer = only_exact = 0
     saved_jobs = saved_tasks = 0

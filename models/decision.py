@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from models import RequeueState, format_time
+from gpu_preempt.models import RequeueState, format_time
 
 Outcome = Literal["allocated", "pipelined", "infeasible", "unknown", "skipped", "enforced", "partial"]
-"""``enforced`` and ``partial`` are outcomes of quota enforcement (:mod:`solver.quota_decision`)."""
+"""``enforced`` and ``partial`` are outcomes of quota enforcement (:mod:`gpu_preempt.models.quota_decision`)."""
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ class Decision:
     overrides: list[Override] = field(default_factory=list)
     """Nominations of lower-priority jobs whose capacity this decision uses (seed 004)."""
     requeue: dict[str, RequeueState] = field(default_factory=dict)
-    """The next requeue state of each job evicted whole (seed 003; see :mod:`solver.requeue`)."""
+    """The next requeue state of each job evicted whole (seed 003; see :mod:`gpu_preempt.solver.rules.requeue`)."""
 
     @property
     def placed(self) -> bool:

@@ -34,7 +34,7 @@ class Toleration:
 
     A victim of this class tolerates preemptors whose priority is below
     ``minimum_preemptable_priority`` for ``toleration_seconds`` after it
-    started (:data:`~models.duration.FOREVER` = always).
+    started (:data:`~gpu_preempt.models.duration.FOREVER` = always).
     """
 
     minimum_preemptable_priority: int

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from models import format_time
+from gpu_preempt.models import format_time
 
 from .decision import Decision
 

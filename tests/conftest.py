@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from models import Snapshot, snapshot_from_data
-from solver.cli import app
+from gpu_preempt.models import Snapshot, snapshot_from_data
+from gpu_preempt.solver.cli.decide import app
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"

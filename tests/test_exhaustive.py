@@ -18,11 +18,11 @@ from typing import Any
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from models import MILLI, snapshot_from_data
-from solver.cluster import Cluster
-from solver.decision import Decision, VictimTasks
-from solver.job_solver import attempt
-from solver.verifier import verify
+from gpu_preempt.models import MILLI, snapshot_from_data
+from gpu_preempt.models.decision import Decision, VictimTasks
+from gpu_preempt.solver.actions.job_solver import attempt
+from gpu_preempt.solver.check.verifier import verify
+from gpu_preempt.solver.state.cluster import Cluster
 
 NOW = 1_767_268_800  # 2026-01-01T12:00:00Z
 

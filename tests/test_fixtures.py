@@ -14,13 +14,13 @@ import pytest
 from conftest import FIXTURES
 from pydantic import BaseModel, ConfigDict
 
-from models import RequeueState, load_snapshot, parse_quantity
-from solver.cluster import Cluster
-from solver.cycle import run_cycle, solve_one
-from solver.decision import Decision
-from solver.quota_decision import QuotaDecision
-from solver.quota_enforcement import enforce
-from solver.verifier import verify
+from gpu_preempt.models import RequeueState, load_snapshot, parse_quantity
+from gpu_preempt.models.decision import Decision
+from gpu_preempt.models.quota_decision import QuotaDecision
+from gpu_preempt.solver.actions.cycle import run_cycle, solve_one
+from gpu_preempt.solver.actions.quota_enforcement import enforce
+from gpu_preempt.solver.check.verifier import verify
+from gpu_preempt.solver.state.cluster import Cluster
 
 
 class RequeueExpectation(BaseModel):

@@ -1,6 +1,6 @@
 """Actions and the scheduling cycle: enforce-quota, then allocate, reclaim, preempt, each over every pending job.
 
-``enforce-quota`` (seed 002, :mod:`solver.quota_enforcement`) runs first, over
+``enforce-quota`` (seed 002, :mod:`gpu_preempt.solver.actions.quota_enforcement`) runs first, over
 every queue above its limit, deepest first; by default only when
 ``config.quota_preemption_enabled`` is true. Its victims become ``releasing``
 before any job is placed.
@@ -20,7 +20,7 @@ job under ``config.requeue.timestamp: eviction``, seed 003), and the name.
 
 Only tasks that were running when the cycle started can be victims: work placed
 by this cycle is not evicted by the same cycle. Pipelined tasks are promises
-(seed 004, :mod:`solver.nominations`): a later decision of higher priority may
+(seed 004, :mod:`gpu_preempt.solver.rules.nominations`): a later decision of higher priority may
 take their place, which sends them back to pending; a job nominated by an
 earlier cycle claims its nodes in ``allocate``.
 """
@@ -32,14 +32,14 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from models import Job, RequeueState, Snapshot
+from gpu_preempt.models import Job, RequeueState, Snapshot
+from gpu_preempt.models.decision import Decision, requeue_dict
+from gpu_preempt.solver.problem.data import Action
+from gpu_preempt.solver.rules.requeue import queue_order_time
+from gpu_preempt.solver.state.cluster import Cluster
 
-from .cluster import Cluster
-from .decision import Decision, requeue_dict
 from .job_solver import SolverName, attempt
-from .problem import Action
 from .quota_enforcement import QUOTA_ACTION, enforce, enforcement_order
-from .requeue import queue_order_time
 
 ACTIONS: tuple[Action, ...] = ("allocate", "reclaim", "preempt")
 CYCLE_ACTIONS: tuple[str, ...] = (QUOTA_ACTION, *ACTIONS)
@@ -126,6 +126,14 @@ def solve_one(cluster: Cluster, job: Job, action: Action | str, *, solver: Solve
         if decision.placed:
             break
     return tried
+
+
+def final_decision(tried: list[Decision]) -> Decision:
+    """The decision that answers for ``tried``: the last one, or when it placed nothing the last not skipped."""
+    decision = tried[-1]
+    if not decision.placed:
+        decision = next((d for d in reversed(tried) if d.outcome != "skipped"), decision)
+    return decision
 
 
 def order_key(cluster: Cluster, job: Job) -> tuple[Any, ...]:

@@ -15,7 +15,7 @@ model's first hint and as the yardstick of the benchmarks.
 
 from __future__ import annotations
 
-from .problem import Problem, Solution, broken_rows
+from gpu_preempt.solver.problem.data import Problem, Solution, broken_rows
 
 
 def solve(problem: Problem) -> Solution:

@@ -1,10 +1,10 @@
 """The job solver: one pending job, one action, one decision.
 
 ``allocate`` places the job's next chunk without evicting anything;
-``preempt`` and ``reclaim`` may evict candidates (see :mod:`solver.candidates`).
-The steps: decide the chunk and the candidates (:mod:`solver.problem_builder`),
-take the greedy baseline's answer (:mod:`solver.greedy`), hand both to CP-SAT
-(:mod:`solver.cpsat`), and turn the counts it returns into named victims and
+``preempt`` and ``reclaim`` may evict candidates (see :mod:`gpu_preempt.solver.rules.candidates`).
+The steps: decide the chunk and the candidates (:mod:`gpu_preempt.solver.problem.builder`),
+take the greedy baseline's answer (:mod:`gpu_preempt.solver.actions.greedy`), hand both to CP-SAT
+(:mod:`gpu_preempt.solver.cpsat`), and turn the counts it returns into named victims and
 placements, with the objective recomputed from them and reasons in words.
 """
 
@@ -13,20 +13,21 @@ from __future__ import annotations
 import time
 from typing import Literal
 
-from models import Job
-from models.collector import paused_collection
+from gpu_preempt.models import Job
+from gpu_preempt.models.collector import paused_collection
+from gpu_preempt.models.decision import Decision, Outcome, VictimTasks
+from gpu_preempt.solver import cpsat
+from gpu_preempt.solver.cpsat.reduced import solve_reduced
+from gpu_preempt.solver.cpsat.search import ModelError
+from gpu_preempt.solver.explain.reasons import protected_jobs, why_infeasible
+from gpu_preempt.solver.problem.builder import plan
+from gpu_preempt.solver.problem.data import Action, Problem, Solution, objective_values
+from gpu_preempt.solver.reduce.allocate import solve_allocation
+from gpu_preempt.solver.rules.nominations import claim, held_against, overrides
+from gpu_preempt.solver.rules.requeue import backoff_reason, evicted_states
+from gpu_preempt.solver.state.cluster import Cluster
 
-from . import cpsat, greedy
-from .cluster import Cluster
-from .cpsat.search import ModelError
-from .decision import Decision, Outcome, VictimTasks
-from .explain import protected_jobs, why_infeasible
-from .nominations import claim, held_against, overrides
-from .problem import Action, Problem, Solution, objective_values
-from .problem_builder import plan
-from .reduce.allocate import solve_allocation
-from .reduce.pipeline import solve_reduced
-from .requeue import backoff_reason, evicted_states
+from . import greedy
 
 SolverName = Literal["cpsat", "greedy"]
 

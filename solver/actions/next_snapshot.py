@@ -15,7 +15,7 @@ quantities, labels and comments of the user's notation are kept):
 ``now`` is kept: the caller advances the clock and, once victims are gone,
 makes their tasks pending again (a requeued job) or removes them. Feeding the
 result back must not evict more nor promise a node twice: nominations hold
-their capacity (:mod:`solver.nominations`).
+their capacity (:mod:`gpu_preempt.solver.rules.nominations`).
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from gpu_preempt.models.decision import requeue_dict
+
 from .cycle import CycleResult
-from .decision import requeue_dict
 
 STATUS = {"allocated": "running", "pipelined": "nominated"}
 

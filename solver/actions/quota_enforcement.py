@@ -41,9 +41,9 @@ if it leaves every over resource within ``limit * (1 + quota_miss)``
 (``partial``); otherwise nothing is evicted (``infeasible``). The reason gives
 the numbers either way.
 
-The timer is :mod:`solver.quota_timer`, CP-SAT's first hint
-:mod:`solver.quota_hint`, the output :mod:`solver.quota_decision` and the
-independent check :mod:`solver.quota_verifier`.
+The timer is :mod:`gpu_preempt.solver.rules.quota_timer`, CP-SAT's first hint
+:mod:`gpu_preempt.solver.actions.quota_hint`, the output :mod:`gpu_preempt.models.quota_decision` and the
+independent check :mod:`gpu_preempt.solver.check.quota_verifier`.
 """
 
 from __future__ import annotations
@@ -52,19 +52,28 @@ import dataclasses
 import time
 from fractions import Fraction
 
-from models import MILLI, Job, Resources, format_quantity, format_resources, is_gpu_resource
-from models.collector import paused_collection
+from gpu_preempt.models import MILLI, Job, Resources, format_quantity, format_resources, is_gpu_resource
+from gpu_preempt.models.collector import paused_collection
+from gpu_preempt.models.decision import Outcome, Protected
+from gpu_preempt.models.quota_decision import QuotaDecision, QuotaResource
+from gpu_preempt.solver import cpsat
+from gpu_preempt.solver.cpsat.search import ModelError
+from gpu_preempt.solver.problem.data import (
+    GuaranteeRow,
+    LimitRow,
+    Problem,
+    Slot,
+    Solution,
+    Victim,
+    freed,
+    objective_values,
+)
+from gpu_preempt.solver.rules.quota_timer import due_time, not_due
+from gpu_preempt.solver.rules.requeue import evicted_states
+from gpu_preempt.solver.state.cluster import Cluster
 
-from . import cpsat
-from .cluster import Cluster
-from .cpsat.search import ModelError
-from .decision import Outcome, Protected
 from .job_solver import named_victims
-from .problem import GuaranteeRow, LimitRow, Problem, Slot, Solution, Victim, freed, objective_values
-from .quota_decision import QuotaDecision, QuotaResource
 from .quota_hint import greedy_hint
-from .quota_timer import due_time, not_due
-from .requeue import evicted_states
 
 QUOTA_ACTION = "enforce-quota"
 
@@ -112,6 +121,14 @@ def enforce(cluster: Cluster, queue: str) -> QuotaDecision:
         decision.requeue = evicted_states(cluster.snapshot, decision)
         decision.solve_ms = (time.perf_counter() - start) * 1000
         return decision
+
+
+def enforcement_problem(cluster: Cluster, queue: str) -> Problem:
+    """The exact problem of bringing ``queue`` within its limit: usage at most the limit in every over resource."""
+    over = over_limit(cluster, queue)
+    victims, _ = _candidates(cluster, queue, over)
+    guarantees = _guarantee_rows(cluster, queue, victims)
+    return _problem(cluster, queue, victims, guarantees, bounds={r: limit for r, (_, limit) in over.items()})
 
 
 def _enforce(cluster: Cluster, queue: str) -> QuotaDecision:

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from models import MILLI, Resources, format_quantity, is_gpu_resource
-from models.quantity import add
+from gpu_preempt.models import MILLI, Resources, format_quantity, is_gpu_resource
+from gpu_preempt.models.quantity import add
+from gpu_preempt.models.quota_decision import QuotaDecision
+from gpu_preempt.solver.state.cluster import Cluster
 
-from .cluster import Cluster
 from .objective_check import check_objective
-from .quota_decision import QuotaDecision
 
 
 def verify_quota(cluster: Cluster, decision: QuotaDecision) -> list[str]:

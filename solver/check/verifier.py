@@ -1,7 +1,7 @@
 """An independent check of any decision against the rules: plain Python, no solver, no model.
 
 It re-derives everything from the cluster state and the rule modules, not from
-the :class:`~solver.problem.Problem` the solver saw, so a bug in building or
+the :class:`~gpu_preempt.solver.problem.data.Problem` the solver saw, so a bug in building or
 solving the model shows up here as a violation. Every check names the rule it
 enforces:
 
@@ -21,24 +21,24 @@ enforces:
   the nominated nodes and evicts nothing;
 * requeue states (seed 003), recomputed from the formula.
 
-Quota-enforcement decisions (seed 002) are checked by :mod:`solver.quota_verifier`.
+Quota-enforcement decisions (seed 002) are checked by :mod:`gpu_preempt.solver.check.quota_verifier`.
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
 
-from models import Job, Resources, format_quantity
-from models.quantity import add
+from gpu_preempt.models import Job, Resources, format_quantity
+from gpu_preempt.models.decision import Decision
+from gpu_preempt.models.quantity import add
+from gpu_preempt.models.quota_decision import QuotaDecision
+from gpu_preempt.solver.rules.protection import protections
+from gpu_preempt.solver.rules.reclaim_gate import reclaim_gate
+from gpu_preempt.solver.rules.reclaim_guarantee import guarantee_threshold
+from gpu_preempt.solver.state.cluster import Cluster
 
-from .cluster import Cluster
-from .decision import Decision
 from .objective_check import check_objective
-from .protection import protections
-from .quota_decision import QuotaDecision
 from .quota_verifier import verify_quota
-from .reclaim_gate import reclaim_gate
-from .reclaim_guarantee import guarantee_threshold
 
 
 def verify(cluster: Cluster, decision: Decision) -> list[str]:
@@ -66,6 +66,18 @@ def verify(cluster: Cluster, decision: Decision) -> list[str]:
     return problems
 
 
+def verify_decisions(decisions: list[Decision], states: list[Cluster]) -> list[str]:
+    """Every broken rule of a sequence of decisions, each checked in the state it was made in.
+
+    Each line names its subject: ``job (action): rule``, or ``queue (enforce-quota): rule``.
+    """
+    out: list[str] = []
+    for decision, state in zip(decisions, states, strict=True):
+        subject = decision.queue if isinstance(decision, QuotaDecision) else decision.job
+        out.extend(f"{subject} ({decision.action}): {problem}" for problem in verify(state, decision))
+    return out
+
+
 def _placed(job: Job, decision: Decision) -> Resources:
     total: Resources = {}
     tasks = {str(t.name): t for t in job.tasks}
@@ -75,7 +87,7 @@ def _placed(job: Job, decision: Decision) -> Resources:
 
 
 def _chunk(cluster: Cluster, job: Job, decision: Decision) -> list[str]:
-    out = []
+    out: list[str] = []
     pending = {str(t.name) for t in cluster.tasks(job, "pending")}
     for task, node in decision.placements.items():
         if task not in pending:
@@ -116,7 +128,7 @@ def _claim(cluster: Cluster, job: Job, decision: Decision, nominated: dict[str, 
 
 def _overrides(cluster: Cluster, job: Job, decision: Decision) -> list[str]:
     """Seed 004: only nominations of strictly lower priority may be overridden, and only real ones."""
-    out = []
+    out: list[str] = []
     for override in decision.overrides:
         other = cluster.snapshot.job(override.job)
         promised = cluster.status.get(override.task) in ("pipelined", "nominated")
@@ -185,7 +197,7 @@ def _capacity(cluster: Cluster, job: Job, decision: Decision, taken: dict[str, l
     for task, where in decision.placements.items():
         final[where] = add(final[where], job.requests(by_name[task]))
         current[where] = add(current[where], job.requests(by_name[task]))
-    out = []
+    out: list[str] = []
     for node in snapshot.nodes:
         for resource, amount in final[node.name].items():
             if amount > node.resources.get(resource, 0):
@@ -212,7 +224,7 @@ def _freed_under(cluster: Cluster, queue: str, taken: dict[str, list[str]]) -> R
 
 
 def _quotas(cluster: Cluster, job: Job, taken: dict[str, list[str]], placed: Resources) -> list[str]:
-    out = []
+    out: list[str] = []
     for name in cluster.tree.upward(job.queue):
         queue = cluster.tree.queue(name)
         usage = cluster.usage[name]
@@ -238,7 +250,7 @@ def _quotas(cluster: Cluster, job: Job, taken: dict[str, list[str]], placed: Res
 
 
 def _reclaim(cluster: Cluster, job: Job, taken: dict[str, list[str]], placed: Resources) -> list[str]:
-    out = []
+    out: list[str] = []
     gate = reclaim_gate(cluster, job, placed)
     if gate is not None:
         out.append(f"reclaim gate: {gate}")
@@ -263,7 +275,7 @@ def _saturation(cluster: Cluster, job: Job, taken: dict[str, list[str]], placed:
     """KAI §3.6 step 3, re-derived: each queue on the reclaimer's path against each sibling that loses something."""
     tree = cluster.tree
     m = Fraction(cluster.snapshot.config.reclaimer_saturation_multiplier)
-    out = []
+    out: list[str] = []
     for a in tree.upward(job.queue):
         mine_all = add(add(cluster.usage[a].allocated, _freed_under(cluster, a, taken), times=-1), placed)
         for s in tree.children(tree.parent(a)):

@@ -21,7 +21,8 @@ from typing import Literal
 
 from ortools.sat.python import cp_model
 
-from ..problem import gpus_of
+from gpu_preempt.solver.problem.data import gpus_of
+
 from .variables import LinearExpr, Variables
 
 

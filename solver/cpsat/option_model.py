@@ -21,7 +21,7 @@ import time
 
 from ortools.sat.python import cp_model
 
-from ..reduce.select import UnitClass
+from gpu_preempt.solver.reduce.select import UnitClass
 
 LIMIT = 2**62
 

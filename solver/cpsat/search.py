@@ -25,7 +25,8 @@ from multiprocessing.connection import Connection
 
 from ortools.sat.python import cp_model
 
-from ..problem import Problem, Solution
+from gpu_preempt.solver.problem.data import Problem, Solution
+
 from . import constraints
 from .objective import stages
 from .variables import LinearExpr, Variables

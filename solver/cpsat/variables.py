@@ -15,7 +15,7 @@ from math import gcd
 
 from ortools.sat.python import cp_model
 
-from ..problem import Problem, Solution
+from gpu_preempt.solver.problem.data import Problem, Solution
 
 LinearExpr = cp_model.LinearExpr | int
 """A linear expression of the model, or a constant."""

@@ -13,12 +13,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from models import format_quantity, format_resources, format_time
-
-from . import cpsat
-from .candidates import CandidateSet
-from .decision import Protected
-from .problem import Problem
+from gpu_preempt.models import format_quantity, format_resources, format_time
+from gpu_preempt.models.decision import Protected
+from gpu_preempt.solver import cpsat
+from gpu_preempt.solver.problem.data import Problem
+from gpu_preempt.solver.rules.candidates import CandidateSet
 
 PROTECTIONS = ("non-preemptible", "min-runtime", "toleration", "guarantee")
 

@@ -11,10 +11,9 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from models import Job, format_duration, format_time, is_gpu_resource
-
-from .cluster import Cluster
-from .min_runtime import preempt_min_runtime, protected_until, reclaim_min_runtime
+from gpu_preempt.models import Job, format_duration, format_time, is_gpu_resource
+from gpu_preempt.solver.rules.min_runtime import preempt_min_runtime, protected_until, reclaim_min_runtime
+from gpu_preempt.solver.state.cluster import Cluster
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""From the cluster state and the rules to a :class:`~solver.problem.Problem` for one job and one action.
+"""From the cluster state and the rules to a :class:`~gpu_preempt.solver.problem.data.Problem` for one job, one action.
 
 What the pending job needs (spec "Gang and elastic"; KAI ``GetTasksToAllocate``):
 while fewer than ``min_available`` of its tasks hold capacity, the *gang chunk*
@@ -6,10 +6,10 @@ while fewer than ``min_available`` of its tasks hold capacity, the *gang chunk*
 ``allocate`` places as many more as fit and ``preempt``/``reclaim`` grant one
 more task per attempt.
 
-Who may lose tasks comes from :mod:`solver.candidates`; the rows that bind the
+Who may lose tasks comes from :mod:`gpu_preempt.solver.rules.candidates`; the rows that bind the
 choice from the rules: queue limits and the non-preemptible quota at every level
 of the job's path, and for reclaim the guarantee of each leveled victim queue
-(:mod:`solver.reclaim_guarantee`) and KAI's parent-level saturation rule.
+(:mod:`gpu_preempt.solver.rules.reclaim_guarantee`) and KAI's parent-level saturation rule.
 """
 
 from __future__ import annotations
@@ -17,12 +17,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from models import Job, Resources, Task
-from models.quantity import add
+from gpu_preempt.models import Job, Resources, Task
+from gpu_preempt.models.quantity import add
+from gpu_preempt.solver.rules.candidates import Candidate, CandidateSet, preempt_candidates, reclaim_candidates
+from gpu_preempt.solver.rules.reclaim_gate import reclaim_gate
+from gpu_preempt.solver.rules.reclaim_guarantee import guarantee_threshold
+from gpu_preempt.solver.state.cluster import Cluster
 
-from .candidates import Candidate, CandidateSet, preempt_candidates, reclaim_candidates
-from .cluster import Cluster
-from .problem import (
+from .data import (
     Action,
     ChunkType,
     GuaranteeRow,
@@ -33,8 +35,6 @@ from .problem import (
     Slot,
     Victim,
 )
-from .reclaim_gate import reclaim_gate
-from .reclaim_guarantee import guarantee_threshold
 
 
 @dataclass

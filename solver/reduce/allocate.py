@@ -12,10 +12,10 @@ the same answer.
 
 from __future__ import annotations
 
-from models import format_quantity, format_resources
+from gpu_preempt.models import format_quantity, format_resources
+from gpu_preempt.solver.problem.builder import Plan
+from gpu_preempt.solver.problem.data import Problem, Solution
 
-from ..problem import Problem, Solution
-from ..problem_builder import Plan
 from .units import fits
 
 

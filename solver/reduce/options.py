@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from models import Resources
+from gpu_preempt.models import Resources
 
 from .units import Choice, Cost, CostModel, Item, TooComplex, Unit, add, fits
 

@@ -1,12 +1,14 @@
-"""The reduced path of a decision: units, options, selection, the class model, and the check of the rows.
+"""The reduced path of a decision: units, options, selection, then the class model's counts back to victims.
 
 Applies when the chunk is one kind of task, all required (preempt, reclaim, or
-a gang that must start whole). Returns ``None`` when it does not apply, or when
-the reduced answer breaks a row that binds units together (a queue limit, the
-reclaim guarantee, the saturation rule); the caller then solves the full model.
-An answer it does return is optimal for the full problem: the reduced problem is
-a relaxation with the same optimum as the problem without those rows, and the
-answer satisfies them.
+a gang that must start whole). :func:`reduce_plan` returns ``None`` when it does
+not apply; :meth:`Reduction.result` turns the class model's counts (solved by
+:func:`gpu_preempt.solver.cpsat.reduced.solve_reduced`) into a problem and its
+solution, or ``None`` when that answer breaks a row that binds units together (a
+queue limit, the reclaim guarantee, the saturation rule); the caller then solves
+the full model. An answer it does return is optimal for the full problem: the
+reduced problem is a relaxation with the same optimum as the problem without
+those rows, and the answer satisfies them.
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from ..cpsat.option_model import solve_classes
-from ..problem import Problem, Solution, broken_rows
-from ..problem_builder import Plan
+from gpu_preempt.solver.problem.builder import Plan
+from gpu_preempt.solver.problem.data import Problem, Solution, broken_rows
+
 from .options import Option
 from .select import UnitClass, select
 from .units import CostModel, TooComplex, Unit, Victim, build_units
@@ -35,8 +37,27 @@ class Reduced:
     model_vars: int = 0
 
 
-def solve_reduced(plan: Plan) -> tuple[Problem, Solution, Reduced] | None:
-    """Solve ``plan`` through the reductions, or ``None`` if they do not apply or the rows bind."""
+@dataclass
+class Reduction:
+    """A plan reduced to unit classes: ``needed`` tasks to host, the classes that may host them."""
+
+    plan: Plan
+    classes: list[UnitClass]
+    needed: int
+    costs: CostModel
+    report: Reduced
+
+    def result(self, status: str, counts: dict[tuple[int, int], int]) -> tuple[Problem, Solution, Reduced] | None:
+        """The problem and solution for the class model's ``counts`` (``None``: a row binds, solve the full model)."""
+        plan = self.plan
+        if status in ("infeasible", "unknown"):
+            return plan.build(chosen=[], only_nodes=set()), Solution(status), self.report  # type: ignore[arg-type]
+        used = _decode(self.classes, counts, self.costs)
+        return _as_problem(plan, used, self.needed, status, self.report)
+
+
+def reduce_plan(plan: Plan) -> Reduction | None:
+    """``plan`` reduced to unit classes, or ``None`` if the reductions do not apply."""
     if plan.candidates is None or not plan.chunk or not all(required for _, required in plan.chunk):
         return None
     job = plan.job
@@ -49,33 +70,17 @@ def solve_reduced(plan: Plan) -> tuple[Problem, Solution, Reduced] | None:
     resources = tuple(sorted(request))
     needed = len(plan.chunk)
     cluster = plan.cluster
-    config = cluster.snapshot.config
-    costs = CostModel(config.objective, plan.levels, cluster.now)
-    candidates = plan.candidates.candidates
+    costs = CostModel(cluster.snapshot.config.objective, plan.levels, cluster.now)
     started = time.perf_counter()
     try:
-        units, dropped = build_units(cluster, candidates, request, resources, job.resolved_priority)
+        units, dropped = build_units(cluster, plan.candidates.candidates, request, resources, job.resolved_priority)
         selection = select(units, needed, request, resources, costs)
     except TooComplex:
         return None
     report = Reduced(selection.units, len(selection.classes), selection.enumerated, dropped)
     report.model_vars = sum(len(c.options) for c in selection.classes)
     report.reduce_ms = (time.perf_counter() - started) * 1000
-    started = time.perf_counter()
-    if not selection.classes:
-        return plan.build(chosen=[], only_nodes=set()), Solution("infeasible"), report
-    status, counts = solve_classes(
-        selection.classes,
-        needed,
-        time_limit=config.solver.time_limit,
-        workers=config.solver.workers,
-        seed=config.solver.seed,
-    )
-    report.solve_ms = (time.perf_counter() - started) * 1000
-    if status in ("infeasible", "unknown"):
-        return plan.build(chosen=[], only_nodes=set()), Solution(status), report  # type: ignore[arg-type]
-    used = _decode(selection.classes, counts, costs)
-    return _as_problem(plan, used, needed, status, report)
+    return Reduction(plan, selection.classes, needed, costs, report)
 
 
 def _decode(

@@ -26,7 +26,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
-from models import Resources
+from gpu_preempt.models import Resources
 
 from .options import Option, lower_bound, unit_options
 from .units import Cost, CostModel, Unit, most_hosted

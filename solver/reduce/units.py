@@ -23,10 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from models import Job, Resources, is_gpu_resource
-
-from ..candidates import Candidate
-from ..cluster import Cluster
+from gpu_preempt.models import Job, Resources, is_gpu_resource
+from gpu_preempt.solver.rules.candidates import Candidate
+from gpu_preempt.solver.state.cluster import Cluster
 
 Cost = tuple[int, ...]
 """An additive cost vector, in the order of ``config.objective`` (priority levels expanded)."""

@@ -10,7 +10,7 @@ Spec "Rules"; KAI ``buildFilterFuncForPreempt`` and the reclaim victim filters
   their priority, not protected by reclaim-min-runtime (``lca``/``queue``
   resolution) or by toleration, and whose leveled queue ``vq`` can give up at
   least the job's smallest evictable part without going below its guarantee
-  (:mod:`solver.reclaim_guarantee`).
+  (:mod:`gpu_preempt.solver.rules.reclaim_guarantee`).
 
 A protected elastic job remains a candidate for its surplus only (the tasks it
 runs above ``min_available``). Toleration (seed 001) is a victim-side policy and
@@ -23,10 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from models import Job, Resources, format_quantity
-from models.quantity import add
+from gpu_preempt.models import Job, Resources, format_quantity
+from gpu_preempt.models.quantity import add
+from gpu_preempt.solver.state.cluster import Cluster
 
-from .cluster import Cluster
 from .protection import Action, Protection, protections
 from .reclaim_guarantee import guarantee_threshold
 

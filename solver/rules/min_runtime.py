@@ -19,7 +19,7 @@ Resolution (seed 000, reference/kai.md §5):
 Seed 000's example tree, B = 600s over C (leaf1 = 0s, leaf2 = 180s) and
 D = 60s (leaf3):
 
->>> from models import parse_snapshot
+>>> from gpu_preempt.models import parse_snapshot
 >>> snap = parse_snapshot('''
 ... now: 0
 ... nodes: []
@@ -32,7 +32,7 @@ D = 60s (leaf3):
 ...   - {name: leaf2, parent: C, reclaim_min_runtime: 180}
 ...   - {name: leaf3, parent: D}
 ... ''')
->>> from solver.queue_tree import QueueTree
+>>> from gpu_preempt.solver.state.queue_tree import QueueTree
 >>> tree = QueueTree(snap)
 >>> pairs = [("leaf1", "leaf3"), ("leaf1", "leaf2"), ("leaf3", "leaf1")]
 >>> [reclaim_min_runtime(tree, snap.config, reclaimer, victim) for reclaimer, victim in pairs]
@@ -41,9 +41,8 @@ D = 60s (leaf3):
 
 from __future__ import annotations
 
-from models import Config
-
-from .queue_tree import QueueTree
+from gpu_preempt.models import Config
+from gpu_preempt.solver.state.queue_tree import QueueTree
 
 
 def preempt_min_runtime(tree: QueueTree, config: Config, victim_leaf: str) -> float:

@@ -4,11 +4,11 @@
   flag and a priority at or above ``config.preemptible_below_priority``. Such a
   job is never a victim.
 * **min-runtime** (seed 000): protected while ``now < started_at + resolved
-  min-runtime`` (see :mod:`solver.min_runtime`). A protected elastic job may
+  min-runtime`` (see :mod:`gpu_preempt.solver.rules.min_runtime`). A protected elastic job may
   still lose the tasks it runs above ``min_available``; a protected gang may
   lose nothing.
 * **toleration** (seed 001): the victim's priority class tolerates this
-  preemptor (see :mod:`solver.toleration`). Nothing may be taken.
+  preemptor (see :mod:`gpu_preempt.solver.rules.toleration`). Nothing may be taken.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from models import Job, format_duration, format_time
+from gpu_preempt.models import Job, format_duration, format_time
+from gpu_preempt.solver.state.cluster import Cluster
 
-from .cluster import Cluster
 from .min_runtime import preempt_min_runtime, protected_until, reclaim_min_runtime
 from .toleration import tolerated_until
 

@@ -9,9 +9,8 @@ positive (0, the default, means never).
 
 from __future__ import annotations
 
-from models import format_time
-
-from .cluster import Cluster
+from gpu_preempt.models import format_time
+from gpu_preempt.solver.state.cluster import Cluster
 
 
 def due_time(cluster: Cluster, queue: str) -> float | None:

@@ -11,10 +11,9 @@ non-preemptible work lives only on guaranteed quota.
 
 from __future__ import annotations
 
-from models import Job, Resources, format_quantity
-from models.quantity import add
-
-from .cluster import Cluster
+from gpu_preempt.models import Job, Resources, format_quantity
+from gpu_preempt.models.quantity import add
+from gpu_preempt.solver.state.cluster import Cluster
 
 
 def reclaim_gate(cluster: Cluster, reclaimer: Job, chunk: Resources) -> str | None:

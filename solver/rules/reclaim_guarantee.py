@@ -23,10 +23,9 @@ the resources ``rq`` declares.
 
 from __future__ import annotations
 
-from models import Resources
-from models.quantity import add
-
-from .cluster import Cluster
+from gpu_preempt.models import Resources
+from gpu_preempt.models.quantity import add
+from gpu_preempt.solver.state.cluster import Cluster
 
 
 def within_deserved(cluster: Cluster, queue: str, chunk: Resources) -> bool:

@@ -17,7 +17,7 @@ The jitter U comes from a generator seeded by the snapshot (its solver seed,
 the job, its count and ``now``), through SHA-256: the same input gives the same
 state on every machine. Instants are kept to the millisecond, as output prints them.
 
->>> from models import RequeueConfig
+>>> from gpu_preempt.models import RequeueConfig
 >>> [backoff_delay(RequeueConfig(), count) for count in range(8)]
 [60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 3600.0, 3600.0]
 """
@@ -28,9 +28,8 @@ import hashlib
 import math
 import random
 
-from models import Job, RequeueConfig, RequeueState, Snapshot, format_time
-
-from .decision import Decision
+from gpu_preempt.models import Job, RequeueConfig, RequeueState, Snapshot, format_time
+from gpu_preempt.models.decision import Decision
 
 JITTER = 0.0001
 """Kueue's fixed jitter factor (not configurable there either)."""

@@ -18,7 +18,7 @@ implementation's pod without a ``PodScheduled`` condition.
 Seed 001's table, with ``low-non-preempted-10min`` (value 8000, minimum 10000,
 600 s) started at t = 0:
 
->>> from models import Toleration
+>>> from gpu_preempt.models import Toleration
 >>> policy = Toleration(minimum_preemptable_priority=10000, toleration_seconds=600.0)
 >>> tolerated_until(policy, started_at=0, preemptor_priority=9000, now=300)   # high, in the window
 600.0
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 
-from models import Toleration
+from gpu_preempt.models import Toleration
 
 
 def tolerated_until(

@@ -27,8 +27,8 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable
 
-from models import Job, Resources, Snapshot, Task
-from models.collector import paused_collection
+from gpu_preempt.models import Job, Resources, Snapshot, Task
+from gpu_preempt.models.collector import paused_collection
 
 from .fair_share import fair_shares
 from .queue_tree import QueueTree

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from itertools import groupby
 
-from models import MILLI, Resources, Snapshot
+from gpu_preempt.models import MILLI, Resources, Snapshot
 
 from .queue_tree import ROOT, QueueTree
 from .queue_usage import QueueUsage, queue_usage

@@ -6,7 +6,7 @@ queues have a common ancestor and top-level queues are siblings, as in KAI.
 
 Examples
 --------
->>> from models import parse_snapshot
+>>> from gpu_preempt.models import parse_snapshot
 >>> snap = parse_snapshot('''
 ... now: 0
 ... nodes: []
@@ -28,7 +28,7 @@ from typing import Final
 
 import networkx as nx
 
-from models import Queue, Snapshot
+from gpu_preempt.models import Queue, Snapshot
 
 ROOT: Final = ""
 """Name of the virtual root above the top-level queues."""

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from models import Resources, Snapshot
-from models.quantity import add
+from gpu_preempt.models import Resources, Snapshot
+from gpu_preempt.models.quantity import add
 
 from .queue_tree import QueueTree
 

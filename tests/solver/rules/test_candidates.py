@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from conftest import build
 
-from models import parse_time
-from solver.candidates import preempt_candidates, reclaim_candidates
-from solver.cluster import Cluster
-from solver.reclaim_gate import reclaim_gate
-from solver.reclaim_guarantee import guarantee_floor
+from gpu_preempt.models import parse_time
+from gpu_preempt.solver.rules.candidates import preempt_candidates, reclaim_candidates
+from gpu_preempt.solver.rules.reclaim_gate import reclaim_gate
+from gpu_preempt.solver.rules.reclaim_guarantee import guarantee_floor
+from gpu_preempt.solver.state.cluster import Cluster
 
 GPU = 1000
 CLASSES = [

@@ -10,11 +10,11 @@ from __future__ import annotations
 import pytest
 from conftest import generated_cases
 
-from solver import cpsat
-from solver.cluster import Cluster
-from solver.problem import objective_values
-from solver.problem_builder import plan
-from solver.reduce.pipeline import solve_reduced
+from gpu_preempt.solver import cpsat
+from gpu_preempt.solver.cpsat.reduced import solve_reduced
+from gpu_preempt.solver.problem.builder import plan
+from gpu_preempt.solver.problem.data import objective_values
+from gpu_preempt.solver.state.cluster import Cluster
 
 
 def key(values: dict[str, object], order: tuple[str, ...]) -> tuple[object, ...]:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from conftest import base_document, build
 
-from models import SnapshotError, parse_snapshot
+from gpu_preempt.models import SnapshotError, parse_snapshot
 
 Doc = dict[str, Any]
 

@@ -7,10 +7,10 @@ import math
 import pytest
 from conftest import build
 
-from models import FOREVER, Toleration
-from solver.cluster import Cluster
-from solver.protection import protections
-from solver.toleration import tolerated_until
+from gpu_preempt.models import FOREVER, Toleration
+from gpu_preempt.solver.rules.protection import protections
+from gpu_preempt.solver.rules.toleration import tolerated_until
+from gpu_preempt.solver.state.cluster import Cluster
 
 ANNOTATION = "preemption-toleration.scheduling.x-k8s.io/"
 

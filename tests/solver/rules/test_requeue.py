@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 from conftest import NOW, base_document, build
 
-from models import RequeueConfig, RequeueState
-from solver.cluster import Cluster
-from solver.cycle import order_key, run_cycle
-from solver.job_solver import attempt
-from solver.requeue import backoff_delay, backoff_reason, jitter_draw, next_state
-from solver.verifier import verify
+from gpu_preempt.models import RequeueConfig, RequeueState
+from gpu_preempt.solver.actions.cycle import order_key, run_cycle
+from gpu_preempt.solver.actions.job_solver import attempt
+from gpu_preempt.solver.check.verifier import verify
+from gpu_preempt.solver.rules.requeue import backoff_delay, backoff_reason, jitter_draw, next_state
+from gpu_preempt.solver.state.cluster import Cluster
 
 MINUTE = 60.0
 

@@ -9,22 +9,20 @@ from typing import Any
 
 import pytest
 
-from models import parse_quantity, snapshot_from_data
-from solver.cluster import Cluster
-from solver.cycle import run_cycle
-from solver.decision import VictimTasks
-from solver.problem import broken_rows
-from solver.quota_decision import QuotaDecision
-from solver.quota_enforcement import (
-    _candidates,
-    _guarantee_rows,
-    _problem,
+from gpu_preempt.models import parse_quantity, snapshot_from_data
+from gpu_preempt.models.decision import VictimTasks
+from gpu_preempt.models.quota_decision import QuotaDecision
+from gpu_preempt.solver.actions.cycle import run_cycle
+from gpu_preempt.solver.actions.quota_enforcement import (
     enforce,
     enforcement_order,
+    enforcement_problem,
     over_limit,
 )
-from solver.quota_hint import greedy_hint
-from solver.verifier import verify
+from gpu_preempt.solver.actions.quota_hint import greedy_hint
+from gpu_preempt.solver.check.verifier import verify
+from gpu_preempt.solver.problem.data import broken_rows
+from gpu_preempt.solver.state.cluster import Cluster
 
 NOW = "2026-01-01T12:00:00Z"
 
@@ -312,10 +310,7 @@ def test_greedy_hint_keeps_guarantees_and_reaches_the_limit_when_it_can():
     document = nested()
     document["queues"][1]["deserved"] = {"gpu": 2}
     cluster = Cluster.of(snapshot_from_data(document))
-    over = over_limit(cluster, "dept")
-    victims, _ = _candidates(cluster, "dept", over)
-    guarantees = _guarantee_rows(cluster, "dept", victims)
-    problem = _problem(cluster, "dept", victims, guarantees, bounds={r: limit for r, (_, limit) in over.items()})
+    problem = enforcement_problem(cluster, "dept")
     hint = greedy_hint(problem)
     assert broken_rows(problem, hint) == []
     assert [problem.victims[v].job for v in hint.victims()] == ["o1"]  # lowest priority first

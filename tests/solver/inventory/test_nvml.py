@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 from conftest import ROOT, build
 
-from solver.gpu_inventory import (
+from gpu_preempt.solver.inventory.nvml import (
     DRIVER_NOT_LOADED,
     LIB_RM_VERSION_MISMATCH,
     LIBRARY_NOT_FOUND,
@@ -134,4 +134,4 @@ def test_only_the_adapter_imports_pynvml():
         for path in (ROOT / folder).rglob("*.py")
         if re.search(r"^\s*(import pynvml|from pynvml)", path.read_text(), re.MULTILINE)
     ]
-    assert importers == ["solver/gpu_inventory.py"]
+    assert importers == ["solver/inventory/nvml.py"]

@@ -2,8 +2,16 @@
 
 import pytest
 
-from models import FOREVER, format_duration, format_quantity, format_time, parse_duration, parse_quantity, parse_time
-from models.quantity import UNLIMITED
+from gpu_preempt.models import (
+    FOREVER,
+    format_duration,
+    format_quantity,
+    format_time,
+    parse_duration,
+    parse_quantity,
+    parse_time,
+)
+from gpu_preempt.models.quantity import UNLIMITED
 
 
 @pytest.mark.parametrize(
@@ -114,7 +122,7 @@ def test_bad_times(text, message):
 def test_paused_collection_restores_the_collector():
     import gc
 
-    from models.collector import paused_collection
+    from gpu_preempt.models.collector import paused_collection
 
     assert gc.isenabled()
     with paused_collection():

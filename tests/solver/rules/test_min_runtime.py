@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from conftest import build
 
-from models import parse_time
-from solver.cluster import Cluster
-from solver.min_runtime import preempt_min_runtime, protected_until, reclaim_min_runtime
-from solver.protection import protections
-from solver.queue_tree import QueueTree
+from gpu_preempt.models import parse_time
+from gpu_preempt.solver.rules.min_runtime import preempt_min_runtime, protected_until, reclaim_min_runtime
+from gpu_preempt.solver.rules.protection import protections
+from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.solver.state.queue_tree import QueueTree
 
 # Seed 000, reclaim tree: A > B (600s) > {C > {leaf1 (0s), leaf2 (180s)}, D (60s) > leaf3}
 RECLAIM_TREE = [

@@ -6,8 +6,8 @@ from conftest import build
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.cluster import Cluster
-from solver.fair_share import Claim, divide
+from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.solver.state.fair_share import Claim, divide
 
 GPU = 1000  # one GPU in milli-units
 

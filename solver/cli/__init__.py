@@ -1,0 +1,22 @@
+"""The ``gpu-preempt`` command line: one module per command group, all printing in :mod:`.render`.
+
+``validate FILE`` checks a snapshot and summarizes it, ``schema`` prints its
+JSON Schema (:mod:`.snapshot`); ``solve`` decides for one pending job, ``cycle``
+runs a whole scheduling cycle, ``enforce-quota`` brings queues above their limit
+back within it (:mod:`.decide`); ``inventory`` lists this machine's GPUs through
+NVML (:mod:`.inventory`). Exit codes are in :mod:`.app`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import decide, inventory, snapshot
+from .app import app
+
+__all__ = ["app", "decide", "inventory", "main", "snapshot"]
+
+
+def main() -> Any:
+    """Console-script entry point."""
+    return app()

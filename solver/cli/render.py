@@ -1,0 +1,224 @@
+"""Everything the commands print for people: summaries, decisions, victims tables, the inventory.
+
+One place for the consoles (``out`` for results, ``err`` for errors and
+progress) and for every table, so the commands stay thin and look alike.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from gpu_preempt.models import (
+    Job,
+    format_duration,
+    format_quantity,
+    format_resources,
+    format_time,
+    is_gpu_resource,
+)
+from gpu_preempt.models.decision import Decision, VictimTasks
+from gpu_preempt.models.quantity import add
+from gpu_preempt.models.quota_decision import QuotaDecision
+from gpu_preempt.solver.explain.summary import Summary
+from gpu_preempt.solver.inventory.nvml import Inventory
+from gpu_preempt.solver.rules.reclaim_guarantee import guarantee_threshold
+from gpu_preempt.solver.state.cluster import Cluster
+
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+if not out.is_terminal:  # piped output: do not squeeze tables into 80 columns
+    out.width = 160
+
+PROTECTED_SHOWN = 8
+"""Protected jobs listed one by one in human output; beyond that, a count per rule."""
+
+
+def print_summary(file: Path, s: Summary) -> None:
+    models = ", ".join(f"{n} x {m}" for m, n in sorted(s.gpus_by_model.items()))
+    out.print(f"{file}: valid snapshot", markup=False)
+    out.print(
+        f"nodes: {s.nodes} ({s.schedulable_nodes} schedulable); GPUs: {s.gpus}" + (f" ({models})" if models else "")
+    )
+    out.print(f"capacity: {format_resources(s.capacity) or 'none'}", markup=False)
+    jobs = ", ".join(f"{n} {status}" for status, n in s.jobs.items())
+    tasks = ", ".join(f"{n} {status}" for status, n in s.tasks.items())
+    out.print(f"jobs: {jobs} (tasks: {tasks})")
+    table = Table(title="queues", title_justify="left", show_lines=False)
+    for column in ("queue", "deserved", "limit", "fair share", "allocated", "requested"):
+        table.add_column(column)
+    shown = _quota_resources(s)
+    for row in s.queues:
+        name = "  " * row.depth + row.name + ("" if row.leaf else "/")
+        table.add_row(
+            name,
+            format_resources(row.deserved, only=shown) or "-",
+            format_resources(row.limit, only=shown) or "-",
+            format_resources(row.fair_share, only=shown) or "0",
+            format_resources(row.allocated, only=shown) or "0",
+            format_resources(row.requested, only=shown) or "0",
+        )
+    out.print(table)
+    if not s.protected:
+        out.print("protected jobs: none")
+        return
+    protected = Table(title="protected jobs", title_justify="left")
+    for column in ("job", "queue", "rule", "until", "why"):
+        protected.add_column(column)
+    for p in s.protected:
+        protected.add_row(p.job, p.queue, p.rule, p.until or "forever", p.detail)
+    out.print(protected)
+
+
+def _quota_resources(s: Summary) -> tuple[str, ...]:
+    """Resources worth a column: GPUs, and whatever some queue sets a quota or limit on (--json has all)."""
+    named = {r for row in s.queues for r in (*row.deserved, *row.limit)}
+    return tuple(r for r in s.capacity if is_gpu_resource(r) or r in named) or tuple(named)
+
+
+def print_decision(cluster: Cluster, d: Decision) -> None:
+    if isinstance(d, QuotaDecision):
+        _print_quota(cluster, d)
+        return
+    status = {True: "optimal", False: "not proved optimal"}[d.optimal] if d.placed else ""
+    head = f"{d.job}: {d.action} -> {d.outcome}"
+    if d.placed:
+        head += f" ({status}, {d.solver}, {d.solve_ms:.1f} ms)"
+    out.print(head, markup=False)
+    if d.reason:
+        out.print(f"  reason: {d.reason}", markup=False)
+    if d.victims:
+        _print_victims(cluster, d, "why it may go", lambda job, v: _why_victim(cluster, d, job), ", ".join)
+    if d.placements:
+        nodes: dict[str, list[str]] = {}
+        for task, node in d.placements.items():
+            nodes.setdefault(node, []).append(task)
+        placed = "; ".join(f"{node}: {', '.join(tasks)}" for node, tasks in nodes.items())
+        out.print(f"  placements: {placed}", markup=False)
+    if d.placed and d.victims:
+        obj = d.objective
+        levels = ", ".join(f"{n} at priority {p}" for p, n in zip(d.priority_levels, obj["priority"], strict=True) if n)
+        out.print(
+            f"  objective: {obj['jobs']} job(s) ({levels}), {obj['tasks']} task(s), "
+            f"{obj['lost_work']:g} GPU-seconds lost",
+            markup=False,
+        )
+    _print_requeue(d)
+    shown = d.protected if len(d.protected) <= PROTECTED_SHOWN else d.protected[:PROTECTED_SHOWN]
+    for p in shown:
+        out.print(f"  protected: {p.job}: {p.reason}", markup=False)
+    if len(shown) < len(d.protected):
+        rules = Counter(p.rule for p in d.protected)
+        summary = ", ".join(f"{n} by {rule}" for rule, n in sorted(rules.items()))
+        out.print(f"  protected: {len(d.protected)} jobs in all ({summary}); --json lists every one", markup=False)
+
+
+def _print_quota(cluster: Cluster, d: QuotaDecision) -> None:
+    head = f"queue {d.queue}: {d.action} -> {d.outcome}"
+    if d.evicts:
+        head += f" ({'optimal' if d.optimal else 'not proved optimal'}, {d.solve_ms:.1f} ms)"
+    out.print(head, markup=False)
+    for resource, q in d.resources.items():
+        line = f"  {resource}: usage {format_quantity(resource, q.usage)}, limit {format_quantity(resource, q.limit)}"
+        if q.tolerated != q.limit:
+            line += f", tolerated {format_quantity(resource, q.tolerated)}"
+        if d.evicts:
+            line += f" -> {format_quantity(resource, q.after)} after"
+        out.print(line, markup=False)
+    if d.reason:
+        out.print(f"  reason: {d.reason}", markup=False)
+    if d.victims:
+
+        def frees(job: Job, v: VictimTasks) -> str:
+            freed: dict[str, int] = {}
+            for task in job.tasks:
+                if str(task.name) in v.tasks:
+                    freed = add(freed, job.requests(task))
+            return format_resources(freed, only=tuple(d.resources))
+
+        _print_victims(cluster, d, "frees", frees, _names)
+        obj = d.objective
+        out.print(f"  objective: {obj['jobs']} job(s), {obj['tasks']} task(s), {obj['lost_work']:g} GPU-seconds lost")
+    _print_requeue(d)
+    for p in d.protected[:PROTECTED_SHOWN]:
+        out.print(f"  protected: {p.job}: {p.reason}", markup=False)
+    if len(d.protected) > PROTECTED_SHOWN:
+        out.print(f"  protected: {len(d.protected)} jobs in all; --json lists every one", markup=False)
+
+
+def _print_victims(
+    cluster: Cluster,
+    d: Decision,
+    last: str,
+    describe: Callable[[Job, VictimTasks], str],
+    names: Callable[[tuple[str, ...]], str],
+) -> None:
+    """The victims table: who goes, from which queue, at which priority, and a last column ``last``."""
+    table = Table(title="  victims", title_justify="left")
+    for column in ("job", "queue", "priority", "tasks", "evicted", last):
+        table.add_column(column)
+    for v in d.victims:
+        job = cluster.snapshot.job(v.job)
+        evicted = "whole job" if v.whole_job else "surplus above min_available"
+        table.add_row(v.job, job.queue, str(job.resolved_priority), names(v.tasks), evicted, describe(job, v))
+    out.print(table)
+
+
+def _print_requeue(d: Decision) -> None:
+    """Seed 003: when each job evicted whole may run again, or that it is deactivated."""
+    for name, state in sorted(d.requeue.items()):
+        if not state.active:
+            out.print(f"  requeue: {name} deactivated (eviction {state.count + 1} passes the limit)", markup=False)
+        elif state.requeue_at is not None and state.evicted_at is not None:
+            wait = format_duration(round(state.requeue_at - state.evicted_at))
+            when = format_time(state.requeue_at)
+            out.print(f"  requeue: {name} after {wait}, at {when} (eviction {state.count})", markup=False)
+
+
+def _why_victim(cluster: Cluster, d: Decision, job: Job) -> str:
+    me = cluster.snapshot.job(d.job)
+    if d.action == "preempt":
+        return f"same queue, priority {job.resolved_priority} < {me.resolved_priority}"
+    rq, vq = cluster.tree.leveled_pair(me.queue, job.queue)
+    requested: dict[str, int] = {}
+    for task in me.tasks:
+        if str(task.name) in d.placements:
+            requested = add(requested, me.requests(task))
+    held = cluster.usage[vq].allocated
+    parts = []
+    for resource, (threshold, kind) in guarantee_threshold(cluster, rq, vq, requested).items():
+        have = held.get(resource, 0)
+        parts.append(
+            f"queue {vq} holds {format_quantity(resource, have)} {resource}, "
+            f"{format_quantity(resource, have - threshold)} above its {kind} {format_quantity(resource, threshold)}"
+        )
+    return "; ".join(parts) or f"queue {vq} has no guaranteed quota in what {me.name} asks for"
+
+
+def _names(tasks: tuple[str, ...]) -> str:
+    return ", ".join(tasks) if len(tasks) <= 3 else f"{', '.join(tasks[:3])} (+{len(tasks) - 3} more)"
+
+
+def print_inventory(found: Inventory) -> None:
+    if not found.devices:
+        out.print(f"no GPUs: {found.reason}", markup=False)
+    else:
+        out.print(f"driver {found.driver_version or 'unknown'}; {len(found.devices)} GPU(s)")
+        table = Table()
+        for column in ("index", "model", "uuid", "memory", "MIG"):
+            table.add_column(column)
+        for d in found.devices:
+            table.add_row(str(d.index), d.name, d.uuid, _gib(d.memory_total), d.mig_mode)
+            for m in d.mig_devices:
+                table.add_row(f"{d.index}/{m.slot}", m.name, m.uuid, _gib(m.memory_total), "MIG device")
+        out.print(table)
+    for note in found.notes:
+        out.print(f"note: {note}", markup=False)
+
+
+def _gib(size: int) -> str:
+    return f"{size / 2**30:.1f} GiB"

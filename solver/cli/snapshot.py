@@ -1,0 +1,32 @@
+"""Snapshots: ``validate`` (check and summarize one) and ``schema`` (the format's JSON Schema)."""
+
+from __future__ import annotations
+
+import json
+
+from gpu_preempt.models import Snapshot
+from gpu_preempt.solver.explain.summary import summarize
+from gpu_preempt.solver.state.cluster import Cluster
+
+from .app import FileArg, JsonOpt, app, load
+from .render import print_summary
+
+
+@app.command()
+def validate(file: FileArg, as_json: JsonOpt = False) -> None:
+    """Check a snapshot; print nodes, the queue tree with fair shares, jobs, and protected jobs."""
+    snapshot = load(file, as_json)
+    summary = summarize(Cluster.of(snapshot))
+    if as_json:
+        print(json.dumps({"valid": True, "file": str(file), **summary.to_dict()}, indent=2))
+    else:
+        print_summary(file, summary)
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of the snapshot format (v1)."""
+    document = Snapshot.model_json_schema()
+    document["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    document["title"] = "gpu-preempt snapshot v1"
+    print(json.dumps(document, indent=2))

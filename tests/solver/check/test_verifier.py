@@ -1,0 +1,65 @@
+"""The verifier's teeth: tampered and forged decisions are caught, each with the rule they break."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from conftest import FIXTURES
+
+from gpu_preempt.models import load_snapshot
+from gpu_preempt.models.decision import Decision, VictimTasks
+from gpu_preempt.solver.actions.job_solver import attempt
+from gpu_preempt.solver.check.verifier import verify
+from gpu_preempt.solver.state.cluster import Cluster
+
+
+def example() -> tuple[Cluster, Decision]:
+    snapshot = load_snapshot(FIXTURES / "example-cluster.yaml")
+    cluster = Cluster.of(snapshot)
+    decision = attempt(cluster, snapshot.job("serving-new"), "reclaim")
+    assert verify(cluster, decision) == []
+    return cluster, decision
+
+
+@pytest.mark.parametrize(
+    ("tamper", "complaint"),
+    [
+        (lambda d: dataclasses.replace(d, victims=d.victims[:1]), "capacity: node node-2 would hold 14 gpu (has 8)"),
+        (lambda d: dataclasses.replace(d, placements={"serving-new-0": "node-0"}), "capacity: node node-0"),
+        (
+            lambda d: dataclasses.replace(
+                d, victims=[*d.victims, VictimTasks("vision-pretrain", ("vision-pretrain-0",), False)]
+            ),
+            "gang: vision-pretrain would keep 1 tasks",
+        ),
+        (
+            lambda d: dataclasses.replace(
+                d,
+                victims=[VictimTasks("vision-pretrain", ("vision-pretrain-0", "vision-pretrain-1"), True)],
+                placements={"serving-new-0": "node-0"},
+            ),
+            "guarantee: queue research would keep 8 gpu, below its deserved",
+        ),
+        (
+            lambda d: dataclasses.replace(
+                d, victims=[*d.victims, VictimTasks("serving-api", ("serving-api-0",), False)]
+            ),
+            "reclaim: serving-api is in the reclaimer's own queue",
+        ),
+        (lambda d: dataclasses.replace(d, outcome="allocated"), "capacity: 'allocated' on node-2"),
+        (lambda d: dataclasses.replace(d, objective={**d.objective, "jobs": 1}), "objective: reported"),
+        (lambda d: dataclasses.replace(d, placements={}), "gang: 0 task(s) placed"),
+    ],
+)
+def test_the_verifier_catches_broken_decisions(tamper, complaint):
+    cluster, decision = example()
+    problems = verify(cluster, tamper(decision))
+    assert any(complaint in p for p in problems), problems
+
+
+def test_verifier_catches_protected_victims():
+    snapshot = load_snapshot(FIXTURES / "preempt-min-runtime-protects.yaml")
+    cluster = Cluster.of(snapshot)
+    forged = Decision("boss", "preempt", "pipelined", [VictimTasks("young", ("young-0",), True)], {"boss-0": "n0"})
+    assert any(p.startswith("min-runtime: young is protected") for p in verify(cluster, forged))

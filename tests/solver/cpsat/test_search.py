@@ -1,0 +1,52 @@
+"""CP-SAT under a time limit: never a false 'optimal', and a large model is stopped at the deadline."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+from conftest import FIXTURES
+
+from gpu_preempt.models import load_snapshot
+from gpu_preempt.solver import cpsat
+from gpu_preempt.solver.cpsat.search import GRACE, GUARDED_SIZE
+from gpu_preempt.solver.problem.builder import plan
+from gpu_preempt.solver.problem.data import ChunkType, NodeRoom, Problem, Slot, Victim
+from gpu_preempt.solver.state.cluster import Cluster
+
+
+def test_a_tiny_time_limit_never_claims_optimality():
+    """With almost no time, the answer is unknown or not proved optimal; never a false 'optimal'."""
+    snapshot = load_snapshot(FIXTURES / "scheduler-plugins-683-guaranteed-min.yaml")
+    cluster = Cluster.of(snapshot)
+    problem = plan(cluster, snapshot.job("a-gang"), "reclaim").problem
+    assert problem is not None
+    rushed = dataclasses.replace(problem, time_limit=1e-6)
+    solution = cpsat.solve(rushed)
+    assert solution.status in ("unknown", "feasible")
+    assert cpsat.solve(problem).status == "optimal"
+
+
+def big_problem(nodes: int, time_limit: float) -> Problem:
+    """A full model too big to prove quickly: many nodes, each with a few victims, and a wide gang."""
+    rooms = tuple(NodeRoom(f"n{i}", {"gpu": 0}, {"gpu": 0}) for i in range(nodes))
+    victims = tuple(
+        Victim(
+            f"v{i}-{k}", "q", 10 + k, True, 0, (Slot(i, {"gpu": 2000 + 1000 * k}, (f"v{i}-{k}-0",)),), 1000 * (i % 97)
+        )
+        for i in range(nodes)
+        for k in range(3)
+    )
+    chunk = (ChunkType({"gpu": 3000}, tuple(f"want-{t}" for t in range(64)), 64),)
+    return Problem("want", "preempt", rooms, chunk, victims, time_limit=time_limit, workers=2)
+
+
+def test_a_large_model_is_stopped_at_the_deadline():
+    """Presolve may overrun CP-SAT's own limit; the child process is killed at the deadline instead."""
+    problem = big_problem(3000, time_limit=0.2)
+    assert len(problem.victims) >= GUARDED_SIZE
+    started = time.perf_counter()
+    solution = cpsat.solve(problem)
+    elapsed = time.perf_counter() - started
+    assert elapsed < 0.2 + GRACE + 0.5
+    assert solution.status in ("unknown", "feasible")

@@ -2,40 +2,11 @@
 
 The installed package ``gpu_preempt`` is this repository: ``gpu_preempt.models``
 (the snapshot vocabulary, from ``models/``) and ``gpu_preempt.solver`` (the
-decision engine, from ``solver/``). The public API is re-exported here; see
-:mod:`gpu_preempt.solver` for examples.
+decision engine, from ``solver/``). The public API of :mod:`gpu_preempt.solver`
+(load, decide, run a cycle, verify; examples there) is re-exported here.
 """
 
-from .solver import (
-    Cluster,
-    CycleResult,
-    Decision,
-    QuotaDecision,
-    Snapshot,
-    SnapshotError,
-    decide,
-    load_snapshot,
-    parse_snapshot,
-    run_cycle,
-    snapshot_from_data,
-    verify,
-    verify_cycle,
-)
+from .solver import *  # noqa: F403 - exactly the names of gpu_preempt.solver.__all__
+from .solver import __all__ as __all__
 
 __version__ = "0.1.0"
-
-__all__ = [
-    "Cluster",
-    "CycleResult",
-    "Decision",
-    "QuotaDecision",
-    "Snapshot",
-    "SnapshotError",
-    "decide",
-    "load_snapshot",
-    "parse_snapshot",
-    "run_cycle",
-    "snapshot_from_data",
-    "verify",
-    "verify_cycle",
-]

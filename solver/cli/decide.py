@@ -60,7 +60,7 @@ def solve(
     decision = final_decision(tried)
     if as_json:
         document = {
-            "jobs": job_states(cluster.with_changes(decision.changes()), [job, *[v.job for v in decision.victims]]),
+            "jobs": _job_states(cluster.with_changes(decision.changes()), [job, *[v.job for v in decision.victims]]),
             "decisions": [decision.to_dict(timing=timing)],
         }
         if action == "auto":
@@ -73,7 +73,7 @@ def solve(
                     out.print(f"{d.action}: {d.outcome}" + (f" ({d.reason})" if d.reason else ""), markup=False)
         print_decision(cluster, decision)
     if verify_:
-        verify_all([decision], [cluster])
+        _verify_all([decision], [cluster])
 
 
 @app.command()
@@ -110,7 +110,7 @@ def cycle(
     snapshot = tuned(load(file, as_json), workers, time_limit)
     result = run_cycle(snapshot, chosen, solver=solver)  # type: ignore[arg-type]
     if next_file is not None:
-        write_next(file, next_file, result)
+        _write_next(file, next_file, result)
     if as_json:
         print(json.dumps(result.to_dict(timing=timing), indent=2))
     else:
@@ -125,7 +125,7 @@ def cycle(
                 continue
             print_decision(state, decision)
     if verify_:
-        verify_all(result.decisions, result.states)
+        _verify_all(result.decisions, result.states)
 
 
 @app.command("enforce-quota")
@@ -156,7 +156,7 @@ def enforce_quota(
         cluster = cluster.with_changes(decision.changes())
     if as_json:
         touched = [v.job for d in decisions for v in d.victims]
-        document = {"jobs": job_states(cluster, touched), "decisions": [d.to_dict(timing=timing) for d in decisions]}
+        document = {"jobs": _job_states(cluster, touched), "decisions": [d.to_dict(timing=timing) for d in decisions]}
         print(json.dumps(document, indent=2))
     else:
         evicted = sum(len(v.tasks) for d in decisions for v in d.victims)
@@ -164,10 +164,10 @@ def enforce_quota(
         for state, made in zip(states, decisions, strict=True):
             print_decision(state, made)
     if verify_:
-        verify_all(decisions, states)
+        _verify_all(decisions, states)
 
 
-def write_next(source: Path, target: Path, result: CycleResult) -> None:
+def _write_next(source: Path, target: Path, result: CycleResult) -> None:
     """Seed 004: the state the cycle leaves, as a snapshot to feed the next cycle."""
     document = next_snapshot(read_document(source), result)
     try:
@@ -180,7 +180,7 @@ def write_next(source: Path, target: Path, result: CycleResult) -> None:
         raise typer.Exit(2) from None
 
 
-def job_states(cluster: Cluster, names: list[str]) -> dict[str, Any]:
+def _job_states(cluster: Cluster, names: list[str]) -> dict[str, Any]:
     return {
         name: {
             "tasks": {
@@ -192,8 +192,8 @@ def job_states(cluster: Cluster, names: list[str]) -> dict[str, Any]:
     }
 
 
-def verify_all(decisions: list[Decision], states: list[Cluster]) -> None:
-    """``--verify``: re-check every decision in the state it was made in; exit 1 on the first broken rule."""
+def _verify_all(decisions: list[Decision], states: list[Cluster]) -> None:
+    """``--verify``: re-check every decision in the state it was made in; list every broken rule and exit 1."""
     failures = verify_decisions(decisions, states)
     if failures:
         for failure in failures:

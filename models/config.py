@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import math
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import BeforeValidator, Field, WithJsonSchema, field_validator
 
 from .fields import Duration, SnapshotModel
 from .requeue import RequeueConfig
@@ -13,6 +14,33 @@ Criterion = Literal["priority", "jobs", "tasks", "lost_work"]
 """A victim-choice criterion (spec "Rules", *Victim choice*)."""
 
 DEFAULT_OBJECTIVE: tuple[Criterion, ...] = ("priority", "jobs", "tasks", "lost_work")
+
+ReclaimLine = Literal["last_chunk", "strict"]
+"""How far a reclaim may take a victim queue (spec "Rules", *Reclaim*): ``last_chunk`` (KAI) or ``strict``."""
+
+
+def _quota_miss(value: Any) -> float | str:
+    if value == "best_effort":
+        return "best_effort"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("Input should be a valid number in [0, 1), or best_effort")
+    if not math.isfinite(value) or value < 0:
+        raise ValueError("Input should be greater than or equal to 0")
+    if value >= 1:
+        raise ValueError("Input should be less than 1 (or best_effort)")
+    return float(value)
+
+
+QuotaMiss = Annotated[
+    float | str,
+    BeforeValidator(_quota_miss),
+    WithJsonSchema(
+        {
+            "anyOf": [{"type": "number", "minimum": 0, "exclusiveMaximum": 1}, {"const": "best_effort"}],
+            "description": "a fraction in [0, 1), or best_effort",
+        }
+    ),
+]
 
 
 class SolverConfig(SnapshotModel):
@@ -50,13 +78,28 @@ class Config(SnapshotModel):
     quota_preemption_enabled: bool = Field(
         False, description="switch of quota enforcement through preemption (seed 002); off by default"
     )
-    quota_miss: float = Field(
+    quota_miss: QuotaMiss = Field(
         0.0,
-        ge=0.0,
-        lt=1.0,
-        description="fraction over the limit a best-effort quota enforcement may leave (seed 002 'miss'); 0 = none",
+        description="fraction over the limit a best-effort quota enforcement may leave (seed 002 'miss'); 0 = none; "
+        "best_effort = evict the best partial set whatever remains (YuniKorn)",
     )
+    reclaim_guarantee: ReclaimLine = Field(
+        "last_chunk",
+        description="last_chunk: a victim queue may be reclaimed while it is above its line in some resource before "
+        "its last chunk (KAI); strict: never below its line",
+    )
+    moves: bool = Field(True, description="a victim task may be moved to free room on another node instead of evicted")
     requeue: RequeueConfig = Field(default_factory=RequeueConfig, description="requeue with backoff (seed 003)")
+
+    @property
+    def best_effort(self) -> bool:
+        """``quota_miss: best_effort``: a partial enforcement is always taken (seed 002, as YuniKorn does)."""
+        return self.quota_miss == "best_effort"
+
+    @property
+    def miss_fraction(self) -> float | None:
+        """``quota_miss`` as a fraction; ``None`` for ``best_effort`` (no bound on what remains)."""
+        return None if isinstance(self.quota_miss, str) else self.quota_miss
 
     @field_validator("objective", mode="before")
     @classmethod

@@ -39,6 +39,45 @@ class Override:
     node: str
 
 
+@dataclass(frozen=True)
+class Move:
+    """A victim task moved instead of evicted (spec "Moves"): its pod leaves ``source`` and is placed at once on free
+    room of ``node``, where it waits ``pipelined``. A move loses no job and does not count against any queue."""
+
+    job: str
+    task: str
+    source: str
+    node: str
+
+
+@dataclass(frozen=True)
+class BelowLine:
+    """A victim queue the decision takes below its reclaim line in one resource, and the rule that allows it.
+
+    Amounts in milli-units. ``rule`` is ``last_chunk`` (spec "Reclaim": the queue was above its line in
+    ``above`` before its last chunk was taken).
+    """
+
+    queue: str
+    resource: str
+    line: int
+    kind: str
+    after: int
+    rule: str
+    above: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "queue": self.queue,
+            "resource": self.resource,
+            "line": self.line,
+            "kind": self.kind,
+            "after": self.after,
+            "rule": self.rule,
+            "above_before_last_chunk": self.above,
+        }
+
+
 @dataclass
 class Decision:
     """The result of one action for one pending job."""
@@ -60,6 +99,10 @@ class Decision:
     """Nominations of lower-priority jobs whose capacity this decision uses (seed 004)."""
     requeue: dict[str, RequeueState] = field(default_factory=dict)
     """The next requeue state of each job evicted whole (seed 003; see :mod:`gpu_preempt.solver.rules.requeue`)."""
+    moves: list[Move] = field(default_factory=list)
+    """Victim tasks moved to free room on another node instead of evicted (spec "Moves")."""
+    below_line: list[BelowLine] = field(default_factory=list)
+    """Victim queues taken below their reclaim line, with the rule that allowed it (spec "Reclaim")."""
 
     @property
     def placed(self) -> bool:
@@ -81,6 +124,7 @@ class Decision:
         for victim in self.victims:
             out.extend((task, "releasing", None) for task in victim.tasks)
         out.extend((o.task, "pending", None) for o in self.overrides)
+        out.extend((m.task, "pipelined", m.node) for m in self.moves)
         status = "allocated" if self.outcome == "allocated" else "pipelined"
         out.extend((task, status, node) for task, node in self.placements.items())
         return out
@@ -113,6 +157,10 @@ class Decision:
         }
         if self.overrides:
             out["overrides"] = [{"job": o.job, "task": o.task, "node": o.node} for o in self.overrides]
+        if self.moves:
+            out["moves"] = [{"job": m.job, "task": m.task, "from": m.source, "node": m.node} for m in self.moves]
+        if self.below_line:
+            out["below_line"] = [b.to_dict() for b in self.below_line]
         if self.reason is not None:
             out["reason"] = self.reason
         out["solver"] = self.solver

@@ -99,6 +99,12 @@ class Job(SnapshotModel):
         return value
 
     @property
+    def may_evict(self) -> bool:
+        """Whether the job may evict others (preempt, reclaim): not when its class says ``preemption_policy: Never``."""
+        value: bool = self.__dict__.get("_may_evict", True)
+        return value
+
+    @property
     def uniform(self) -> bool:
         """Whether every task requests ``task_resources`` (no task overrides it with something else)."""
         cached: bool | None = self.__dict__.get("_uniform")

@@ -17,6 +17,7 @@ they agree.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from pydantic import Field, PrivateAttr, model_validator
 
@@ -52,11 +53,19 @@ class PreemptionToleration(SnapshotModel):
     toleration_seconds: DurationOrForever = Field(0.0, description="0 = no toleration; -1 = forever")
 
 
+PreemptionPolicy = Literal["PreemptLowerPriority", "Never"]
+"""Kubernetes ``PriorityClass.preemptionPolicy``: ``Never`` = may be placed, never evicts anything."""
+
+
 class PriorityClass(SnapshotModel):
     """A named priority value, optionally with a preemption toleration policy."""
 
     name: Name
     value: int
+    preemption_policy: PreemptionPolicy = Field(
+        "PreemptLowerPriority",
+        description="Never: jobs of this class are placed on free capacity but never evict (Kubernetes)",
+    )
     preemption_toleration: PreemptionToleration | None = None
     annotations: FreeMap = Field(default_factory=dict)
     labels: FreeMap = Field(default_factory=dict)

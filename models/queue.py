@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from pydantic import Field, model_validator
 
 from .fields import BoundMap, Duration, FreeMap, Name, SnapshotModel, Time, raise_errors
@@ -19,7 +21,11 @@ class Queue(SnapshotModel):
     parent: str | None = Field(None, description="absent or null = top-level queue")
     deserved: BoundMap = Field(default_factory=dict, description="guaranteed quota per resource")
     limit: BoundMap = Field(default_factory=dict, description="maximum per resource; absent = unlimited")
-    over_quota_weight: float = Field(1.0, ge=0, description="share of capacity beyond deserved")
+    over_quota_weight: float | dict[str, float] = Field(
+        1.0,
+        description="share of capacity beyond deserved: a number for every resource, or a map per resource "
+        "(resources not named: 1)",
+    )
     priority: int = Field(100, description="queue priority for over-quota division and ordering")
     preempt_min_runtime: Duration | None = Field(None, description="absent = inherit (seed 000)")
     reclaim_min_runtime: Duration | None = Field(None, description="absent = inherit (seed 000)")
@@ -35,6 +41,11 @@ class Queue(SnapshotModel):
     @model_validator(mode="after")
     def _deserved_within_limit(self) -> Queue:
         errors: list[tuple[tuple[str | int, ...], str]] = []
+        weights = self.over_quota_weight
+        for key, weight in (weights.items() if isinstance(weights, dict) else [(None, weights)]):
+            if not math.isfinite(weight) or weight < 0:
+                where: tuple[str | int, ...] = ("over_quota_weight",) if key is None else ("over_quota_weight", key)
+                errors.append((where, f"a weight must be finite and greater than or equal to 0 (got {weight})"))
         for name, amount in self.deserved.items():
             limit = self.limit_of(name)
             if limit is not None and (amount == UNLIMITED or amount > limit):
@@ -47,6 +58,11 @@ class Queue(SnapshotModel):
                 )
         raise_errors("Queue", errors)
         return self
+
+    def weight_of(self, resource: str) -> float:
+        """The over-quota weight of ``resource`` (spec "Over-quota weight per resource"; default 1)."""
+        weights = self.over_quota_weight
+        return weights.get(resource, 1.0) if isinstance(weights, dict) else weights
 
     def deserved_of(self, resource: str) -> int | None:
         """Guaranteed quota of ``resource`` in milli-units; ``None`` = unlimited, 0 = not declared."""

@@ -138,6 +138,8 @@ class Snapshot(SnapshotModel):
                     )
                 else:
                     priority = pclass.value
+                if pclass is not None and pclass.preemption_policy == "Never":
+                    job.__dict__["_may_evict"] = False
             resolved = config.default_priority if priority is None else priority
             job.__dict__["_resolved_priority"] = resolved
             job.__dict__["_resolved_preemptible"] = (

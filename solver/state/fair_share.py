@@ -6,28 +6,29 @@ with amount ``T`` to divide:
 
 1. **Deserved phase** (queue priority irrelevant): each queue receives
    ``min(deserved, requestable)``, where ``requestable = min(request, limit)``
-   and an unlimited ``deserved`` counts as ``T``.
+   and an unlimited ``deserved`` counts as ``T``. Nothing is scaled down when
+   these add up to more than ``T`` (spec "Fair share when guarantees are
+   oversubscribed", as KAI): the siblings' fair shares may then exceed ``T``,
+   and the over-quota phase has nothing to divide.
 2. **Over-quota phase**, by queue ``priority`` from highest down; a priority
    bucket absorbs all it can before lower buckets get anything. Within a bucket,
    rounds: every queue still wanting more (request and limit above its share,
-   ``over_quota_weight > 0``) is offered ``R * weight / sum(weights)`` of the
-   round's remainder ``R``. A queue that needs no more than its offer takes what
-   it needs; otherwise it takes the offer rounded *down* to whole units and its
-   fraction is remembered. Another round runs while some queue needed less
-   than its offer.
+   a positive ``over_quota_weight`` for this resource) is offered
+   ``R * weight / sum(weights)`` of the round's remainder ``R``. A queue that
+   needs no more than its offer takes what it needs; otherwise it takes the
+   offer rounded *down* to whole units and its fraction is remembered. Another
+   round runs while some queue needed less than its offer.
 3. **Leftovers** of the bucket go one unit at a time to the queues with
    remembered fractions, largest fraction first (ties by name).
 
 A *unit* is one millicore of CPU and one whole unit (one GPU, one byte) of
 anything else, as in KAI, which floors CPU in millicores, memory in bytes and
-GPUs in devices.
+GPUs in devices. ``over_quota_weight`` may differ per resource (a map; spec
+"Over-quota weight per resource"), so a GPU weight of 0 leaves CPU and memory
+shareable.
 
 Deliberate differences from KAI:
 
-* KAI does not scale down an oversubscribed deserved phase, so fair shares can
-  sum to more than the capacity. Here, when the claims of the deserved phase
-  exceed ``T``, ``T`` is divided in proportion to them (largest remainders,
-  then names, get the leftover units), so fair shares never exceed capacity.
 * There is no historical usage in a snapshot, so KAI's usage term
   (``kValue``) has no effect: offers are proportional to the weights.
 * Ties among leftover fractions are broken by queue name (KAI: queue creation
@@ -76,8 +77,6 @@ def divide(total: int, claims: list[Claim], *, unit: int = MILLI) -> dict[str, i
     """Divide ``total`` among sibling ``claims``; returns each queue's fair share."""
     share = {c.name: 0 for c in claims}
     wanted = {c.name: min(total if c.deserved is None else c.deserved, c.requestable()) for c in claims}
-    if sum(wanted.values()) > total:
-        return _proportional(total, wanted, unit)
     share.update(wanted)
     remaining = total - sum(wanted.values())
     by_priority = sorted(claims, key=lambda c: -c.priority)
@@ -122,20 +121,6 @@ def _divide_bucket(remaining: int, bucket: list[Claim], share: dict[str, int], u
     return remaining
 
 
-def _proportional(total: int, wanted: dict[str, int], unit: int) -> dict[str, int]:
-    claimed = sum(wanted.values())
-    exact = {name: Fraction(total * amount, claimed) for name, amount in wanted.items()}
-    share = {name: int(value // unit) * unit for name, value in exact.items()}
-    left = total - sum(share.values())
-    for name in sorted(exact, key=lambda n: (-(exact[n] - share[n]), n)):
-        give = min(unit, left, wanted[name] - share[name])
-        if give <= 0:
-            continue
-        share[name] += give
-        left -= give
-    return share
-
-
 def cluster_capacity(snapshot: Snapshot) -> Resources:
     """Sum of allocatable resources over all nodes."""
     total: Resources = {}
@@ -169,7 +154,7 @@ def fair_shares(
                     deserved=tree.queue(child).deserved_of(resource),
                     limit=tree.queue(child).limit_of(resource),
                     request=usage[child].requested.get(resource, 0),
-                    weight=tree.queue(child).over_quota_weight,
+                    weight=tree.queue(child).weight_of(resource),
                     priority=tree.queue(child).priority,
                 )
                 for child in children

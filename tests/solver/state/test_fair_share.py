@@ -6,6 +6,7 @@ from conftest import build
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpu_preempt.solver.rules.reclaim_gate import reclaim_gate
 from gpu_preempt.solver.state.cluster import Cluster
 from gpu_preempt.solver.state.fair_share import Claim, divide
 
@@ -94,10 +95,46 @@ def test_cpu_divides_in_millicores():
     assert divide(1000, claims, unit=1) == {"a": 334, "b": 333, "c": 333}
 
 
-def test_oversubscribed_deserved_is_scaled_to_capacity():
-    """Deliberate difference from KAI, which would hand out 6 + 6 of 8 GPUs."""
-    claims = [Claim("a", 6 * GPU, None, 6 * GPU), Claim("b", 6 * GPU, None, 6 * GPU)]
-    assert gpus(divide(8 * GPU, claims)) == {"a": 4, "b": 4}
+def test_oversubscribed_guarantees_are_handed_out_in_full():
+    """Spec "Fair share when guarantees are oversubscribed" (issue 10's numbers): deserved 5 and 4 on 6 GPUs, each
+    requesting at least its deserved, get 5 and 4 (as KAI), not about 3.3 and 2.7."""
+    claims = [Claim("a", 5 * GPU, None, 6 * GPU), Claim("b", 4 * GPU, None, 4 * GPU)]
+    assert gpus(divide(6 * GPU, claims)) == {"a": 5, "b": 4}
+
+
+def test_a_reclaimer_asking_for_exactly_its_oversubscribed_deserved_passes_the_gate():
+    """The same two queues in a snapshot: b's 4-GPU job is within b's fair share of 4, so the gate lets it reclaim."""
+    document = {
+        "nodes": [{"name": "n0", "resources": {"gpu": 6}}],
+        "queues": [{"name": "a", "deserved": {"gpu": 5}}, {"name": "b", "deserved": {"gpu": 4}}],
+        "jobs": [
+            {"name": "big", "queue": "a", "task_resources": {"gpu": 1}, "tasks": [{"node": "n0"}] * 6},
+            {"name": "want", "queue": "b", "task_resources": {"gpu": 4}, "tasks": [{}]},
+        ],
+    }
+    cluster = Cluster.of(build(priority_classes=[], **document))
+    assert cluster.shares["a"]["gpu"] == 5 * GPU and cluster.shares["b"]["gpu"] == 4 * GPU
+    assert reclaim_gate(cluster, cluster.snapshot.job("want"), {"gpu": 4 * GPU}) is None
+
+
+def test_over_quota_weight_per_resource():
+    """Spec "Over-quota weight per resource": a GPU weight of 0 keeps CPU shareable (unnamed resources weigh 1)."""
+    document = {
+        "nodes": [{"name": "n0", "resources": {"gpu": 8, "cpu": 10}}],
+        "queues": [
+            {"name": "a", "over_quota_weight": {"gpu": 0}},
+            {"name": "b", "over_quota_weight": {"gpu": 1, "cpu": 3}},
+        ],
+        "jobs": [
+            {"name": "ja", "queue": "a", "task_resources": {"gpu": 1, "cpu": 1}, "tasks": [{}] * 8},
+            {"name": "jb", "queue": "b", "task_resources": {"gpu": 1, "cpu": 1}, "tasks": [{}] * 8},
+        ],
+    }
+    cluster = Cluster.of(build(priority_classes=[], **document))
+    assert cluster.shares["a"]["gpu"] == 0 and cluster.shares["b"]["gpu"] == 8 * GPU
+    assert cluster.shares["a"]["cpu"] == 2500 and cluster.shares["b"]["cpu"] == 7500
+    one = Cluster.of(build(priority_classes=[], **{**document, "queues": [{"name": "a"}, {"name": "b"}]}))
+    assert one.shares["a"]["cpu"] == one.shares["b"]["cpu"] == 5000
 
 
 # --- properties ----------------------------------------------------------------
@@ -129,17 +166,17 @@ def sibling_claims(draw: st.DrawFn) -> tuple[int, list[Claim], int]:
 def test_fair_share_properties(case):
     total, claims, unit = case
     shares = divide(total, claims, unit=unit)
-    assert sum(shares.values()) <= total
+    guaranteed = {c.name: min(total if c.deserved is None else c.deserved, c.requestable()) for c in claims}
+    if sum(guaranteed.values()) >= total:  # oversubscribed: the guarantees in full, nothing over quota
+        assert shares == guaranteed
+    else:
+        assert sum(shares.values()) <= total
     for claim in claims:
         share = shares[claim.name]
-        assert 0 <= share <= claim.request
+        assert guaranteed[claim.name] <= share <= claim.request
         if claim.limit is not None:
             assert share <= claim.limit
-        assert share % unit == 0
-    guaranteed = {c.name: min(total if c.deserved is None else c.deserved, c.requestable()) for c in claims}
-    if sum(guaranteed.values()) <= total:
-        for claim in claims:
-            assert shares[claim.name] >= guaranteed[claim.name]
+        assert share % unit == 0 or share == guaranteed[claim.name]
 
 
 @settings(max_examples=400, deadline=None)
@@ -180,8 +217,14 @@ def test_fair_share_over_a_tree(parts):
     cluster = Cluster.of(build(priority_classes=[], **parts))
     tree, shares, usage = cluster.tree, cluster.shares, cluster.usage
     capacity = 8 * GPU * len(parts["nodes"])
+    def guaranteed(queue: str, total: int) -> int:
+        deserved = tree.queue(queue).deserved_of("gpu")
+        request = usage[queue].requested.get("gpu", 0)
+        limit = tree.queue(queue).limit_of("gpu")
+        return min(total if deserved is None else deserved, request if limit is None else min(limit, request))
+
     top = tree.children(None)
-    assert sum(shares[q]["gpu"] for q in top) <= capacity
+    assert sum(shares[q]["gpu"] for q in top) <= max(capacity, sum(guaranteed(q, capacity) for q in top))
     for name in tree.queues():
         share = shares[name]["gpu"]
         assert share <= usage[name].requested.get("gpu", 0)
@@ -189,4 +232,4 @@ def test_fair_share_over_a_tree(parts):
         assert limit is None or share <= limit
         children = tree.children(name)
         if children:
-            assert sum(shares[c]["gpu"] for c in children) <= share
+            assert sum(shares[c]["gpu"] for c in children) <= max(share, sum(guaranteed(c, share) for c in children))

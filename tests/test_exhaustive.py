@@ -134,7 +134,7 @@ def exhaustive(cluster: Cluster, action: str) -> tuple[int, ...] | None:
             continue
         for where in itertools.product(nodes, repeat=len(chunk)):
             decision = Decision("want", action, "pipelined", victims, dict(zip(chunk, where, strict=True)))
-            if not [p for p in verify(cluster, decision) if not p.startswith(("objective", "requeue"))]:
+            if not [p for p in verify(cluster, decision) if not p.startswith(("objective", "requeue", "below-line"))]:
                 best = score
                 break
     return best

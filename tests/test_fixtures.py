@@ -64,6 +64,8 @@ class Expectation(BaseModel):
     """Every decision for the job is skipped, with these words in the reason."""
     overrides: list[str] | None = None
     """Exactly the nominated tasks the decision overrides (seed 004)."""
+    below_line: dict[str, list[str]] | None = None
+    """Exactly these queues, in these resources, are taken below their reclaim line (``last_chunk``)."""
 
 
 def with_expectations() -> list[Path]:
@@ -102,6 +104,11 @@ def check_decision(decision: Decision, expect: Expectation) -> None:
         assert decision.optimal is expect.optimal
     if expect.overrides is not None:
         assert [o.task for o in decision.overrides] == expect.overrides, decision.to_dict()
+    if expect.below_line is not None:
+        noted: dict[str, list[str]] = {}
+        for note in decision.below_line:
+            noted.setdefault(note.queue, []).append(note.resource)
+        assert noted == expect.below_line, decision.to_dict()
     if expect.after:
         assert isinstance(decision, QuotaDecision)
         after = {r: q.after for r, q in decision.resources.items()}

@@ -13,9 +13,10 @@ from __future__ import annotations
 import time
 from typing import Literal
 
-from gpu_preempt.models import Job
+from gpu_preempt.models import Job, Resources
 from gpu_preempt.models.collector import paused_collection
-from gpu_preempt.models.decision import Decision, Outcome, VictimTasks
+from gpu_preempt.models.decision import BelowLine, Decision, Outcome, VictimTasks
+from gpu_preempt.models.quantity import add
 from gpu_preempt.solver import cpsat
 from gpu_preempt.solver.cpsat.reduced import solve_reduced
 from gpu_preempt.solver.cpsat.search import ModelError
@@ -24,6 +25,7 @@ from gpu_preempt.solver.problem.builder import plan
 from gpu_preempt.solver.problem.data import Action, Problem, Solution, objective_values
 from gpu_preempt.solver.reduce.allocate import solve_allocation
 from gpu_preempt.solver.rules.nominations import claim, held_against, overrides
+from gpu_preempt.solver.rules.reclaim_line import above_before_last, chunks_of, reclaim_line
 from gpu_preempt.solver.rules.requeue import backoff_reason, evicted_states
 from gpu_preempt.solver.state.cluster import Cluster
 
@@ -74,6 +76,8 @@ def _attempt(cluster: Cluster, job: Job, action: Action, solver: SolverName) -> 
         except ModelError as error:
             solution = Solution("unknown", reason=f"the model could not be solved: {error}")
     decision = _assemble(cluster, problem, solution, solver)
+    if action == "reclaim" and decision.placed:
+        decision.below_line = below_line(cluster, job, decision, planned.required)
     decision.protected = protected_jobs(planned.candidates)
     decision.candidates = 0 if planned.candidates is None else len(planned.candidates.candidates)
     if decision.outcome == "infeasible":
@@ -87,6 +91,36 @@ def _attempt(cluster: Cluster, job: Job, action: Action, solver: SolverName) -> 
         decision.reason = "time limit reached before a feasible answer or a proof"
     decision.solve_ms = _ms(start)
     return decision
+
+
+def below_line(cluster: Cluster, job: Job, decision: Decision, chunk: Resources) -> list[BelowLine]:
+    """The victim queues a reclaim takes below their line, and why it may (``last_chunk``; spec "Reclaim")."""
+    if cluster.snapshot.config.reclaim_guarantee == "strict":
+        return []
+    snapshot, tree = cluster.snapshot, cluster.tree
+    by_queue: dict[str, list[VictimTasks]] = {}
+    for victim in decision.victims:
+        by_queue.setdefault(tree.leveled_pair(job.queue, snapshot.job(victim.job).queue)[1], []).append(victim)
+    notes = []
+    for vq, victims in sorted(by_queue.items()):
+        rq = tree.leveled_pair(job.queue, snapshot.job(victims[0].job).queue)[0]
+        line = reclaim_line(cluster, rq, vq, chunk)
+        held = cluster.usage[vq].allocated
+        freed: Resources = {}
+        chunks: list[Resources] = []
+        for victim in victims:
+            owner = snapshot.job(victim.job)
+            lost = set(victim.tasks)
+            chunks += chunks_of(owner, cluster.tasks(owner, "running"), lost)
+            for task in owner.tasks:
+                if str(task.name) in lost:
+                    freed = add(freed, owner.requests(task))
+        above = above_before_last(line, held, freed, chunks) or ""
+        for resource, amount in sorted(line.amount.items()):
+            after = held.get(resource, 0) - freed.get(resource, 0)
+            if amount is not None and freed.get(resource, 0) > 0 and after < amount:
+                notes.append(BelowLine(vq, resource, amount, line.kind[resource], after, "last_chunk", above))
+    return notes
 
 
 def _ms(start: float) -> float:

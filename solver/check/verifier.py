@@ -14,7 +14,10 @@ enforces:
 * capacity of every node, now for ``allocated`` and once releasing tasks leave
   for ``pipelined``;
 * queue limits and the non-preemptible quota at every level;
-* the reclaim guarantee and the parent-level saturation rule;
+* the reclaim line, read ``strict`` (never below ``min(held, line)``) or
+  ``last_chunk`` (above the line in some resource before the last chunk, the
+  chunks re-derived from the victims' tasks), and the decision's notes of the
+  queues it takes below their line; the parent-level saturation rule;
 * the objective the decision reports, recomputed from its victims;
 * nominations (seed 004): capacity held by every nomination the decision does
   not override; only lower-priority nominations overridden; a claim lands on
@@ -34,7 +37,7 @@ from gpu_preempt.models.quantity import add
 from gpu_preempt.models.quota_decision import QuotaDecision
 from gpu_preempt.solver.rules.protection import protections
 from gpu_preempt.solver.rules.reclaim_gate import reclaim_gate
-from gpu_preempt.solver.rules.reclaim_guarantee import guarantee_threshold
+from gpu_preempt.solver.rules.reclaim_line import reclaim_line
 from gpu_preempt.solver.state.cluster import Cluster
 
 from .objective_check import check_objective
@@ -60,7 +63,7 @@ def verify(cluster: Cluster, decision: Decision) -> list[str]:
     problems += _capacity(cluster, job, decision, taken)
     problems += _quotas(cluster, job, taken, placed)
     if decision.action == "reclaim":
-        problems += _reclaim(cluster, job, taken, placed)
+        problems += _reclaim(cluster, job, decision, taken, placed)
     problems += check_objective(cluster, decision)
     problems += _requeue(cluster, decision)
     return problems
@@ -249,26 +252,73 @@ def _quotas(cluster: Cluster, job: Job, taken: dict[str, list[str]], placed: Res
     return out
 
 
-def _reclaim(cluster: Cluster, job: Job, taken: dict[str, list[str]], placed: Resources) -> list[str]:
+def _reclaim(
+    cluster: Cluster, job: Job, decision: Decision, taken: dict[str, list[str]], placed: Resources
+) -> list[str]:
     out: list[str] = []
     gate = reclaim_gate(cluster, job, placed)
     if gate is not None:
         out.append(f"reclaim gate: {gate}")
     tree = cluster.tree
+    strict = cluster.snapshot.config.reclaim_guarantee == "strict"
     queues = {cluster.snapshot.job(name).queue for name in taken} - {job.queue}  # own queue: reported already
     leveled = {tree.leveled_pair(job.queue, queue) for queue in queues}
+    below: set[tuple[str, str]] = set()
     for rq, vq in sorted(leveled):
         held = cluster.usage[vq].allocated
         freed = _freed_under(cluster, vq, taken)
-        for resource, (threshold, kind) in guarantee_threshold(cluster, rq, vq, placed).items():
-            have = held.get(resource, 0)
-            if have - freed.get(resource, 0) < min(have, threshold):
-                out.append(
-                    f"guarantee: queue {vq} would keep {_q(resource, have - freed.get(resource, 0))} {resource}, "
-                    f"below its {kind}"
-                )
+        line = reclaim_line(cluster, rq, vq, placed)
+        if strict:
+            for resource in sorted(r for r, a in placed.items() if a > 0):
+                have, after = held.get(resource, 0), held.get(resource, 0) - freed.get(resource, 0)
+                if after < line.floor(resource, have):
+                    out.append(
+                        f"guarantee: queue {vq} would keep {_q(resource, after)} {resource}, "
+                        f"below its {line.kind[resource]}"
+                    )
+            continue
+        chunks = _chunks_under(cluster, vq, taken)
+        if chunks and not any(
+            line.amount.get(r) is not None and held.get(r, 0) - freed.get(r, 0) + chunk.get(r, 0) > line.amount[r]  # type: ignore[operator]
+            for chunk in chunks
+            for r in line.amount
+        ):
+            out.append(
+                f"guarantee: queue {vq} is at or below its line in every resource before its last chunk "
+                f"(last_chunk; holds {_shown(held)}, would keep {_shown(add(held, freed, times=-1))})"
+            )
+        for r, amount in line.amount.items():
+            if amount is not None and freed.get(r, 0) > 0 and held.get(r, 0) - freed[r] < amount:
+                below.add((vq, r))
+    noted = {(b.queue, b.resource) for b in decision.below_line}
+    if not strict and noted != below:
+        out.append(f"below-line notes: the decision notes {sorted(noted)}, but {sorted(below)} go below their line")
     out += _saturation(cluster, job, taken, placed)
     return out
+
+
+def _chunks_under(cluster: Cluster, queue: str, taken: dict[str, list[str]]) -> list[Resources]:
+    """The chunks taken from victims under ``queue`` (reference/kai.md §3.6): a job that loses every running task
+    gives its core (its first ``min_available`` running tasks) and each task after it; a peeled job, each task."""
+    chunks: list[Resources] = []
+    for name, tasks in taken.items():
+        victim = cluster.snapshot.job(name)
+        if queue not in cluster.tree.upward(victim.queue):
+            continue
+        running = cluster.tasks(victim, "running")
+        if {str(t.name) for t in running} <= set(tasks):
+            core: Resources = {}
+            for task in running[: victim.gang_minimum]:
+                core = add(core, victim.requests(task))
+            chunks.append(core)
+            chunks.extend(victim.requests(task) for task in running[victim.gang_minimum :])
+        else:
+            chunks.extend(victim.requests(task) for task in running if str(task.name) in tasks)
+    return chunks
+
+
+def _shown(amounts: Resources) -> str:
+    return ", ".join(f"{_q(r, a)} {r}" for r, a in sorted(amounts.items()) if a) or "nothing"
 
 
 def _saturation(cluster: Cluster, job: Job, taken: dict[str, list[str]], placed: Resources) -> list[str]:

@@ -24,9 +24,9 @@ from gpu_preempt.models import (
 from gpu_preempt.models.decision import Decision, VictimTasks
 from gpu_preempt.models.quantity import add
 from gpu_preempt.models.quota_decision import QuotaDecision
+from gpu_preempt.solver.explain.reasons import why_victim
 from gpu_preempt.solver.explain.summary import Summary
 from gpu_preempt.solver.inventory.nvml import Inventory
-from gpu_preempt.solver.rules.reclaim_guarantee import guarantee_threshold
 from gpu_preempt.solver.state.cluster import Cluster
 
 out = Console(highlight=False)
@@ -92,7 +92,7 @@ def print_decision(cluster: Cluster, d: Decision) -> None:
     if d.reason:
         out.print(f"  reason: {d.reason}", markup=False)
     if d.victims:
-        _print_victims(cluster, d, "why it may go", lambda job, v: _why_victim(cluster, d, job), ", ".join)
+        _print_victims(cluster, d, "why it may go", lambda job, v: why_victim(cluster, d, job), ", ".join)
     if d.placements:
         nodes: dict[str, list[str]] = {}
         for task, node in d.placements.items():
@@ -105,6 +105,13 @@ def print_decision(cluster: Cluster, d: Decision) -> None:
         out.print(
             f"  objective: {obj['jobs']} job(s) ({levels}), {obj['tasks']} task(s), "
             f"{obj['lost_work']:g} GPU-seconds lost",
+            markup=False,
+        )
+    for b in d.below_line:
+        out.print(
+            f"  below its line: queue {b.queue} keeps {format_quantity(b.resource, b.after)} {b.resource} of its "
+            f"{b.kind} {format_quantity(b.resource, b.line)} ({b.rule}: above its line in {b.above} before its "
+            "last chunk)",
             markup=False,
         )
     _print_requeue(d)
@@ -177,26 +184,6 @@ def _print_requeue(d: Decision) -> None:
             wait = format_duration(round(state.requeue_at - state.evicted_at))
             when = format_time(state.requeue_at)
             out.print(f"  requeue: {name} after {wait}, at {when} (eviction {state.count})", markup=False)
-
-
-def _why_victim(cluster: Cluster, d: Decision, job: Job) -> str:
-    me = cluster.snapshot.job(d.job)
-    if d.action == "preempt":
-        return f"same queue, priority {job.resolved_priority} < {me.resolved_priority}"
-    rq, vq = cluster.tree.leveled_pair(me.queue, job.queue)
-    requested: dict[str, int] = {}
-    for task in me.tasks:
-        if str(task.name) in d.placements:
-            requested = add(requested, me.requests(task))
-    held = cluster.usage[vq].allocated
-    parts = []
-    for resource, (threshold, kind) in guarantee_threshold(cluster, rq, vq, requested).items():
-        have = held.get(resource, 0)
-        parts.append(
-            f"queue {vq} holds {format_quantity(resource, have)} {resource}, "
-            f"{format_quantity(resource, have - threshold)} above its {kind} {format_quantity(resource, threshold)}"
-        )
-    return "; ".join(parts) or f"queue {vq} has no guaranteed quota in what {me.name} asks for"
 
 
 def _names(tasks: tuple[str, ...]) -> str:

@@ -113,10 +113,45 @@ def excess(vars: Variables) -> None:
 
 
 def guarantee(vars: Variables) -> None:
-    """The reclaim guarantee: a leveled victim queue keeps ``min(held, deserved or fair share)``."""
-    for row in vars.problem.guarantees:
-        unit = vars.scale.get(row.resource, 1)
-        vars.model.add(vars.freed(row.victims, row.resource) <= row.max_take // unit)
+    """The reclaim line of each leveled victim queue (spec "Reclaim"), in the problem's reading.
+
+    ``strict``: per row, ``freed <= held - min(held, line)``. ``last_chunk``: when the queue loses anything,
+    some chunk ``c`` it loses and some resource ``r`` of its rows leave it above the line before ``c``:
+    ``held_r - freed_r + c_r > line_r``. One Boolean per (row, chunk) says "this chunk is taken and is last
+    in this resource"; the chunks are a victim's whole-job chunk and one task of each of its slots.
+    """
+    problem, model = vars.problem, vars.model
+    if problem.guarantee_rule == "strict":
+        for row in problem.guarantees:
+            unit = vars.scale.get(row.resource, 1)
+            model.add(vars.freed(row.victims, row.resource) <= row.max_take // unit)
+        return
+    for g, (_, rows) in enumerate(problem.line_groups()):
+        members = rows[0].victims
+        anything = model.new_bool_var(f"line_{g}_taken")
+        for v in members:
+            model.add_implication(vars.victim[v], anything)
+        lasts = []
+        for k, row in enumerate(rows):
+            assert row.threshold is not None
+            unit = vars.scale.get(row.resource, 1)
+            freed = vars.freed(row.victims, row.resource)
+            for v in members:
+                victim = problem.victims[v]
+                chunks: list[tuple[int, object]] = []
+                if v in vars.whole:
+                    chunks.append((victim.whole_chunk.get(row.resource, 0), vars.whole[v]))
+                chunks.extend((slot.requests.get(row.resource, 0), (v, s)) for s, slot in enumerate(victim.slots))
+                for n, (size, taken) in enumerate(chunks):
+                    last = model.new_bool_var(f"line_{g}_{k}_{v}_{n}")
+                    if isinstance(taken, tuple):
+                        model.add(vars.evicted(*taken) >= 1).only_enforce_if(last)
+                    else:
+                        model.add_implication(last, taken)  # type: ignore[arg-type]
+                    # held - unit * freed + size > threshold, in whole units of the resource's scale
+                    model.add(freed <= (row.held - row.threshold + size - 1) // unit).only_enforce_if(last)
+                    lasts.append(last)
+        model.add(cp_model.LinearExpr.sum(lasts) >= 1).only_enforce_if(anything)
 
 
 def saturation(vars: Variables) -> None:

@@ -13,11 +13,14 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from gpu_preempt.models import format_quantity, format_resources, format_time
-from gpu_preempt.models.decision import Protected
+from gpu_preempt.models import Job, Resources, format_quantity, format_resources, format_time
+from gpu_preempt.models.decision import Decision, Protected
+from gpu_preempt.models.quantity import add
 from gpu_preempt.solver import cpsat
-from gpu_preempt.solver.problem.data import Problem
+from gpu_preempt.solver.problem.data import GuaranteeRow, Problem
 from gpu_preempt.solver.rules.candidates import CandidateSet
+from gpu_preempt.solver.rules.reclaim_line import reclaim_line
+from gpu_preempt.solver.state.cluster import Cluster
 
 PROTECTIONS = ("non-preemptible", "min-runtime", "toleration", "guarantee")
 
@@ -30,6 +33,31 @@ def protected_jobs(candidates: CandidateSet | None) -> list[Protected]:
     for c in candidates.candidates:
         out.extend(Protected(c.job, p.rule, p.until, p.describe()) for p in c.restrictions)
     return sorted(out, key=lambda p: p.job)
+
+
+def why_victim(cluster: Cluster, decision: Decision, victim: Job) -> str:
+    """Why ``victim`` may lose tasks to ``decision``: lower priority in the same queue (preempt), or its queue above
+    its reclaim line (reclaim), in words."""
+    me = cluster.snapshot.job(decision.job)
+    if decision.action == "preempt":
+        return f"same queue, priority {victim.resolved_priority} < {me.resolved_priority}"
+    rq, vq = cluster.tree.leveled_pair(me.queue, victim.queue)
+    requested: Resources = {}
+    for task in me.tasks:
+        if str(task.name) in decision.placements:
+            requested = add(requested, me.requests(task))
+    line = reclaim_line(cluster, rq, vq, requested)
+    held = cluster.usage[vq].allocated
+    parts = []
+    for resource in line.above(held):
+        amount = line.amount[resource]
+        assert amount is not None
+        parts.append(
+            f"queue {vq} holds {format_quantity(resource, held[resource])} {resource}, "
+            f"{format_quantity(resource, held[resource] - amount)} above its {line.kind[resource]} "
+            f"{format_quantity(resource, amount)}"
+        )
+    return "; ".join(parts) or f"queue {vq} is not above its line"
 
 
 def why_infeasible(problem: Problem, candidates: CandidateSet | None) -> str:
@@ -68,15 +96,18 @@ def _feasible_without(problem: Problem, family: str) -> bool:
 
 def _family_reason(problem: Problem, family: str) -> str:
     if family == "guarantee":
+        if problem.guarantee_rule == "last_chunk":
+            return "; ".join(_last_chunk_reason(queue, rows) for queue, rows in problem.line_groups())
         parts = []
         for g in problem.guarantees:
             held = format_quantity(g.resource, g.held)
+            kept = "all it holds" if g.threshold is None else f"its guaranteed {held}"
             if g.max_take == 0:
-                parts.append(f"queue {g.queue} holds only its guaranteed {held} {g.resource} ({g.kind})")
+                parts.append(f"queue {g.queue} keeps {kept} {g.resource} ({g.kind}, strict line)")
             else:
                 keep = format_quantity(g.resource, g.held - g.max_take)
                 parts.append(
-                    f"queue {g.queue} holds {held} {g.resource} and must keep {keep} (its {g.kind}), "
+                    f"queue {g.queue} holds {held} {g.resource} and must keep {keep} (its {g.kind}, strict line), "
                     f"so at most {format_quantity(g.resource, g.max_take)} can be reclaimed from it"
                 )
         return "; ".join(parts)
@@ -90,6 +121,18 @@ def _family_reason(problem: Problem, family: str) -> str:
         f"parent-level saturation: queue {row.a} would hold more than its fair share of "
         f"{format_quantity(row.resource, row.share_a)} {row.resource} while queue {row.s} is less saturated"
         for row in problem.saturation
+    )
+
+
+def _last_chunk_reason(queue: str, rows: tuple[GuaranteeRow, ...]) -> str:
+    above = ", ".join(
+        f"{format_quantity(g.resource, g.held)} {g.resource} of {g.kind} "
+        f"{format_quantity(g.resource, g.threshold or 0)}"
+        for g in rows
+    )
+    return (
+        f"queue {queue} holds {above}: any set of its jobs that makes room would leave it at or below its line "
+        "before its last chunk (last_chunk)"
     )
 
 

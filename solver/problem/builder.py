@@ -8,8 +8,8 @@ more task per attempt.
 
 Who may lose tasks comes from :mod:`gpu_preempt.solver.rules.candidates`; the rows that bind the
 choice from the rules: queue limits and the non-preemptible quota at every level
-of the job's path, and for reclaim the guarantee of each leveled victim queue
-(:mod:`gpu_preempt.solver.rules.reclaim_guarantee`) and KAI's parent-level saturation rule.
+of the job's path, and for reclaim the line of each leveled victim queue
+(:mod:`gpu_preempt.solver.rules.reclaim_line`) and KAI's parent-level saturation rule.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from gpu_preempt.models import Job, Resources, Task
 from gpu_preempt.models.quantity import add
 from gpu_preempt.solver.rules.candidates import Candidate, CandidateSet, preempt_candidates, reclaim_candidates
 from gpu_preempt.solver.rules.reclaim_gate import reclaim_gate
-from gpu_preempt.solver.rules.reclaim_guarantee import guarantee_threshold
+from gpu_preempt.solver.rules.reclaim_line import reclaim_line
 from gpu_preempt.solver.state.cluster import Cluster
 
 from .data import (
@@ -89,7 +89,8 @@ class Plan:
             chunk=_chunk_types(job, self.chunk),
             victims=victims,
             limits=_limit_rows(cluster, job, victims, self.chunk),
-            guarantees=_guarantee_rows(cluster, job, victims, required) if action == "reclaim" else (),
+            guarantees=_line_rows(cluster, job, victims, required) if action == "reclaim" else (),
+            guarantee_rule=config.reclaim_guarantee,
             saturation=_saturation_rows(cluster, job, victims, required) if action == "reclaim" else (),
             objective=config.objective,
             keep_order=tuple(sorted(range(len(victims)), key=lambda v: (-victims[v].elapsed_ms, victims[v].job))),
@@ -199,7 +200,19 @@ def _victim(cluster: Cluster, job: Job, candidate: Candidate, index: dict[str, i
         surplus=candidate.surplus,
         slots=tuple(Slot(node, dict(req), tuple(tasks)) for (node, req), tasks in sorted(slots.items())),
         elapsed_ms=elapsed,
+        whole_chunk=whole_chunk(job, running),
     )
+
+
+def whole_chunk(job: Job, running: list[Task]) -> Resources:
+    """Per resource, the largest chunk of ``job`` evicted whole (KAI's reclaimable chunks, reference/kai.md §3.6):
+    its core, the first ``min_available`` running tasks, or one of the surplus tasks after them."""
+    core = _total(job, running[: job.gang_minimum])
+    largest = dict(core)
+    for task in running[job.gang_minimum :]:
+        for r, a in job.requests(task).items():
+            largest[r] = max(largest.get(r, 0), a)
+    return largest
 
 
 def _under(cluster: Cluster, queue: str, victims: tuple[Victim, ...]) -> tuple[int, ...]:
@@ -230,22 +243,44 @@ def _limit_rows(
     return tuple(rows)
 
 
-def _guarantee_rows(
-    cluster: Cluster, job: Job, victims: tuple[Victim, ...], chunk: Resources
-) -> tuple[GuaranteeRow, ...]:
-    rows = []
+def _line_rows(cluster: Cluster, job: Job, victims: tuple[Victim, ...], chunk: Resources) -> tuple[GuaranteeRow, ...]:
+    """The reclaim line of each leveled victim queue (spec "Reclaim"), as ``config.reclaim_guarantee`` reads it.
+
+    ``strict``: a row per resource the chunk asks for, where the victims could take the queue below
+    ``min(held, line)``. ``last_chunk``: a row per resource the queue holds above its line; none for a queue
+    that stays above in some resource however much it loses (it may lose anything).
+    """
+    strict = cluster.snapshot.config.reclaim_guarantee == "strict"
     leveled: dict[str, str] = {}
     for victim in victims:
         rq, vq = cluster.tree.leveled_pair(job.queue, victim.queue)
         leveled[vq] = rq
+    rows: list[GuaranteeRow] = []
     for vq, rq in sorted(leveled.items()):
         members = _under(cluster, vq, victims)
         held = cluster.usage[vq].allocated
-        for resource, (threshold, kind) in guarantee_threshold(cluster, rq, vq, chunk).items():
-            row = GuaranteeRow(vq, resource, held.get(resource, 0), threshold, kind, members)
-            most = sum(s.count * s.requests.get(resource, 0) for v in members for s in victims[v].slots)
-            if most > row.max_take:
-                rows.append(row)
+        line = reclaim_line(cluster, rq, vq, chunk)
+
+        def most(resource: str, members: tuple[int, ...] = members) -> int:
+            return sum(s.count * s.requests.get(resource, 0) for v in members for s in victims[v].slots)
+
+        if strict:
+            for resource in sorted(r for r, a in chunk.items() if a > 0):
+                row = GuaranteeRow(
+                    vq, resource, held.get(resource, 0), line.amount.get(resource), line.kind[resource], members
+                )
+                if most(resource) > row.max_take:
+                    rows.append(row)
+            continue
+        group: list[GuaranteeRow] = []
+        for resource in line.above(held):
+            amount = line.amount[resource]
+            assert amount is not None
+            if held[resource] - most(resource) > amount:
+                group = []
+                break  # above in this resource whatever is taken: the queue's line never binds
+            group.append(GuaranteeRow(vq, resource, held[resource], amount, line.kind[resource], members))
+        rows.extend(group)
     return tuple(rows)
 
 

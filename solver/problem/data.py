@@ -86,6 +86,9 @@ class Victim:
     slots: tuple[Slot, ...]
     elapsed_ms: int = 0
     """``now - started_at`` in milliseconds (0 if never started): the lost-work clock."""
+    whole_chunk: Resources = field(default_factory=dict)
+    """Per resource, the largest chunk of the job evicted whole: its core (``min_available`` tasks) or one surplus
+    task (the reclaim line's ``last_chunk`` reading; spec "Reclaim")."""
 
     @property
     def running(self) -> int:
@@ -111,18 +114,25 @@ class LimitRow:
 
 @dataclass(frozen=True)
 class GuaranteeRow:
-    """``freed from victims under queue[resource] <= held - floor``: the reclaim guarantee of one leveled queue."""
+    """The line of one queue in one resource (``threshold``; ``None``: infinite), over the victims under it.
+
+    Read as the problem's ``guarantee_rule`` says (spec "Reclaim"): ``strict``, every row holds on its own,
+    ``freed <= max_take``; ``last_chunk``, the rows of one queue hold together when some row's resource is still
+    above the line before the last chunk: ``held - freed + last chunk > threshold``. Quota enforcement's rows
+    (seed 002) are strict.
+    """
 
     queue: str
     resource: str
     held: int
-    threshold: int
+    threshold: int | None
     kind: str
     victims: tuple[int, ...]
 
     @property
     def max_take(self) -> int:
-        return self.held - min(self.held, self.threshold)
+        """What ``strict`` lets go: ``held - min(held, threshold)``; nothing under an infinite line."""
+        return 0 if self.threshold is None else self.held - min(self.held, self.threshold)
 
 
 @dataclass(frozen=True)
@@ -177,6 +187,15 @@ class Problem:
     excess: tuple[LimitRow, ...] = ()
     """Rows to approach rather than satisfy: before the objective, one stage per row, in order, minimises
     the amount by which the row is broken (best-effort quota enforcement, seed 002)."""
+    guarantee_rule: Literal["strict", "last_chunk"] = "strict"
+    """How the guarantee rows read (see :class:`GuaranteeRow`)."""
+
+    def line_groups(self) -> list[tuple[str, tuple[GuaranteeRow, ...]]]:
+        """The guarantee rows by queue, in order: under ``last_chunk`` each group is one disjunction."""
+        groups: dict[str, list[GuaranteeRow]] = {}
+        for row in self.guarantees:
+            groups.setdefault(row.queue, []).append(row)
+        return [(queue, tuple(rows)) for queue, rows in groups.items()]
 
     @property
     def resources(self) -> tuple[str, ...]:
@@ -278,9 +297,14 @@ def broken_rows(problem: Problem, solution: Solution) -> list[str]:
             > row.headroom
         ):
             broken.append(f"{row.kind} of queue {row.queue} ({row.resource})")
-    for g in problem.guarantees:
-        if freed(problem, solution, g.victims, g.resource) > g.max_take:
-            broken.append(f"guarantee of queue {g.queue} ({g.resource})")
+    if problem.guarantee_rule == "strict":
+        for g in problem.guarantees:
+            if freed(problem, solution, g.victims, g.resource) > g.max_take:
+                broken.append(f"guarantee of queue {g.queue} ({g.resource})")
+    else:
+        for queue, rows in problem.line_groups():
+            if line_allows(problem, solution, rows) is None:
+                broken.append(f"guarantee of queue {queue} (at or below its line before the last chunk)")
     taken = set(solution.victims())
     for sat in problem.saturation:
         freed_s = freed(problem, solution, sat.victims_s, sat.resource)
@@ -292,6 +316,32 @@ def broken_rows(problem: Problem, solution: Solution) -> list[str]:
         if saturation_rejects(mine, sat.share_a, rest, sat.share_s, sat.multiplier):
             broken.append(f"saturation of queue {sat.a} against {sat.s} ({sat.resource})")
     return broken
+
+
+def chunk_size(problem: Problem, solution: Solution, victim: int, resource: str) -> int:
+    """The largest chunk ``victim`` loses in ``solution``, in ``resource``: its whole-job chunk when it loses every
+    running task, else one peeled task (0 when it loses nothing)."""
+    spec = problem.victims[victim]
+    counts = {s: n for (v, s), n in solution.evicted.items() if v == victim and n > 0}
+    if not counts:
+        return 0
+    if sum(counts.values()) == spec.running and spec.whole_job:
+        return spec.whole_chunk.get(resource, 0)
+    return max(spec.slots[s].requests.get(resource, 0) for s in counts)
+
+
+def line_allows(problem: Problem, solution: Solution, rows: tuple[GuaranteeRow, ...]) -> str | None:
+    """``last_chunk`` for one queue's rows: the resource still above the line before the last chunk (``None``:
+    none is, so the set may not be taken). A queue that loses nothing needs no resource: ``""``."""
+    taken = [v for v in rows[0].victims if solution.evicted_of(v) > 0]
+    if not taken:
+        return ""
+    for row in rows:
+        last = max(chunk_size(problem, solution, v, row.resource) for v in taken)
+        gone = freed(problem, solution, row.victims, row.resource)
+        if row.threshold is not None and row.held - gone + last > row.threshold:
+            return row.resource
+    return None
 
 
 def saturation_rejects(mine: int, share_a: int, rest: int, share_s: int, multiplier: Fraction) -> bool:

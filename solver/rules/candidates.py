@@ -8,9 +8,11 @@ Spec "Rules"; KAI ``buildFilterFuncForPreempt`` and the reclaim victim filters
   resolution) or by toleration;
 * **reclaim** (cross-queue): preemptible jobs of *other* leaf queues, whatever
   their priority, not protected by reclaim-min-runtime (``lca``/``queue``
-  resolution) or by toleration, and whose leveled queue ``vq`` can give up at
-  least the job's smallest evictable part without going below its guarantee
-  (:mod:`gpu_preempt.solver.rules.reclaim_guarantee`).
+  resolution) or by toleration, and whose leveled queue ``vq`` may lose them
+  under its reclaim line (:mod:`gpu_preempt.solver.rules.reclaim_line`): under
+  ``last_chunk`` a job is blocked only when ``vq`` is at or below its line in
+  every resource it holds (then no chunk may go); under ``strict`` when even its
+  smallest evictable part would take ``vq`` below ``min(held, line)``.
 
 A protected elastic job remains a candidate for its surplus only (the tasks it
 runs above ``min_available``). Toleration (seed 001) is a victim-side policy and
@@ -28,7 +30,7 @@ from gpu_preempt.models.quantity import add
 from gpu_preempt.solver.state.cluster import Cluster
 
 from .protection import Action, Protection, protections
-from .reclaim_guarantee import guarantee_threshold
+from .reclaim_line import Line, reclaim_line
 
 Exclusion = Literal["own-queue", "other-queue", "priority", "non-preemptible", "min-runtime", "toleration", "guarantee"]
 
@@ -94,7 +96,9 @@ def preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:
 def reclaim_candidates(cluster: Cluster, reclaimer: Job, chunk: Resources) -> CandidateSet:
     """Victim candidates of ``reclaimer`` (asking for ``chunk``) for cross-queue reclaim."""
     result = CandidateSet("reclaim", reclaimer.name)
-    thresholds: dict[str, tuple[str, dict[str, tuple[int, str]]]] = {}
+    strict = cluster.snapshot.config.reclaim_guarantee == "strict"
+    lines: dict[str, tuple[str, Line]] = {}
+    closed: dict[str, str | None] = {}
     for job in _running_others(cluster, reclaimer):
         if job.queue == reclaimer.queue:
             result.excluded.append(Excluded(job.name, "own-queue", f"in the reclaimer's own queue {job.queue}"))
@@ -102,14 +106,36 @@ def reclaim_candidates(cluster: Cluster, reclaimer: Job, chunk: Resources) -> Ca
         candidate = _judge(cluster, job, reclaimer, "reclaim", result)
         if candidate is None:
             continue
-        if job.queue not in thresholds:
+        if job.queue not in lines:
             rq, vq = cluster.tree.leveled_pair(reclaimer.queue, job.queue)
-            thresholds[job.queue] = (vq, guarantee_threshold(cluster, rq, vq, chunk))
-        blocked = _guarantee_blocks(cluster, job, candidate, *thresholds[job.queue])
+            lines[job.queue] = (vq, reclaim_line(cluster, rq, vq, chunk))
+        vq, line = lines[job.queue]
+        if strict:
+            blocked = _strict_blocks(cluster, job, candidate, vq, line, chunk)
+        else:
+            if vq not in closed:
+                closed[vq] = _at_or_below(cluster, vq, line)
+            blocked = closed[vq]
         if blocked is not None:
             result.candidates.pop()
             result.excluded.append(Excluded(job.name, "guarantee", blocked))
     return result
+
+
+def _at_or_below(cluster: Cluster, vq: str, line: Line) -> str | None:
+    """``last_chunk``: why no chunk may be taken from ``vq`` (at or below its line everywhere), or ``None``."""
+    held = cluster.usage[vq].allocated
+    if line.above(held):
+        return None
+    parts = []
+    for resource in sorted(r for r, a in held.items() if a > 0):
+        amount = line.amount.get(resource)
+        shown = format_quantity(resource, held[resource])
+        if amount is None:
+            parts.append(f"{shown} {resource} of an unlimited {line.kind[resource]}")
+        else:
+            parts.append(f"{shown} {resource} of {line.kind[resource]} {format_quantity(resource, amount)}")
+    return f"queue {vq} is at or below its line in every resource it holds ({'; '.join(parts)})"
 
 
 def _running_others(cluster: Cluster, preemptor: Job) -> list[Job]:
@@ -139,15 +165,14 @@ def _judge(cluster: Cluster, job: Job, preemptor: Job, action: Action, result: C
     return candidate
 
 
-def _guarantee_blocks(
-    cluster: Cluster, job: Job, candidate: Candidate, vq: str, thresholds: dict[str, tuple[int, str]]
+def _strict_blocks(
+    cluster: Cluster, job: Job, candidate: Candidate, vq: str, line: Line, chunk: Resources
 ) -> str | None:
-    """Why even the smallest evictable part of ``job`` would break ``vq``'s guarantee; ``None`` if some part fits.
+    """``strict``: why even the smallest evictable part of ``job`` would take ``vq`` below ``min(held, line)`` in a
+    resource the chunk asks for; ``None`` if some part fits.
 
     The evictable parts are single tasks when the job has a surplus, else the whole job.
     """
-    if not thresholds:
-        return None
     if job.uniform:  # the common case: every task alike, so one task (or all of them) is the smallest part
         one = job.task_resources
         parts = [one] if candidate.surplus > 0 else [{r: a * candidate.running for r, a in one.items()}]
@@ -158,16 +183,23 @@ def _guarantee_blocks(
     reason = None
     for part in parts:
         reason = None
-        for resource, (threshold, kind) in thresholds.items():
+        for resource in sorted(r for r, a in chunk.items() if a > 0):
             have, take = held.get(resource, 0), part.get(resource, 0)
-            if take > 0 and have - take < min(have, threshold):
-                shown, kept = format_quantity(resource, have), format_quantity(resource, threshold)
-                if have <= threshold:
+            if take > 0 and have - take < line.floor(resource, have):
+                amount, kind = line.amount.get(resource), line.kind.get(resource, "deserved")
+                shown = format_quantity(resource, have)
+                if amount is None:
+                    reason = (
+                        f"queue {vq} has an unlimited {kind} {resource}: the strict line keeps all {shown} it holds"
+                    )
+                elif have <= amount:
+                    kept = format_quantity(resource, amount)
                     reason = f"queue {vq} holds only its guaranteed {shown} {resource} ({kind} {kept})"
                 else:
                     reason = (
-                        f"queue {vq} holds {shown} {resource} and keeps its guaranteed {kept} ({kind}); "
-                        f"evicting this job would take {format_quantity(resource, take)}"
+                        f"queue {vq} holds {shown} {resource} and keeps its guaranteed "
+                        f"{format_quantity(resource, amount)} ({kind}); evicting this job would take "
+                        f"{format_quantity(resource, take)}"
                     )
                 break
         if reason is None:

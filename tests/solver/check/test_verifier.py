@@ -8,7 +8,7 @@ import pytest
 from conftest import FIXTURES
 
 from gpu_preempt.models import load_snapshot
-from gpu_preempt.models.decision import Decision, VictimTasks
+from gpu_preempt.models.decision import BelowLine, Decision, VictimTasks
 from gpu_preempt.solver.actions.job_solver import attempt
 from gpu_preempt.solver.check.verifier import verify
 from gpu_preempt.solver.state.cluster import Cluster
@@ -39,7 +39,7 @@ def example() -> tuple[Cluster, Decision]:
                 victims=[VictimTasks("vision-pretrain", ("vision-pretrain-0", "vision-pretrain-1"), True)],
                 placements={"serving-new-0": "node-0"},
             ),
-            "guarantee: queue research would keep 8 gpu, below its deserved",
+            "min-runtime: vision-pretrain is protected",
         ),
         (
             lambda d: dataclasses.replace(
@@ -63,3 +63,24 @@ def test_verifier_catches_protected_victims():
     cluster = Cluster.of(snapshot)
     forged = Decision("boss", "preempt", "pipelined", [VictimTasks("young", ("young-0",), True)], {"boss-0": "n0"})
     assert any(p.startswith("min-runtime: young is protected") for p in verify(cluster, forged))
+
+
+def test_the_verifier_reads_the_line_as_configured():
+    snapshot = load_snapshot(FIXTURES / "reclaim-last-chunk-gang-crosses-the-line.yaml")
+    taken = Decision("a", "reclaim", "pipelined", [VictimTasks("big", ("big-0",), True)], {"a-0": "n0"})
+    noted = dataclasses.replace(taken, below_line=[BelowLine("QB", "gpu", 4000, "deserved", 0, "last_chunk", "gpu")])
+    last_chunk = Cluster.of(snapshot)
+    assert [p for p in verify(last_chunk, noted) if not p.startswith(("objective", "requeue"))] == []
+    assert any(p.startswith("below-line notes") for p in verify(last_chunk, taken))
+    strict = snapshot.model_copy(update={"config": snapshot.config.model_copy(update={"reclaim_guarantee": "strict"})})
+    problems = verify(Cluster.of(strict), taken)
+    assert "guarantee: queue QB would keep 0 gpu, below its deserved" in problems
+
+
+def test_the_verifier_refuses_a_queue_at_its_line_under_last_chunk():
+    """reclaim-guarantee-blocks: b holds exactly its deserved 8; taking any of it breaks the line."""
+    snapshot = load_snapshot(FIXTURES / "reclaim-guarantee-blocks.yaml")
+    forged = Decision("a-job", "reclaim", "pipelined", [VictimTasks("b-work", ("b-work-7", "b-work-6"), False)])
+    forged.placements["a-job-0"] = "n0"
+    problems = verify(Cluster.of(snapshot), forged)
+    assert any(p.startswith("guarantee: queue b is at or below its line in every resource") for p in problems)

@@ -17,7 +17,7 @@ def test_solve_json_has_the_spec_shape(cli):
     for key in ("job", "action", "outcome", "victims", "placements", "optimal", "objective", "protected", "solve_ms"):
         assert key in decision
     assert decision["outcome"] == "pipelined" and decision["optimal"] is True
-    assert decision["objective"] == {"priority": [2], "jobs": 2, "tasks": 4, "lost_work": 6600.0}
+    assert decision["objective"] == {"priority": [2], "jobs": 2, "tasks": 4, "lost_work": 10200.0}
     assert document["jobs"]["serving-new"]["tasks"]["serving-new-0"] == {"status": "pipelined", "node": "node-2"}
     assert document["jobs"]["nlp-eval"]["tasks"]["nlp-eval-0"] == {"status": "releasing", "node": "node-2"}
     assert decision["protected"][0]["job"] == "vision-pretrain"
@@ -45,8 +45,9 @@ def test_cycle_human_output_explains(cli):
     text = result.stdout
     assert "serving-new: reclaim -> pipelined (optimal" in text
     assert "nlp-finetune" in text and "whole job" in text
-    assert "protected: vision-pretrain: queue research holds 24 gpu and keeps its guaranteed 16" in text
-    assert "objective: 2 job(s) (2 at priority 50), 4 task(s), 6600 GPU-seconds lost" in text
+    assert "queue research holds 24 gpu, 8 above its deserved 16" in text
+    assert "protected: vision-pretrain: min-runtime until 2026-01-01T12:05:00Z" in text
+    assert "objective: 2 job(s) (2 at priority 50), 4 task(s), 10200 GPU-seconds lost" in text
 
 
 def test_greedy_solver_is_selectable(cli):

@@ -30,7 +30,7 @@ def test_validate_summary_of_the_example(cli):
     assert "nodes: 4 (4 schedulable); GPUs: 32 (32 x NVIDIA H100 80GB HBM3)" in text
     assert "jobs: 5 running, 1 pending, 0 releasing" in text
     assert "  vision" in text  # the tree is indented
-    assert "reclaim-min-runtime" in text and "10m against reclaimers in nlp" in text
+    assert "reclaim-min-runtime" in text and "10m against any other queue" in text
     assert "non-preemptible" in text
 
 

@@ -7,7 +7,7 @@ from conftest import build
 from gpu_preempt.models import parse_time
 from gpu_preempt.solver.rules.candidates import preempt_candidates, reclaim_candidates
 from gpu_preempt.solver.rules.reclaim_gate import reclaim_gate
-from gpu_preempt.solver.rules.reclaim_guarantee import guarantee_floor
+from gpu_preempt.solver.rules.reclaim_line import reclaim_line
 from gpu_preempt.solver.state.cluster import Cluster
 
 GPU = 1000
@@ -108,12 +108,13 @@ def test_toleration_shields_from_preemptors_below_the_minimum():
 # --- reclaim -------------------------------------------------------------------
 
 
-def kai_reclaim_example(victims):
+def kai_reclaim_example(victims, **config):
     """reference/kai.md §3.9: QA(d=4), QB(d=4), 8 GPUs; QA wants 2 GPUs."""
     return cluster(
         [*victims, waiting("a", "QA", gpus=2)],
         queues=[{"name": "QA", "deserved": {"gpu": 4}}, {"name": "QB", "deserved": {"gpu": 4}}],
         nodes=[{"name": "n0", "resources": {"gpu": 8}}],
+        **config,
     )
 
 
@@ -123,13 +124,19 @@ def test_kai_reclaim_example_gate_and_candidates():
     assert reclaim_gate(c, reclaimer, {"gpu": 2 * GPU}) is None  # 0 + 2 <= fair share 2
     result = reclaim_candidates(c, reclaimer, {"gpu": 2 * GPU})
     assert len(result.candidates) == 8
-    # QA stays within deserved, so QB keeps what it holds within its deserved 4 GPUs.
-    assert guarantee_floor(c, "QA", "QB", {"gpu": 2 * GPU}) == {"gpu": 4 * GPU}
+    # QA stays within deserved, so QB's line is its deserved 4 GPUs: it holds 8, above it.
+    line = reclaim_line(c, "QA", "QB", {"gpu": 2 * GPU})
+    assert (line.amount, line.kind) == ({"gpu": 4 * GPU}, {"gpu": "deserved"})
+    assert line.above(c.usage["QB"].allocated) == ["gpu"]
+    assert line.floor("gpu", 8 * GPU) == 4 * GPU
 
 
-def test_a_gang_that_would_cross_the_guarantee_is_not_a_candidate():
-    """KAI lets this 8-GPU gang go (its last chunk crosses the line); the true guarantee does not."""
+def test_a_gang_crossing_the_line_is_a_candidate_under_last_chunk_only():
+    """reference/kai.md §3.9: KAI lets this 8-GPU gang go (QB is above its line before its only chunk, and ends
+    at 0); the strict line keeps QB's 4."""
     c = kai_reclaim_example([running("big", "QB", gpus=8)])
+    assert reclaim_candidates(c, c.snapshot.job("a"), {"gpu": 2 * GPU}).candidate("big") is not None
+    c = kai_reclaim_example([running("big", "QB", gpus=8)], reclaim_guarantee="strict")
     result = reclaim_candidates(c, c.snapshot.job("a"), {"gpu": 2 * GPU})
     excluded = result.exclusion("big")
     assert excluded.rule == "guarantee"
@@ -218,6 +225,35 @@ def test_non_preemptible_reclaimers_stay_within_deserved_at_every_level():
 def test_guarantee_uses_fair_share_when_the_reclaimer_is_above_deserved():
     queues = [{"name": "q", "deserved": {"gpu": 1}}, {"name": "r", "deserved": {"gpu": 2}}]
     c = cluster([running("r-jobs", "r", tasks=6), waiting("big", "q", gpus=4)], queues=queues)
-    # q (deserved 1) asking for 4 is above deserved: r keeps max(deserved 2, its fair share).
-    floor = guarantee_floor(c, "q", "r", {"gpu": 4 * GPU})
-    assert floor == {"gpu": max(2 * GPU, c.shares["r"]["gpu"])}
+    # q (deserved 1) asking for 4 is above deserved: r's line is max(deserved 2, its fair share).
+    line = reclaim_line(c, "q", "r", {"gpu": 4 * GPU})
+    assert line.amount == {"gpu": max(2 * GPU, c.shares["r"]["gpu"])}
+    assert line.kind == {"gpu": "fair share" if c.shares["r"]["gpu"] > 2 * GPU else "deserved"}
+
+
+def test_a_queue_at_or_below_its_line_everywhere_gives_no_candidate():
+    """last_chunk: r holds exactly its deserved 4 GPUs, so not even one of its chunks may go."""
+    c = cluster([running("r-jobs", "r", tasks=4), waiting("want", "q", gpus=1)])
+    result = reclaim_candidates(c, c.snapshot.job("want"), {"gpu": GPU})
+    assert result.candidates == []
+    assert result.exclusion("r-jobs").reason == (
+        "queue r is at or below its line in every resource it holds (4 gpu of deserved 4)"
+    )
+
+
+def test_lines_of_zero_and_unlimited_lines():
+    """Spec "Quotas that count": CPU-only jobs of a queue with unlimited CPU/memory deserved and GPU deserved 0 are
+    never above their line; a queue that declares no CPU quota (0) is above it as soon as it holds CPU."""
+    nodes = [{"name": "n0", "resources": {"gpu": 8, "cpu": 16, "memory": "64Gi"}}]
+    fill = {"name": "fill", "queue": "r", "task_resources": {"cpu": 4, "memory": "16Gi"}, "tasks": [{"node": "n0"}] * 4}
+    want = {"name": "want", "queue": "q", "task_resources": {"cpu": 2, "memory": "8Gi"}, "tasks": [{}]}
+    unlimited = {"name": "r", "deserved": {"gpu": 0, "cpu": "unlimited", "memory": "unlimited"}}
+    queues = [{"name": "q", "deserved": {"cpu": 8, "memory": "32Gi"}}, unlimited]
+    c = cluster([fill, want], queues=queues, nodes=nodes)
+    line = reclaim_line(c, "q", "r", {"cpu": 2000, "memory": 8 * 2**30 * 1000})
+    assert line.amount == {"cpu": None, "memory": None}
+    assert reclaim_candidates(c, c.snapshot.job("want"), {"cpu": 2000}).exclusion("fill").rule == "guarantee"
+    undeclared = {"name": "r", "deserved": {"gpu": 0}}
+    c = cluster([fill, want], queues=[queues[0], undeclared], nodes=nodes)
+    line = reclaim_line(c, "q", "r", {"cpu": 2000})
+    assert line.amount["cpu"] == 0 and line.above(c.usage["r"].allocated) == ["cpu", "memory"]

@@ -217,6 +217,7 @@ def test_fair_share_over_a_tree(parts):
     cluster = Cluster.of(build(priority_classes=[], **parts))
     tree, shares, usage = cluster.tree, cluster.shares, cluster.usage
     capacity = 8 * GPU * len(parts["nodes"])
+
     def guaranteed(queue: str, total: int) -> int:
         deserved = tree.queue(queue).deserved_of("gpu")
         request = usage[queue].requested.get("gpu", 0)

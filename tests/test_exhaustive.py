@@ -1,7 +1,10 @@
 """CP-SAT against exhaustive search on small random clusters.
 
 Hypothesis draws small clusters (2-3 nodes, a few running jobs, sometimes a
-nomination of equal or higher priority (seed 004), one pending job). The
+nomination of equal or higher priority (seed 004), one pending job), under
+either reading of the reclaim line (``last_chunk`` or ``strict``), sometimes
+with CPU requests and CPU quotas that are absent (a line of 0), finite or
+unlimited. The
 exhaustive search tries **every** subset of every running job's tasks as
 victims, with every placement of the pending chunk, keeps the combinations the
 independent verifier accepts, and takes the best under the spec's objective.
@@ -31,7 +34,8 @@ NOW = 1_767_268_800  # 2026-01-01T12:00:00Z
 def clusters(draw: st.DrawFn, action: str) -> dict[str, Any]:
     node_count = draw(st.integers(2, 3))
     capacity = [draw(st.integers(2, 3)) for _ in range(node_count)]
-    nodes = [{"name": f"n{i}", "resources": {"gpu": capacity[i]}} for i in range(node_count)]
+    with_cpu = draw(st.booleans())
+    nodes = [{"name": f"n{i}", "resources": {"gpu": capacity[i], "cpu": 8}} for i in range(node_count)]
     if draw(st.booleans()):
         queues = [{"name": "a"}, {"name": "b"}]
     else:
@@ -39,10 +43,14 @@ def clusters(draw: st.DrawFn, action: str) -> dict[str, Any]:
     for queue in queues:
         low = 2 if queue["name"] in ("a", "d") else 0
         queue["deserved"] = {"gpu": draw(st.integers(low, 4))}
+        cpu = draw(st.sampled_from([None, 0, 2, "unlimited"])) if with_cpu else None
+        if cpu is not None:
+            queue["deserved"]["cpu"] = cpu
         queue["over_quota_weight"] = draw(st.sampled_from([0, 1, 2]))
     config: dict[str, Any] = {
         "preempt_min_runtime": draw(st.sampled_from([0, 900])),
         "reclaim_min_runtime": draw(st.sampled_from([0, 900])),
+        "reclaim_guarantee": draw(st.sampled_from(["last_chunk", "strict"])),
         "solver": {"workers": 1},
     }
     leaves = [q["name"] for q in queues if q["name"] != "d"]
@@ -67,7 +75,7 @@ def clusters(draw: st.DrawFn, action: str) -> dict[str, Any]:
             "name": f"r{j}",
             "queue": "a" if action == "preempt" and draw(st.booleans()) else draw(st.sampled_from(victim_leaves)),
             "priority": draw(st.sampled_from([10, 20, 30, 120])),
-            "task_resources": {"gpu": size},
+            "task_resources": {"gpu": size, "cpu": draw(st.sampled_from([0, 1]))} if with_cpu else {"gpu": size},
             "started_at": NOW - draw(st.integers(60, 3600)),
             "tasks": tasks,
         }

@@ -98,8 +98,8 @@ def measure(nodes: int, seed: int) -> dict[str, object]:
                 "reduce_s": None if report is None else report.reduce_ms / 1000,
                 "solve_s": None if report is None else report.solve_ms / 1000,
                 "units": None if report is None else report.units,
-                "classes": None if report is None else report.classes,
-                "vars": None if report is None else report.model_vars,
+                "kept": None if report is None else report.kept,
+                "victims": None if report is None else report.victims,
                 "candidates": decision.candidates,
                 "cpsat": [decision.objective.get("jobs"), decision.objective.get("tasks")] if decision.placed else None,
                 "greedy": [greedy.objective.get("jobs"), greedy.objective.get("tasks")] if greedy.placed else None,
@@ -184,7 +184,7 @@ def _child(kind: str, *args: int) -> dict[str, object]:
 def table(rows: list[dict[str, object]]) -> str:
     lines = [
         "| nodes | jobs | load+validate | job | action | decide | ratio | state / rules / reduce / solve "
-        "| units -> classes (vars) | optimal | CP-SAT jobs/tasks | greedy jobs/tasks | greedy time | peak RSS |",
+        "| units -> kept (victims) | optimal | CP-SAT jobs/tasks | greedy jobs/tasks | greedy time | peak RSS |",
         "| ---: | ---: | ---: | --- | --- | ---: | ---: | --- | --- | --- | --- | --- | ---: | ---: |",
     ]
     for row in rows:
@@ -193,7 +193,7 @@ def table(rows: list[dict[str, object]]) -> str:
                 "-" if case[k] is None else f"{case[k] * 1000:.0f}"
                 for k in ("state_s", "rules_s", "reduce_s", "solve_s")
             )
-            model = "-" if case["units"] is None else f"{case['units']} -> {case['classes']} ({case['vars']})"
+            model = "-" if case["units"] is None else f"{case['units']} -> {case['kept']} ({case['victims']})"
             lines.append(
                 f"| {row['nodes']:,} | {row['jobs']:,} | {row['load_s']:.2f} s | {case['job']} | {case['action']} "
                 f"| {case['decide_s']:.2f} s | {case['decide_s'] / row['load_s']:.2f}x | {split} ms | {model} "

@@ -5,8 +5,8 @@ returns a :class:`~gpu_preempt.solver.problem.data.Solution`: the least
 disruptive victims under the problem's lexicographic objective, with the
 placement of the pending chunk, proved optimal or honestly marked otherwise.
 :func:`.reduced.solve_reduced` solves a large decision through the exact
-reductions (:mod:`gpu_preempt.solver.reduce`) and the class model
-(:mod:`.option_model`). Imports every layer up to ``solver.reduce``.
+reductions (:mod:`gpu_preempt.solver.reduce`): the same model over the units
+that can matter. Imports every layer up to ``solver.reduce``.
 """
 
 from .search import solve as solve

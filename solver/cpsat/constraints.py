@@ -12,7 +12,7 @@ from math import gcd
 
 from ortools.sat.python import cp_model
 
-from .variables import Variables
+from .variables import LinearExpr, Variables
 
 FAMILIES = ("limits", "guarantee", "saturation")
 """Rule families that :func:`add_all` can leave out."""
@@ -116,9 +116,10 @@ def guarantee(vars: Variables) -> None:
     """The reclaim line of each leveled victim queue (spec "Reclaim"), in the problem's reading.
 
     ``strict``: per row, ``freed <= held - min(held, line)``. ``last_chunk``: when the queue loses anything,
-    some chunk ``c`` it loses and some resource ``r`` of its rows leave it above the line before ``c``:
-    ``held_r - freed_r + c_r > line_r``. One Boolean per (row, chunk) says "this chunk is taken and is last
-    in this resource"; the chunks are a victim's whole-job chunk and one task of each of its slots.
+    some chunk it loses of size at least ``size`` in some row's resource leaves it above the line before that
+    chunk: ``held - freed + size > line``. One Boolean per (row, distinct chunk size ``size``): it holds only if a
+    chunk that large is taken (a task of a slot that large, or a whole job whose largest chunk is) and the
+    inequality holds; the queue needs one of them. Larger chunks only help, so the largest taken decides.
     """
     problem, model = vars.problem, vars.model
     if problem.guarantee_rule == "strict":
@@ -136,21 +137,20 @@ def guarantee(vars: Variables) -> None:
             assert row.threshold is not None
             unit = vars.scale.get(row.resource, 1)
             freed = vars.freed(row.victims, row.resource)
+            chunks: list[tuple[int, LinearExpr]] = []
             for v in members:
                 victim = problem.victims[v]
-                chunks: list[tuple[int, object]] = []
                 if v in vars.whole:
                     chunks.append((victim.whole_chunk.get(row.resource, 0), vars.whole[v]))
-                chunks.extend((slot.requests.get(row.resource, 0), (v, s)) for s, slot in enumerate(victim.slots))
-                for n, (size, taken) in enumerate(chunks):
-                    last = model.new_bool_var(f"line_{g}_{k}_{v}_{n}")
-                    if isinstance(taken, tuple):
-                        model.add(vars.evicted(*taken) >= 1).only_enforce_if(last)
-                    else:
-                        model.add_implication(last, taken)  # type: ignore[arg-type]
-                    # held - unit * freed + size > threshold, in whole units of the resource's scale
-                    model.add(freed <= (row.held - row.threshold + size - 1) // unit).only_enforce_if(last)
-                    lasts.append(last)
+                chunks.extend(
+                    (slot.requests.get(row.resource, 0), vars.evicted(v, s)) for s, slot in enumerate(victim.slots)
+                )
+            for size in sorted({size for size, _ in chunks}):
+                last = model.new_bool_var(f"line_{g}_{k}_{size}")
+                model.add(cp_model.LinearExpr.sum([taken for at_least, taken in chunks if at_least >= size]) >= last)
+                # held - unit * freed + size > threshold, in whole units of the resource's scale
+                model.add(freed <= (row.held - row.threshold + size - 1) // unit).only_enforce_if(last)
+                lasts.append(last)
         model.add(cp_model.LinearExpr.sum(lasts) >= 1).only_enforce_if(anything)
 
 

@@ -1,8 +1,10 @@
-"""Solve a decision through the exact reductions: reduce, solve the class model, map the counts back.
+"""Solve a decision through the exact reductions: the full model over the units that can matter.
 
 The reductions (:mod:`gpu_preempt.solver.reduce`) know nothing of the solver;
-this module hands their unit classes to the class model
-(:mod:`.option_model`) and their own decoding turns the answer back into victims.
+this module solves the problem they restrict, without the rows that bind units
+together, and checks those rows on the answer (:mod:`gpu_preempt.solver.reduce.pipeline`).
+The same model and the same canonical tie-break as the full path decide, so both
+paths give the same answer.
 """
 
 from __future__ import annotations
@@ -10,10 +12,11 @@ from __future__ import annotations
 import time
 
 from gpu_preempt.solver.problem.builder import Plan
-from gpu_preempt.solver.problem.data import Problem, Solution
+from gpu_preempt.solver.problem.data import Problem, Solution, broken_rows
 from gpu_preempt.solver.reduce.pipeline import Reduced, reduce_plan
 
-from .option_model import solve_classes
+from .constraints import FAMILIES
+from .search import solve
 
 
 def solve_reduced(plan: Plan) -> tuple[Problem, Solution, Reduced] | None:
@@ -21,12 +24,15 @@ def solve_reduced(plan: Plan) -> tuple[Problem, Solution, Reduced] | None:
     reduction = reduce_plan(plan)
     if reduction is None:
         return None
-    if not reduction.classes:
-        return reduction.result("infeasible", {})
-    solver = plan.cluster.snapshot.config.solver
+    if not reduction.units:
+        return plan.build(chosen=[], only_nodes=set()), Solution("infeasible"), reduction.report
+    problem = reduction.problem()
     started = time.perf_counter()
-    status, counts = solve_classes(
-        reduction.classes, reduction.needed, time_limit=solver.time_limit, workers=solver.workers, seed=solver.seed
-    )
+    solution = solve(problem, skip=FAMILIES)
     reduction.report.solve_ms = (time.perf_counter() - started) * 1000
-    return reduction.result(status, counts)
+    if solution.feasible and broken_rows(problem, solution):
+        return None
+    if solution.feasible:
+        report = reduction.report
+        solution.stages.insert(0, f"reduced: {report.units} units, {report.kept} kept, {report.victims} victims")
+    return problem, solution, reduction.report

@@ -22,6 +22,7 @@ from gpu_preempt.models.quantity import add
 from gpu_preempt.solver.rules.candidates import Candidate, CandidateSet, preempt_candidates, reclaim_candidates
 from gpu_preempt.solver.rules.reclaim_gate import reclaim_gate
 from gpu_preempt.solver.rules.reclaim_line import reclaim_line
+from gpu_preempt.solver.rules.victim_order import evict_key
 from gpu_preempt.solver.state.cluster import Cluster
 
 from .data import (
@@ -64,6 +65,11 @@ class Plan:
         return self._problem
 
     @property
+    def moves_possible(self) -> bool:
+        """Whether some candidate's task could be moved to free room on another node (spec "Moves")."""
+        return False
+
+    @property
     def levels(self) -> tuple[int, ...]:
         """Priority levels of the objective's ``priority`` vector: every candidate's priority, highest first."""
         if self._levels is None:
@@ -93,7 +99,7 @@ class Plan:
             guarantee_rule=config.reclaim_guarantee,
             saturation=_saturation_rows(cluster, job, victims, required) if action == "reclaim" else (),
             objective=config.objective,
-            keep_order=tuple(sorted(range(len(victims)), key=lambda v: (-victims[v].elapsed_ms, victims[v].job))),
+            keep_order=_keep_order(cluster, victims),
             greedy_order=_greedy_order(cluster, victims),
             time_limit=config.solver.time_limit,
             workers=config.solver.workers,
@@ -326,22 +332,20 @@ def _saturation_rows(
     return tuple(rows)
 
 
+def _keep_order(cluster: Cluster, victims: tuple[Victim, ...]) -> tuple[int, ...]:
+    """Victims from the most worth keeping to the least: the canonical order reversed (spec "Victim choice")."""
+    shares: dict[str, Fraction] = {}
+    keys = [evict_key(cluster, cluster.snapshot.job(victim.job), shares) for victim in victims]
+    return tuple(sorted(range(len(victims)), key=keys.__getitem__, reverse=True))
+
+
 def _greedy_order(cluster: Cluster, victims: tuple[Victim, ...]) -> tuple[int, ...]:
-    """KAI's victim queue, simplified (reference/kai.md §2.3): queues over fair share first, then over deserved,
-    lower queue priority, higher share of their fair share; within them lowest job priority, elastic surplus
-    first, newest first (by ``created_at``, else ``started_at``)."""
-    queue_keys: dict[str, tuple[bool, bool, int, Fraction]] = {}
-    for name in {victim.queue for victim in victims}:
-        allocated = cluster.usage[name].allocated
-        share = cluster.shares[name]
-        queue = cluster.tree.queue(name)
-        over_share = any(a > share.get(r, 0) for r, a in allocated.items() if a > 0)
-        over_deserved = any(a > (queue.quota_of(r) or 0) for r, a in allocated.items() if a > 0)
-        ratio = max((Fraction(a, share[r]) for r, a in allocated.items() if share.get(r)), default=Fraction(0))
-        queue_keys[name] = (not over_share, not over_deserved, queue.priority, -ratio)
+    """KAI's victim queue, simplified (reference/kai.md §2.3), in the canonical order's terms: the queue furthest
+    over its fair share first, then lower queue priority; within them the lowest job priority, elastic surplus
+    first, then the newest job and the name."""
+    shares: dict[str, Fraction] = {}
     keys = []
     for v, victim in enumerate(victims):
-        job = cluster.snapshot.job(victim.job)
-        created = job.created_at if job.created_at is not None else (job.started_at or 0.0)
-        keys.append((*queue_keys[victim.queue], victim.priority, victim.surplus == 0, -created, victim.job, v))
+        ratio, queue_priority, newest, name = evict_key(cluster, cluster.snapshot.job(victim.job), shares)
+        keys.append((ratio, queue_priority, victim.priority, victim.surplus == 0, newest, name, v))
     return tuple(key[-1] for key in sorted(keys))

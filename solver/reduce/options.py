@@ -6,7 +6,9 @@ choices that make room for at least ``t`` tasks.
 
 Why nothing is lost: costs add up over units (each victim belongs to one unit),
 and the lexicographic order is compatible with addition (``a <= b`` implies
-``a + c <= b + c``). So in any solution, replacing a unit's combination by the
+``a + c <= b + c``; for the last component, the canonical tie-break of
+:mod:`gpu_preempt.solver.rules.victim_order`, this holds for sets of victims of
+other units, which are disjoint). So in any solution, replacing a unit's combination by the
 cheapest one hosting at least as many tasks never makes the total worse; without
 the rows that bind units together, the choice inside one unit does not affect
 the others.
@@ -22,8 +24,10 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import Any
 
 from gpu_preempt.models import Resources
+from gpu_preempt.solver.rules.victim_order import Keep
 
 from .units import Choice, Cost, CostModel, Item, TooComplex, Unit, add, fits
 
@@ -198,7 +202,7 @@ def lower_bound(unit: Unit, request: Resources, resources: tuple[str, ...], cost
     at_top = [s for p, s in zip(priorities, sizes, strict=True) if p == top]
     top_count = 0 if all(x <= 0 for x in left) else (_fewest(at_top, left) or 0)
     losses.sort()
-    out: list[int] = []
+    out: list[Any] = []
     for criterion in costs.objective:
         if criterion == "priority":
             out.extend(top_count if level == top else 0 for level in costs.levels)
@@ -206,6 +210,7 @@ def lower_bound(unit: Unit, request: Resources, resources: tuple[str, ...], cost
             out.append(fewest)
         else:
             out.append(sum(losses[:fewest]))
+    out.append(Keep())  # the empty set of victims: the least tie-break value
     return tuple(out)
 
 

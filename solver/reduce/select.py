@@ -1,4 +1,4 @@
-"""Keeping only the units that can matter, grouped into classes of identical units.
+"""Keeping only the units that can matter.
 
 **Top K per level.** Let ``K`` be the number of tasks to place. Any solution
 uses at most ``K`` units (each used unit hosts at least one task; an unused
@@ -14,17 +14,17 @@ cost (:func:`.options.lower_bound`); exact options are enumerated in that order
 and the scan stops as soon as the next bound is no better than the ``K``-th best
 exact cost found: every unit after it is dominated.
 
-**Classes.** Of the units kept, those with the same signature (room, and the
-same victims' choices up to names) have the same options; they are grouped into
-one class with a count (its options: every level kept for any of them, each a
-real option of every member), and the model chooses how many of each class to
-use.
+Costs end with the canonical tie-break (:mod:`gpu_preempt.solver.rules.victim_order`), so a
+unit is dropped only when ``K`` others are better *or equal with a better
+tie-break*: the canonical answer among equal optima uses kept units only, and
+the full model restricted to them (:mod:`gpu_preempt.solver.cpsat.reduced`)
+finds it.
 """
 
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from gpu_preempt.models import Resources
 
@@ -33,29 +33,17 @@ from .units import Cost, CostModel, Unit, most_hosted
 
 
 @dataclass
-class UnitClass:
-    """Identical units, in document order, with the options kept for each level ``t``."""
-
-    members: list[Unit]
-    options: dict[int, Option] = field(default_factory=dict)
-    member_options: list[list[Option]] = field(default_factory=list)
-
-    @property
-    def count(self) -> int:
-        return len(self.members)
-
-
-@dataclass
 class Selection:
-    classes: list[UnitClass]
+    units: list[Unit]
+    """The units kept, in document order of their first node."""
     enumerated: int
-    units: int
+    scanned: int
 
 
 def select(
     units: list[Unit], needed: int, request: Resources, resources: tuple[str, ...], costs: CostModel
 ) -> Selection:
-    """Classes of the units worth a variable, with the options worth keeping at each level."""
+    """The units worth keeping: for each level ``t``, the ``needed`` best by their ``t``-option's cost."""
     most = {id(u): min(needed, _hosted(u, request, resources)) for u in units}
     exact: dict[int, list[Option]] = {}
     bounds: dict[int, Cost | None] = {}
@@ -75,7 +63,7 @@ def select(
         return bounds[id(u)]
 
     scan = sorted((u for u in units if bound_of(u) is not None), key=lambda u: (bound_of(u), u.first))
-    keep: dict[int, set[int]] = {}
+    kept: dict[int, Unit] = {}
     for t in range(1, needed + 1):
         found: list[tuple[Cost, int, Unit]] = []
         for unit in scan:
@@ -89,28 +77,8 @@ def select(
             bisect.insort(found, (options[t - 1].cost, unit.first, unit), key=lambda x: (x[0], x[1]))
             del found[needed:]
         for _, _, unit in found:
-            keep.setdefault(id(unit), set()).add(t)
-    classes: dict[object, UnitClass] = {}
-    for unit in units:
-        levels = keep.get(id(unit))
-        if levels:
-            unit_class = classes.setdefault(_signature(unit, costs), UnitClass([]))
-            unit_class.members.append(unit)
-            for t in levels:
-                unit_class.options.setdefault(t, options_of(unit_class.members[0])[t - 1])
-    kept = sorted(classes.values(), key=lambda c: c.members[0].first)
-    for unit_class in kept:
-        unit_class.options = dict(sorted(unit_class.options.items()))
-    return Selection(kept, enumerated=len(exact), units=len(units))
-
-
-def _signature(unit: Unit, costs: CostModel) -> object:
-    """Units with equal signatures have the same options: same room, same victims up to names."""
-    if len(unit.nodes) > 1:
-        return ("unit", unit.nodes)  # multi-node units are kept apart: their structure is rarely shared
-    (n,) = unit.nodes
-    victims = sorted(v.signature(costs) for v in unit.local.get(n, []))
-    return (unit.room.get(n), tuple(victims))
+            kept[id(unit)] = unit
+    return Selection(sorted(kept.values(), key=lambda u: u.first), enumerated=len(exact), scanned=len(units))
 
 
 def _hosted(unit: Unit, request: Resources, resources: tuple[str, ...]) -> int:

@@ -21,14 +21,17 @@ tasks (:class:`Item`) are worked out only for the units that are looked at.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from fractions import Fraction
+from typing import Any, NamedTuple
 
 from gpu_preempt.models import Job, Resources, is_gpu_resource
 from gpu_preempt.solver.rules.candidates import Candidate
+from gpu_preempt.solver.rules.victim_order import EvictKey, Keep, evict_key
 from gpu_preempt.solver.state.cluster import Cluster
 
-Cost = tuple[int, ...]
-"""An additive cost vector, in the order of ``config.objective`` (priority levels expanded)."""
+Cost = tuple[Any, ...]
+"""An additive cost vector: the criteria of ``config.objective`` (priority levels expanded), then the victims as a
+:class:`~gpu_preempt.solver.rules.victim_order.Keep` (the canonical tie-break, compared last)."""
 
 
 class TooComplex(Exception):
@@ -103,6 +106,10 @@ class Unit:
     def first(self) -> int:
         return self.nodes[0]
 
+    def victims(self) -> list[Victim]:
+        """Every candidate on the unit's nodes."""
+        return [*self.spanning, *(v for vs in self.local.values() for v in vs)]
+
     def items(self, victims: list[Victim], costs: CostModel) -> list[Item]:
         """:class:`Item` of each victim (worked out once)."""
         out = []
@@ -115,11 +122,13 @@ class Unit:
 
 @dataclass(frozen=True)
 class CostModel:
-    """How a victim's tasks add to the objective vector (spec "Victim choice")."""
+    """How a victim's tasks add to the objective vector (spec "Victim choice"), ties broken canonically."""
 
     objective: tuple[str, ...]
     levels: tuple[int, ...]
     now: float
+    cluster: Cluster | None = None
+    shares: dict[str, Fraction] = field(default_factory=dict, compare=False)
 
     @property
     def width(self) -> int:
@@ -128,9 +137,13 @@ class CostModel:
     def elapsed(self, job: Job) -> int:
         return 0 if job.started_at is None else max(0, round((self.now - job.started_at) * 1000))
 
+    def key(self, job: Job) -> EvictKey:
+        assert self.cluster is not None
+        return evict_key(self.cluster, job, self.shares)
+
     def cost(self, job: Job, tasks: int, gpus: int) -> Cost:
         """The cost of ``job`` losing ``tasks`` tasks holding ``gpus`` GPUs in all."""
-        out: list[int] = []
+        out: list[Any] = []
         for criterion in self.objective:
             if criterion == "priority":
                 out.extend(int(job.resolved_priority == level) for level in self.levels)
@@ -140,10 +153,11 @@ class CostModel:
                 out.append(tasks)
             else:
                 out.append(gpus * self.elapsed(job))
+        out.append(Keep([self.key(job)]) if self.cluster is not None else Keep())
         return tuple(out)
 
     def zero(self) -> Cost:
-        return (0,) * self.width
+        return (*(0,) * self.width, Keep())
 
     def position(self, criterion: str) -> int:
         at = 0

@@ -1,4 +1,4 @@
-"""CP-SAT against exhaustive search on small random clusters.
+"""CP-SAT against exhaustive search on small random clusters, with and without moves.
 
 Hypothesis draws small clusters (2-3 nodes, a few running jobs, sometimes a
 nomination of equal or higher priority (seed 004), one pending job), under
@@ -21,8 +21,8 @@ from typing import Any
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from gpu_preempt.models import MILLI, snapshot_from_data
-from gpu_preempt.models.decision import Decision, VictimTasks
+from gpu_preempt.models import MILLI, Job, snapshot_from_data
+from gpu_preempt.models.decision import Decision, Move, VictimTasks
 from gpu_preempt.solver.actions.job_solver import attempt
 from gpu_preempt.solver.check.verifier import verify
 from gpu_preempt.solver.state.cluster import Cluster
@@ -31,7 +31,7 @@ NOW = 1_767_268_800  # 2026-01-01T12:00:00Z
 
 
 @st.composite
-def clusters(draw: st.DrawFn, action: str) -> dict[str, Any]:
+def clusters(draw: st.DrawFn, action: str, moves: bool = False) -> dict[str, Any]:
     node_count = draw(st.integers(2, 3))
     capacity = [draw(st.integers(2, 3)) for _ in range(node_count)]
     with_cpu = draw(st.booleans())
@@ -51,12 +51,13 @@ def clusters(draw: st.DrawFn, action: str) -> dict[str, Any]:
         "preempt_min_runtime": draw(st.sampled_from([0, 900])),
         "reclaim_min_runtime": draw(st.sampled_from([0, 900])),
         "reclaim_guarantee": draw(st.sampled_from(["last_chunk", "strict"])),
+        "moves": moves,
         "solver": {"workers": 1},
     }
     leaves = [q["name"] for q in queues if q["name"] != "d"]
     victim_leaves = leaves if action == "preempt" else [q for q in leaves if q != "a"]
     free = list(capacity)
-    jobs, budget = [], 7
+    jobs, budget = [], 4 if moves else 7
     for j in range(draw(st.integers(2, 6))):
         size = draw(st.sampled_from([1, 1, 2]))
         count = draw(st.integers(1, 2))
@@ -109,39 +110,58 @@ def clusters(draw: st.DrawFn, action: str) -> dict[str, Any]:
     return {"now": NOW, "config": config, "nodes": nodes, "queues": queues, "jobs": jobs}
 
 
-def key(cluster: Cluster, victims: list[VictimTasks], levels: list[int]) -> tuple[int, ...]:
+def key(cluster: Cluster, victims: list[VictimTasks], levels: list[int], moves: int = 0) -> tuple[int, ...]:
     snapshot = cluster.snapshot
     priorities = [snapshot.job(v.job).resolved_priority for v in victims]
     lost = 0
     for v in victims:
         job = snapshot.job(v.job)
         lost += len(v.tasks) * job.task_resources["gpu"] // MILLI * round((cluster.now - (job.started_at or 0)) * 1000)
-    return (*[priorities.count(p) for p in levels], len(victims), sum(len(v.tasks) for v in victims), lost)
+    return (*[priorities.count(p) for p in levels], len(victims), sum(len(v.tasks) for v in victims), lost, moves)
 
 
-def exhaustive(cluster: Cluster, action: str) -> tuple[int, ...] | None:
+def fates(cluster: Cluster, job: Job, moves: bool) -> list[tuple[tuple[str, ...], tuple[Move, ...]]]:
+    """Every way ``job``'s running tasks can fare: each kept, evicted, or (with moves) moved to another node."""
+    running = [t for t in job.tasks if cluster.status[str(t.name)] == "running"]
+    nodes = [n.name for n in cluster.snapshot.nodes]
+    options = []
+    for task in running:
+        home = str(cluster.node_of[str(task.name)])
+        options.append(["keep", "evict", *([n for n in nodes if n != home] if moves else [])])
+    out = []
+    for pick in itertools.product(*options):
+        evicted = tuple(str(t.name) for t, fate in zip(running, pick, strict=True) if fate == "evict")
+        moved = tuple(
+            Move(job.name, str(t.name), str(cluster.node_of[str(t.name)]), fate)
+            for t, fate in zip(running, pick, strict=True)
+            if fate not in ("keep", "evict")
+        )
+        out.append((evicted, moved))
+    return out
+
+
+def exhaustive(cluster: Cluster, action: str, moves: bool = False) -> tuple[int, ...] | None:
     snapshot = cluster.snapshot
     want = snapshot.job("want")
     chunk = [str(t.name) for t in want.tasks][: want.gang_minimum]
     others = [j for j in snapshot.jobs if j.name != "want" and cluster.running_count(j)]
     levels = sorted({j.resolved_priority for j in others}, reverse=True)
-    choices = []
-    for job in others:
-        names = [str(t.name) for t in job.tasks]
-        choices.append([subset for r in range(len(names) + 1) for subset in itertools.combinations(names, r)])
+    choices = [fates(cluster, job, moves) for job in others]
     nodes = [n.name for n in snapshot.nodes]
     best = None
     for picks in itertools.product(*choices):
         victims = [
-            VictimTasks(job.name, tuple(tasks), whole_job=len(tasks) == len(job.tasks))
-            for job, tasks in zip(others, picks, strict=True)
+            VictimTasks(job.name, tasks, whole_job=len(tasks) == cluster.running_count(job))
+            for job, (tasks, _) in zip(others, picks, strict=True)
             if tasks
         ]
-        score = key(cluster, victims, levels)
+        moved = [move for _, fate in picks for move in fate]
+        score = key(cluster, victims, levels, len(moved))
         if best is not None and score >= best:
             continue
         for where in itertools.product(nodes, repeat=len(chunk)):
             decision = Decision("want", action, "pipelined", victims, dict(zip(chunk, where, strict=True)))
+            decision.moves = moved
             if not [p for p in verify(cluster, decision) if not p.startswith(("objective", "requeue", "below-line"))]:
                 best = score
                 break
@@ -152,8 +172,8 @@ def check(document: dict[str, Any], action: str) -> None:
     snapshot = snapshot_from_data(document)
     cluster = Cluster.of(snapshot)
     decision = attempt(cluster, snapshot.job("want"), action)  # type: ignore[arg-type]
-    best = exhaustive(cluster, action)
-    event(f"{decision.outcome} with {len(decision.victims)} victim(s)")
+    best = exhaustive(cluster, action, snapshot.config.moves)
+    event(f"{decision.outcome} with {len(decision.victims)} victim(s) and {len(decision.moves)} move(s)")
     if best is None:
         assert not decision.placed, decision.to_dict()
         return
@@ -161,7 +181,7 @@ def check(document: dict[str, Any], action: str) -> None:
     assert decision.optimal
     levels = sorted({j.resolved_priority for j in snapshot.jobs if j.name != "want" and cluster.running_count(j)})
     levels.reverse()
-    assert key(cluster, decision.victims, levels) == best, decision.to_dict()
+    assert key(cluster, decision.victims, levels, len(decision.moves)) == best, decision.to_dict()
     assert verify(cluster, decision) == []
 
 
@@ -177,4 +197,19 @@ def test_preempt_matches_exhaustive_search(document):
 @SETTINGS
 @given(clusters("reclaim"))
 def test_reclaim_matches_exhaustive_search(document):
+    check(document, "reclaim")
+
+
+MOVES = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@MOVES
+@given(clusters("preempt", moves=True))
+def test_preempt_with_moves_matches_exhaustive_search(document):
+    check(document, "preempt")
+
+
+@MOVES
+@given(clusters("reclaim", moves=True))
+def test_reclaim_with_moves_matches_exhaustive_search(document):
     check(document, "reclaim")

@@ -64,6 +64,8 @@ class Expectation(BaseModel):
     """Every decision for the job is skipped, with these words in the reason."""
     overrides: list[str] | None = None
     """Exactly the nominated tasks the decision overrides (seed 004)."""
+    moves: dict[str, str] | None = None
+    """Exactly these tasks are moved, each to this node (spec "Moves")."""
     below_line: dict[str, list[str]] | None = None
     """Exactly these queues, in these resources, are taken below their reclaim line (``last_chunk``)."""
 
@@ -104,6 +106,8 @@ def check_decision(decision: Decision, expect: Expectation) -> None:
         assert decision.optimal is expect.optimal
     if expect.overrides is not None:
         assert [o.task for o in decision.overrides] == expect.overrides, decision.to_dict()
+    if expect.moves is not None:
+        assert {m.task: m.node for m in decision.moves} == expect.moves, decision.to_dict()
     if expect.below_line is not None:
         noted: dict[str, list[str]] = {}
         for note in decision.below_line:

@@ -15,7 +15,7 @@ from typing import Literal
 
 from gpu_preempt.models import Job, Resources
 from gpu_preempt.models.collector import paused_collection
-from gpu_preempt.models.decision import BelowLine, Decision, Outcome, VictimTasks
+from gpu_preempt.models.decision import BelowLine, Decision, Move, Outcome, VictimTasks
 from gpu_preempt.models.quantity import add
 from gpu_preempt.solver import cpsat
 from gpu_preempt.solver.cpsat.reduced import solve_reduced
@@ -78,7 +78,8 @@ def _attempt(cluster: Cluster, job: Job, action: Action, solver: SolverName) -> 
     decision = _assemble(cluster, problem, solution, solver)
     if action == "reclaim" and decision.placed:
         decision.below_line = below_line(cluster, job, decision, planned.required)
-    decision.protected = protected_jobs(planned.candidates)
+    moved = {m.job for m in decision.moves}
+    decision.protected = [p for p in protected_jobs(planned.candidates) if p.job not in moved]
     decision.candidates = 0 if planned.candidates is None else len(planned.candidates.candidates)
     if decision.outcome == "infeasible":
         if reason is None:
@@ -158,6 +159,7 @@ def _assemble(cluster: Cluster, problem: Problem, solution: Solution, solver: So
         now_fits = _fits_now(problem, solution)
     order = {str(t.name): i for i, t in enumerate(cluster.snapshot.job(problem.job).tasks)}
     placements = dict(sorted(placements.items(), key=lambda kv: order[kv[0]]))
+    moves = named_moves(problem, solution)
     return Decision(
         job=problem.job,
         action=problem.action,
@@ -168,7 +170,20 @@ def _assemble(cluster: Cluster, problem: Problem, solution: Solution, solver: So
         objective=objective_values(problem, solution),
         solver=solver,
         priority_levels=levels,
+        moves=moves,
     )
+
+
+def named_moves(problem: Problem, solution: Solution) -> list[Move]:
+    """The moved tasks by name: in each slot, the newest after those evicted, to the destinations in node order."""
+    out = []
+    for v, victim in enumerate(problem.victims):
+        for s, slot in enumerate(victim.slots):
+            names = iter(slot.tasks[solution.evicted.get((v, s), 0) :])
+            for n in slot.moves_to:
+                for _ in range(solution.moved.get((v, s, n), 0)):
+                    out.append(Move(victim.job, next(names), problem.nodes[slot.node].name, problem.nodes[n].name))
+    return sorted(out, key=lambda m: (m.job, m.task))
 
 
 def _fits_now(problem: Problem, solution: Solution) -> bool:

@@ -30,6 +30,8 @@ def check_objective(cluster: Cluster, decision: Decision) -> list[str]:
         "tasks": sum(len(v.tasks) for v in decision.victims),
         "lost_work": lost_ms / 1000,
     }
+    if decision.moves:
+        expected["moves"] = len(decision.moves)
     if any(p not in levels for p in priorities):
         return ["objective: a victim's priority is missing from priority_levels"]
     if decision.objective != expected:

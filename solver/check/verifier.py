@@ -22,7 +22,13 @@ enforces:
 * nominations (seed 004): capacity held by every nomination the decision does
   not override; only lower-priority nominations overridden; a claim lands on
   the nominated nodes and evicts nothing;
-* requeue states (seed 003), recomputed from the formula.
+* requeue states (seed 003), recomputed from the formula;
+* moves (spec "Moves"): only in preempt and reclaim with ``config.moves`` on,
+  of running tasks of jobs the action may disturb (the reclaim line aside), to
+  another schedulable node whose free room (every promise kept) takes them; a
+  gang moves whole or not at all and is not also evicted; an elastic job keeps
+  ``min_available`` tasks (kept or moved) unless evicted whole; a protected
+  elastic job has at most its surplus evicted or moved.
 
 Quota-enforcement decisions (seed 002) are checked by :mod:`gpu_preempt.solver.check.quota_verifier`.
 """
@@ -35,7 +41,7 @@ from gpu_preempt.models import Job, Resources, format_quantity
 from gpu_preempt.models.decision import Decision
 from gpu_preempt.models.quantity import add
 from gpu_preempt.models.quota_decision import QuotaDecision
-from gpu_preempt.solver.rules.protection import protections
+from gpu_preempt.solver.rules.protection import Action, protections
 from gpu_preempt.solver.rules.reclaim_gate import reclaim_gate
 from gpu_preempt.solver.rules.reclaim_line import reclaim_line
 from gpu_preempt.solver.state.cluster import Cluster
@@ -59,6 +65,7 @@ def verify(cluster: Cluster, decision: Decision) -> list[str]:
     problems += _chunk(cluster, job, decision)
     problems += _overrides(cluster, job, decision)
     taken = _victims(cluster, job, decision, problems)
+    problems += _moves(cluster, job, decision, taken)
     placed = _placed(job, decision)
     problems += _capacity(cluster, job, decision, taken)
     problems += _quotas(cluster, job, taken, placed)
@@ -181,6 +188,56 @@ def _victims(cluster: Cluster, job: Job, decision: Decision, out: list[str]) -> 
     return taken
 
 
+def _moves(cluster: Cluster, job: Job, decision: Decision, taken: dict[str, list[str]]) -> list[str]:
+    """Spec "Moves": each move is allowed and lands on free room; the moved jobs keep their gangs."""
+    if not decision.moves:
+        return []
+    snapshot = cluster.snapshot
+    out: list[str] = []
+    if not snapshot.config.moves or decision.action not in ("preempt", "reclaim"):
+        return [f"moves: a {decision.action} decision moves nothing here (config.moves: {snapshot.config.moves})"]
+    moved: dict[str, list[str]] = {}
+    arriving: dict[str, Resources] = {}
+    for move in decision.moves:
+        other = snapshot.job(move.job)
+        spec = next((t for t in other.tasks if str(t.name) == move.task), None)
+        if spec is None or cluster.status[move.task] != "running" or cluster.node_of[move.task] != move.source:
+            out.append(f"moves: {move.task} is not a task of {move.job} running on {move.source}")
+            continue
+        if move.task in taken.get(move.job, []):
+            out.append(f"moves: {move.task} is both evicted and moved")
+        if move.node == move.source or not snapshot.node(move.node).schedulable:
+            out.append(f"moves: {move.task} cannot move from {move.source} to {move.node}")
+        moved.setdefault(move.job, []).append(move.task)
+        arriving[move.node] = add(arriving.get(move.node, {}), other.requests(spec))
+    for node, load in sorted(arriving.items()):
+        capacity, held = snapshot.node(node).resources, cluster.final_load(node)
+        for resource, amount in sorted(load.items()):
+            if amount > 0 and held.get(resource, 0) + amount > capacity.get(resource, 0):
+                out.append(f"moves: the tasks moved to {node} need {_q(resource, amount)} {resource} of free room")
+    action: Action = "reclaim" if decision.action == "reclaim" else "preempt"
+    for name, tasks in sorted(moved.items()):
+        other = snapshot.job(name)
+        running = cluster.running_count(other)
+        evicted = len(taken.get(name, []))
+        if name == job.name:
+            out.append(f"moves: {name} cannot move itself")
+        if action == "preempt" and (other.queue != job.queue or other.resolved_priority >= job.resolved_priority):
+            out.append(f"moves: {name} is not a preempt candidate of {job.name}")
+        if action == "reclaim" and other.queue == job.queue:
+            out.append(f"moves: {name} is in the reclaimer's own queue")
+        found = protections(cluster, other, job, action)
+        if any(not p.surplus_only for p in found):
+            out.append(f"moves: {name} is protected ({found[0].describe()})")
+        elif found and len(tasks) + evicted > max(0, running - other.gang_minimum):
+            out.append(f"moves: {name} is protected; only its surplus may be evicted or moved")
+        if running <= other.gang_minimum and (len(tasks) != running or evicted):
+            out.append(f"moves: the gang {name} moves all its {running} tasks or none, and is not also evicted")
+        if evicted == running and tasks:
+            out.append(f"moves: {name} is evicted whole yet has tasks moved")
+    return out
+
+
 def _capacity(cluster: Cluster, job: Job, decision: Decision, taken: dict[str, list[str]]) -> list[str]:
     snapshot = cluster.snapshot
     final: dict[str, Resources] = {n.name: dict(cluster.final_load(n.name)) for n in snapshot.nodes}
@@ -191,6 +248,12 @@ def _capacity(cluster: Cluster, job: Job, decision: Decision, taken: dict[str, l
         for task in tasks:
             host = str(cluster.node_of[task])
             final[host] = add(final[host], victim.requests(by_name[task]), times=-1)
+    for move in decision.moves:  # a moved task leaves its node (once its old pod is gone) for its new one
+        other = snapshot.job(move.job)
+        spec = next((t for t in other.tasks if str(t.name) == move.task), None)
+        if spec is not None and cluster.node_of.get(move.task) == move.source:
+            final[move.source] = add(final[move.source], other.requests(spec), times=-1)
+            final[move.node] = add(final[move.node], other.requests(spec))
     for override in decision.overrides:  # a nomination given way (checked in _overrides) no longer holds its node
         other = snapshot.job(override.job)
         spec = next((t for t in other.tasks if str(t.name) == override.task), None)

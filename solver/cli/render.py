@@ -93,18 +93,21 @@ def print_decision(cluster: Cluster, d: Decision) -> None:
         out.print(f"  reason: {d.reason}", markup=False)
     if d.victims:
         _print_victims(cluster, d, "why it may go", lambda job, v: why_victim(cluster, d, job), ", ".join)
+    for m in d.moves:
+        out.print(f"  moved: {m.task} ({m.job}) from {m.source} to {m.node}, pipelined there", markup=False)
     if d.placements:
         nodes: dict[str, list[str]] = {}
         for task, node in d.placements.items():
             nodes.setdefault(node, []).append(task)
         placed = "; ".join(f"{node}: {', '.join(tasks)}" for node, tasks in nodes.items())
         out.print(f"  placements: {placed}", markup=False)
-    if d.placed and d.victims:
+    if d.placed and (d.victims or d.moves):
         obj = d.objective
         levels = ", ".join(f"{n} at priority {p}" for p, n in zip(d.priority_levels, obj["priority"], strict=True) if n)
+        moved = f", {obj['moves']} task(s) moved" if obj.get("moves") else ""
         out.print(
-            f"  objective: {obj['jobs']} job(s) ({levels}), {obj['tasks']} task(s), "
-            f"{obj['lost_work']:g} GPU-seconds lost",
+            f"  objective: {obj['jobs']} job(s){f' ({levels})' if levels else ''}, {obj['tasks']} task(s), "
+            f"{obj['lost_work']:g} GPU-seconds lost{moved}",
             markup=False,
         )
     for b in d.below_line:

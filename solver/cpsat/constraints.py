@@ -20,6 +20,7 @@ FAMILIES = ("limits", "guarantee", "saturation")
 
 def add_all(vars: Variables, skip: Collection[str] = ()) -> None:
     victim_choices(vars)
+    moves(vars)
     capacity(vars)
     gang(vars)
     if "limits" not in skip:
@@ -55,30 +56,68 @@ def victim_choices(vars: Variables) -> None:
         model.add(indicator <= cp_model.LinearExpr.sum([*peels, *([whole] if whole is not None else [])]))
 
 
+def moves(vars: Variables) -> None:
+    """Spec "Moves": a gang moves all its tasks or none, and is not evicted as well; an elastic job's tasks move
+    one by one, none of a slot both evicted and moved past its count, none when the job is evicted whole; no
+    more than ``disturb`` tasks in all are evicted or moved (a protected elastic job: its surplus)."""
+    model, problem = vars.model, vars.problem
+    for v, victim in enumerate(problem.victims):
+        if victim.move == "none":
+            continue
+        whole, together = vars.whole.get(v), vars.move_whole.get(v)
+        for s, slot in enumerate(victim.slots):
+            out = vars.moved_out(v, s)
+            if victim.move == "whole":
+                model.add(out == (slot.count * together if together is not None else 0))
+            else:
+                model.add(vars.evicted(v, s) + out <= slot.count)
+        if whole is not None and together is not None:
+            model.add(whole + together <= 1)
+        if victim.disturb is not None:
+            disturbed = [vars.evicted(v, s) + vars.moved_out(v, s) for s in range(len(victim.slots))]
+            model.add(cp_model.LinearExpr.sum(disturbed) <= victim.disturb)
+
+
 def capacity(vars: Variables) -> None:
-    """Per node and requested resource: placed <= room (free + releasing) + what the victims there free."""
+    """Per node and resource: placed + moved in <= room (free + releasing) + what victims there free (evicted or
+    moved out); and a task moved in uses only free room (every promise kept; spec "Moves")."""
     problem = vars.problem
-    nodes = sorted({n for (_, n) in vars.place})
-    for n in nodes:
+    moved_in: dict[int, list[tuple[cp_model.IntVar, dict[str, int]]]] = {}
+    moved_out: dict[int, list[tuple[cp_model.IntVar, dict[str, int]]]] = {}
+    for (v, s, n), var in vars.move.items():
+        slot = problem.victims[v].slots[s]
+        moved_in.setdefault(n, []).append((var, slot.requests))
+        moved_out.setdefault(slot.node, []).append((var, slot.requests))
+    placing = {n for (_, n) in vars.place}
+    for n in sorted(placing | set(moved_in)):
         on_node = [
             (v, s) for v, victim in enumerate(problem.victims) for s, slot in enumerate(victim.slots) if slot.node == n
         ]
-        for resource in problem.resources:
+        resources = set(problem.resources) if n in placing else set()
+        resources |= {r for _, requests in moved_in.get(n, []) for r, a in requests.items() if a > 0}
+        for resource in sorted(resources):
             unit = vars.scale.get(resource, 1)
             placed = [
                 var * (problem.chunk[t].requests.get(resource, 0) // unit)
                 for (t, m), var in vars.place.items()
                 if m == n and problem.chunk[t].requests.get(resource, 0)
             ]
-            if not placed:
+            arriving = [var * (req[resource] // unit) for var, req in moved_in.get(n, []) if req.get(resource, 0)]
+            if not placed and not arriving:
                 continue
             freed = [
                 vars.evicted(v, s) * (problem.victims[v].slots[s].requests.get(resource, 0) // unit)
                 for v, s in on_node
                 if problem.victims[v].slots[s].requests.get(resource, 0)
             ]
+            leaving = [var * (req[resource] // unit) for var, req in moved_out.get(n, []) if req.get(resource, 0)]
             room = problem.nodes[n].room.get(resource, 0) // unit
-            vars.model.add(cp_model.LinearExpr.sum(placed) <= room + cp_model.LinearExpr.sum(freed))
+            vars.model.add(
+                cp_model.LinearExpr.sum([*placed, *arriving]) <= room + cp_model.LinearExpr.sum([*freed, *leaving])
+            )
+            if arriving:
+                free = problem.nodes[n].free_room().get(resource, 0) // unit
+                vars.model.add(cp_model.LinearExpr.sum(arriving) <= free)
 
 
 def gang(vars: Variables) -> None:

@@ -9,9 +9,10 @@ per row, then ``config.objective``:
   of victim jobs at that level (never evict a higher-priority job where lower
   ones suffice);
 * ``jobs``: victim jobs; ``tasks``: evicted tasks;
-* ``lost_work``: evicted tasks' GPUs times ``now - started_at`` (milliseconds).
+* ``lost_work``: evicted tasks' GPUs times ``now - started_at`` (milliseconds);
 
-Stages whose expression is constant (no victims) are dropped.
+then, below any eviction, the fewest moved tasks (spec "Moves"). Stages whose
+expression is constant (no victims) are dropped.
 """
 
 from __future__ import annotations
@@ -60,4 +61,6 @@ def stages(vars: Variables) -> list[Stage]:
             terms = [vars.evicted(v, s) * w for v, s, w in weighted if w > 0]
             if terms:
                 out.append(Stage("lost_work", cp_model.LinearExpr.sum(terms), "min"))
+    if vars.move:
+        out.append(Stage("moves", vars.moved(), "min"))
     return out

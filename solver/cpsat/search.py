@@ -12,8 +12,9 @@
    variable at a time, so the answer is a function of the input alone, whatever
    the number of workers: victims are kept in ``problem.keep_order``; a victim
    loses its surplus rather than everything when both are optimal; peels take
-   the newest tasks first; placements fill types and nodes in order, as much as
-   possible (lexicographically largest).
+   the newest tasks first; the jobs moved are the least worth keeping, their
+   tasks going to the earliest nodes (spec "Moves"); placements fill types and
+   nodes in order, as much as possible (lexicographically largest).
 """
 
 from __future__ import annotations
@@ -203,7 +204,25 @@ def _canonical(runner: _Runner, current: Solution) -> Solution:
         for s in sorted(range(len(victim.slots)), key=lambda s: victim.slots[s].tasks[0], reverse=True):
             taken = current.evicted.get((v, s), 0)
             current = _settle(runner, current, vars.evicted(v, s), "max", taken, victim.slots[s].count)
-    # 3. placements: per-type totals (when some tasks are optional), then fill nodes in order
+    # 3. moves: spare the jobs most worth keeping, move the newest tasks, to the earliest nodes
+    movers = {v for v, _, _ in vars.move}
+    movable = [v for v in problem.keep_order if v in movers]
+    for v in movable:
+        slots = range(len(problem.victims[v].slots))
+        expr = cp_model.LinearExpr.sum([vars.moved_out(v, s) for s in slots])
+        current = _settle(runner, current, expr, "min", sum(current.moved_of(v, s) for s in slots), 0)
+    for v in movable:
+        victim = problem.victims[v]
+        for s in sorted(range(len(victim.slots)), key=lambda s: victim.slots[s].tasks[0], reverse=True):
+            most = victim.slots[s].count - current.evicted.get((v, s), 0)
+            current = _settle(runner, current, vars.moved_out(v, s), "max", current.moved_of(v, s), most)
+            left = current.moved_of(v, s)
+            for n in victim.slots[s].moves_to:
+                if (v, s, n) in vars.move:
+                    taken = current.moved.get((v, s, n), 0)
+                    current = _settle(runner, current, vars.move[v, s, n], "max", taken, left)
+                    left -= current.moved.get((v, s, n), 0)
+    # 4. placements: per-type totals (when some tasks are optional), then fill nodes in order
     for t, chunk in enumerate(problem.chunk):
         if chunk.optional:
             on_type = [var for (u, _), var in vars.place.items() if u == t]
@@ -252,6 +271,11 @@ def _fill_in_order(problem: Problem, current: Solution) -> dict[tuple[int, int],
         slot = problem.victims[v].slots[s]
         for r, a in slot.requests.items():
             room[slot.node][r] = room[slot.node].get(r, 0) + a * count
+    for (v, s, n), count in current.moved.items():
+        slot = problem.victims[v].slots[s]
+        for r, a in slot.requests.items():
+            room[slot.node][r] = room[slot.node].get(r, 0) + a * count
+            room[n][r] = room[n].get(r, 0) - a * count
     placed: dict[tuple[int, int], int] = {}
     for t, chunk in enumerate(problem.chunk):
         left = sum(n for (u, _), n in current.placed.items() if u == t)

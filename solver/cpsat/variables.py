@@ -3,7 +3,9 @@
 * ``place[t, n]``: tasks of chunk type ``t`` placed on node ``n``;
 * ``whole[v]``: victim ``v`` loses all its running tasks;
 * ``peel[v, s]``: tasks of slot ``s`` of an elastic victim ``v`` evicted one by one;
-* ``victim[v]``: ``v`` loses at least one task.
+* ``victim[v]``: ``v`` loses at least one task;
+* ``move[v, s, n]``: tasks of slot ``s`` of ``v`` moved to node ``n`` (spec "Moves"), and ``move_whole[v]``: a
+  gang ``v`` moves, every task.
 
 The tasks evicted from a slot are ``count * whole + peel``.
 """
@@ -59,6 +61,8 @@ class Variables:
     victim: dict[int, cp_model.IntVar] = field(default_factory=dict)
     excess: list[cp_model.IntVar] = field(default_factory=list)
     """Per ``problem.excess`` row, how far the row is broken (in units of its resource's scale)."""
+    move: dict[tuple[int, int, int], cp_model.IntVar] = field(default_factory=dict)
+    move_whole: dict[int, cp_model.IntVar] = field(default_factory=dict)
 
     @classmethod
     def build(cls, model: cp_model.CpModel, problem: Problem) -> Variables:
@@ -76,6 +80,12 @@ class Variables:
                 for s, slot in enumerate(victim.slots):
                     self.peel[v, s] = model.new_int_var(0, min(slot.count, victim.surplus), f"peel_{v}_{s}")
             self.victim[v] = model.new_bool_var(f"victim_{v}")
+            if victim.move == "whole" and all(slot.moves_to for slot in victim.slots):
+                self.move_whole[v] = model.new_bool_var(f"move_whole_{v}")
+            if victim.move != "none":
+                for s, slot in enumerate(victim.slots):
+                    for n in slot.moves_to:
+                        self.move[v, s, n] = model.new_int_var(0, slot.count, f"move_{v}_{s}_{n}")
         return self
 
     def _fit_bound(self, t: int, n: int) -> int:
@@ -112,6 +122,13 @@ class Variables:
                     terms.append(self.evicted(v, s) * (amount // unit))
         return cp_model.LinearExpr.sum(terms) if terms else 0
 
+    def moved_out(self, v: int, s: int) -> LinearExpr:
+        terms = [var for (u, k, _), var in self.move.items() if (u, k) == (v, s)]
+        return cp_model.LinearExpr.sum(terms) if terms else 0
+
+    def moved(self) -> LinearExpr:
+        return cp_model.LinearExpr.sum(list(self.move.values())) if self.move else 0
+
     def placed_total(self, resource: str) -> LinearExpr:
         unit = self.scale.get(resource, 1)
         terms = [
@@ -146,6 +163,11 @@ class Variables:
                 if (v, s) in self.peel:
                     self.model.add_hint(self.peel[v, s], 0 if whole else taken[s])
             self.model.add_hint(self.victim[v], int(total > 0))
+            if v in self.move_whole:
+                moved = sum(solution.moved_of(v, s) for s in range(len(victim.slots)))
+                self.model.add_hint(self.move_whole[v], int(moved == victim.running))
+        for destination, var in self.move.items():
+            self.model.add_hint(var, solution.moved.get(destination, 0))
 
     def read(self, solver: cp_model.CpSolver, status: str) -> Solution:
         placed = {key: int(solver.value(var)) for key, var in self.place.items() if solver.value(var)}
@@ -155,4 +177,5 @@ class Variables:
                 count = int(solver.value(self.evicted(v, s)))
                 if count:
                     evicted[v, s] = count
-        return Solution(status, evicted=evicted, placed=placed)  # type: ignore[arg-type]
+        moved = {key: int(solver.value(var)) for key, var in self.move.items() if solver.value(var)}
+        return Solution(status, evicted=evicted, placed=placed, moved=moved)  # type: ignore[arg-type]

@@ -54,6 +54,7 @@ class Plan:
     skip: str | None = None
     _problem: Problem | None = field(default=None, init=False, repr=False)
     _levels: tuple[int, ...] | None = field(default=None, init=False, repr=False)
+    _moves: bool | None = field(default=None, init=False, repr=False)
 
     @property
     def problem(self) -> Problem | None:
@@ -66,8 +67,14 @@ class Plan:
 
     @property
     def moves_possible(self) -> bool:
-        """Whether some candidate's task could be moved to free room on another node (spec "Moves")."""
-        return False
+        """Whether some candidate's task could be moved to free room on another node (spec "Moves").
+
+        Exact and cheap: a move needs a schedulable node other than the task's own whose free room (every
+        promise kept) takes the task; when no candidate task has one, no answer moves anything.
+        """
+        if self._moves is None:
+            self._moves = _moves_possible(self)
+        return self._moves
 
     @property
     def levels(self) -> tuple[int, ...]:
@@ -81,11 +88,19 @@ class Plan:
     def build(self, chosen: list[Candidate] | None = None, only_nodes: set[str] | None = None) -> Problem:
         """The problem over ``chosen`` candidates (default: all) and ``only_nodes`` (default: every useful node)."""
         cluster, job, action = self.cluster, self.job, self.action
+        moves = self.moves_possible
+        movable: list[Candidate] = []
         if chosen is None:
             chosen = [] if self.candidates is None else self.candidates.candidates
-        victims_jobs = [cluster.snapshot.job(c.job) for c in chosen]
+            if moves and self.candidates is not None:
+                movable = self.candidates.movable
+        victims_jobs = [cluster.snapshot.job(c.job) for c in (*chosen, *movable)]
         nodes, index = _nodes(cluster, job, self.chunk, victims_jobs, only_nodes)
-        victims = tuple(_victim(cluster, j, c, index) for j, c in zip(victims_jobs, chosen, strict=True))
+        where = nodes if moves else ()
+        victims = tuple(
+            _victim(cluster, j, c, index, where, evictable=k < len(chosen))
+            for k, (j, c) in enumerate(zip(victims_jobs, (*chosen, *movable), strict=True))
+        )
         config = cluster.snapshot.config
         required = self.required
         return Problem(
@@ -178,19 +193,33 @@ def _nodes(
         if node.name not in hosting and (not node.schedulable or (only is not None and node.name not in only)):
             continue
         final, current = cluster.room_load(node.name, job.resolved_priority), cluster.current_load(node.name)
-        names = set(node.resources) | set(final) | {r for t, _ in chunk for r in job.requests(t)}
+        promised = cluster.final_load(node.name)
+        names = set(node.resources) | set(final) | set(promised) | {r for t, _ in chunk for r in job.requests(t)}
+        room = {r: node.resources.get(r, 0) - final.get(r, 0) for r in sorted(names)}
+        free = {r: node.resources.get(r, 0) - promised.get(r, 0) for r in sorted(names)}
         rooms.append(
             NodeRoom(
                 name=node.name,
-                room={r: node.resources.get(r, 0) - final.get(r, 0) for r in sorted(names)},
+                room=room,
                 now_room={r: node.resources.get(r, 0) - current.get(r, 0) for r in sorted(names)},
                 schedulable=node.schedulable,
+                free=None if free == room else free,
             )
         )
     return tuple(rooms), {room.name: i for i, room in enumerate(rooms)}
 
 
-def _victim(cluster: Cluster, job: Job, candidate: Candidate, index: dict[str, int]) -> Victim:
+def _victim(
+    cluster: Cluster,
+    job: Job,
+    candidate: Candidate,
+    index: dict[str, int],
+    nodes: tuple[NodeRoom, ...],
+    *,
+    evictable: bool = True,
+) -> Victim:
+    """``job`` as a victim; with ``nodes``, where each of its tasks could be moved (spec "Moves"). A job that is
+    not ``evictable`` (only the reclaim line keeps it out of reach) may only be moved."""
     running = cluster.tasks(job, "running")
     slots: dict[tuple[int, tuple[tuple[str, int], ...]], list[str]] = {}
     for task in reversed(running):  # evict-first order: newest task first (KAI's reverse task order)
@@ -198,16 +227,55 @@ def _victim(cluster: Cluster, job: Job, candidate: Candidate, index: dict[str, i
         key = (node, tuple(sorted(job.requests(task).items())))
         slots.setdefault(key, []).append(str(task.name))
     elapsed = 0 if job.started_at is None else max(0, round((cluster.now - job.started_at) * 1000))
+    gang = len(running) <= job.gang_minimum
     return Victim(
         job=job.name,
         queue=job.queue,
         priority=job.resolved_priority,
-        whole_job=candidate.whole_job,
-        surplus=candidate.surplus,
-        slots=tuple(Slot(node, dict(req), tuple(tasks)) for (node, req), tasks in sorted(slots.items())),
+        whole_job=candidate.whole_job and evictable,
+        surplus=candidate.surplus if evictable else 0,
+        slots=tuple(
+            Slot(node, dict(req), tuple(tasks), _destinations(nodes, node, dict(req)))
+            for (node, req), tasks in sorted(slots.items())
+        ),
         elapsed_ms=elapsed,
         whole_chunk=whole_chunk(job, running),
+        move="none" if not nodes else "whole" if gang else "tasks",
+        minimum=job.gang_minimum,
+        disturb=candidate.surplus if candidate.restrictions else None,
     )
+
+
+def _destinations(nodes: tuple[NodeRoom, ...], home: int, requests: Resources) -> tuple[int, ...]:
+    """Nodes other than ``home`` whose free room takes one task of ``requests``."""
+    return tuple(
+        n
+        for n, room in enumerate(nodes)
+        if n != home and room.schedulable and all(a <= room.free_room().get(r, 0) for r, a in requests.items() if a > 0)
+    )
+
+
+def _moves_possible(plan: Plan) -> bool:
+    cluster = plan.cluster
+    if plan.candidates is None or not cluster.snapshot.config.moves or plan.action not in ("reclaim", "preempt"):
+        return False
+    free = {}
+    for node in cluster.snapshot.nodes:
+        if node.schedulable:
+            load = cluster.final_load(node.name)
+            free[node.name] = {r: node.resources.get(r, 0) - load.get(r, 0) for r in node.resources}
+    seen: set[tuple[str | None, tuple[tuple[str, int], ...]]] = set()
+    for candidate in [*plan.candidates.candidates, *plan.candidates.movable]:
+        job = cluster.snapshot.job(candidate.job)
+        for task in cluster.tasks(job, "running"):
+            home = cluster.node_of[str(task.name)]
+            shape = tuple(sorted((r, a) for r, a in job.requests(task).items() if a > 0))
+            if (home, shape) in seen:
+                continue
+            seen.add((home, shape))
+            if any(name != home and all(a <= room.get(r, 0) for r, a in shape) for name, room in free.items()):
+                return True
+    return False
 
 
 def whole_chunk(job: Job, running: list[Task]) -> Resources:

@@ -42,6 +42,12 @@ class NodeRoom:
     room: Resources
     now_room: Resources
     schedulable: bool = True
+    free: Resources | None = None
+    """Room with every promise kept (allocatable minus the final load): what a moved task may use (spec "Moves");
+    ``None``: the same as ``room``."""
+
+    def free_room(self) -> Resources:
+        return self.room if self.free is None else self.free
 
 
 @dataclass(frozen=True)
@@ -63,20 +69,34 @@ class ChunkType:
 
 @dataclass(frozen=True)
 class Slot:
-    """Running tasks of one victim job with the same requests on one node (evict-first order)."""
+    """Running tasks of one victim job with the same requests on one node (evict-first order).
+
+    ``moves_to``: other nodes whose free room could take one of these tasks, were it moved (spec "Moves").
+    """
 
     node: int
     requests: Resources
     tasks: tuple[str, ...]
+    moves_to: tuple[int, ...] = ()
 
     @property
     def count(self) -> int:
         return len(self.tasks)
 
 
+MoveMode = Literal["none", "tasks", "whole"]
+"""How a victim's tasks may move: not at all, one by one (an elastic job), or all together (a gang)."""
+
+
 @dataclass(frozen=True)
 class Victim:
-    """A candidate victim job: it loses all its running tasks (``whole_job``) or up to ``surplus`` of them."""
+    """A candidate victim job: it loses all its running tasks (``whole_job``) or up to ``surplus`` of them.
+
+    Its tasks may also be moved (``move``): a gang all together, an elastic job's tasks one by one as long as
+    it keeps ``minimum`` tasks (kept or moved) or loses them all; no more than ``disturb`` tasks in all may be
+    evicted or moved (a protected elastic job: its surplus). A job only the reclaim line keeps out of reach
+    may be moved and not evicted (``whole_job`` false, ``surplus`` 0).
+    """
 
     job: str
     queue: str
@@ -89,6 +109,10 @@ class Victim:
     whole_chunk: Resources = field(default_factory=dict)
     """Per resource, the largest chunk of the job evicted whole: its core (``min_available`` tasks) or one surplus
     task (the reclaim line's ``last_chunk`` reading; spec "Reclaim")."""
+    move: MoveMode = "none"
+    minimum: int = 0
+    disturb: int | None = None
+    """Most tasks evicted or moved together (``None``: no bound beyond the rules above)."""
 
     @property
     def running(self) -> int:
@@ -223,6 +247,8 @@ class Solution:
     placed: dict[tuple[int, int], int] = field(default_factory=dict)
     reason: str = ""
     stages: list[str] = field(default_factory=list)
+    moved: dict[tuple[int, int, int], int] = field(default_factory=dict)
+    """Tasks of (victim, slot) moved to node ``n``: ``(v, s, n) -> count`` (spec "Moves")."""
 
     @property
     def feasible(self) -> bool:
@@ -236,6 +262,12 @@ class Solution:
 
     def placed_count(self) -> int:
         return sum(self.placed.values())
+
+    def moved_of(self, victim: int, slot: int) -> int:
+        return sum(n for (v, s, _), n in self.moved.items() if (v, s) == (victim, slot))
+
+    def moves(self) -> int:
+        return sum(self.moved.values())
 
 
 def gpus_of(requests: Resources) -> int:
@@ -260,12 +292,15 @@ def objective_values(problem: Problem, solution: Solution) -> dict[str, object]:
     """
     victims = solution.victims()
     per_level = [sum(1 for v in victims if problem.victims[v].priority == p) for p in problem.priority_levels]
-    return {
+    out: dict[str, object] = {
         "priority": per_level,
         "jobs": len(victims),
         "tasks": sum(solution.evicted.values()),
         "lost_work": lost_work_ms(problem, solution) / 1000,
     }
+    if solution.moved:
+        out["moves"] = solution.moves()
+    return out
 
 
 def freed(problem: Problem, solution: Solution, victims: tuple[int, ...], resource: str) -> int:

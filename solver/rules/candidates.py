@@ -15,7 +15,9 @@ Spec "Rules"; KAI ``buildFilterFuncForPreempt`` and the reclaim victim filters
   smallest evictable part would take ``vq`` below ``min(held, line)``.
 
 A protected elastic job remains a candidate for its surplus only (the tasks it
-runs above ``min_available``). Toleration (seed 001) is a victim-side policy and
+runs above ``min_available``). A job only the reclaim line keeps out of reach is
+*movable*: it may be moved to free room elsewhere (spec "Moves": a move does
+not count against the line), not evicted. Toleration (seed 001) is a victim-side policy and
 applies to both actions. Every decision comes with a reason a person can read:
 these feed the explanations of decisions.
 """
@@ -66,6 +68,8 @@ class CandidateSet:
     preemptor: str
     candidates: list[Candidate] = field(default_factory=list)
     excluded: list[Excluded] = field(default_factory=list)
+    movable: list[Candidate] = field(default_factory=list)
+    """Jobs only the reclaim line excludes: they may be moved, not evicted (spec "Moves")."""
 
     def candidate(self, job: str) -> Candidate | None:
         return {c.job: c for c in self.candidates}.get(job)
@@ -117,7 +121,7 @@ def reclaim_candidates(cluster: Cluster, reclaimer: Job, chunk: Resources) -> Ca
                 closed[vq] = _at_or_below(cluster, vq, line)
             blocked = closed[vq]
         if blocked is not None:
-            result.candidates.pop()
+            result.movable.append(result.candidates.pop())
             result.excluded.append(Excluded(job.name, "guarantee", blocked))
     return result
 

@@ -15,7 +15,9 @@ Two loads are kept per node:
   resources in the final load; this is how pipelined tasks may use releasing
   capacity, and how two decisions never promise the same capacity.
 * the *current* load, ``running + allocated + releasing``: what the node holds
-  now. A placement that also fits here starts at once (``allocated``).
+  now. A placement that also fits here starts at once (``allocated``). A task
+  moved to another node (a running task that becomes pipelined elsewhere, spec
+  "Moves") still holds its old node now, until its old pod is gone.
 
 Queue usage counts ``running``, ``allocated``, ``pipelined`` and ``nominated`` tasks. Fair
 shares are computed once, from the snapshot, and stay fixed for the session (as
@@ -122,6 +124,7 @@ class Cluster:
         self._nominated = nominated
         self._final: dict[str, Resources] = final
         self._current: dict[str, Resources] = current
+        self._leaving: dict[str, Resources] = {}
         self.usage = roll_up(leaf, self.tree)
 
     @classmethod
@@ -143,7 +146,7 @@ class Cluster:
         """
         new = copy.copy(self)
         new.status, new.node_of = dict(self.status), dict(self.node_of)
-        new._final, new._current = dict(self._final), dict(self._current)
+        new._final, new._current, new._leaving = dict(self._final), dict(self._current), dict(self._leaving)
         new._running, new.usage = dict(self._running), dict(self.usage)
         new._running_on = dict(self._running_on)
         new._nominated = dict(self._nominated)
@@ -159,6 +162,9 @@ class Cluster:
             requests = job.requests(spec)
             new._move(new._final, FINAL, touched_nodes, "final", requests, before, where, after, there)
             new._move(new._current, CURRENT, touched_nodes, "current", requests, before, where, after, there)
+            if before == "running" and after in PROMISED and where is not None and there != where:
+                new._leaving[where] = dict(new._leaving.get(where, {}))  # moved: the old pod is still there now
+                _shift(new._leaving[where], requests, 1)
             new._running[job.name] += (after == "running") - (before == "running")
             if "running" in (before, after):
                 moved_jobs.add(job.name)
@@ -289,8 +295,13 @@ class Cluster:
         return load
 
     def current_load(self, node: str) -> Resources:
-        """What ``node`` holds now (running + allocated + releasing)."""
-        return self._current.get(node, {})
+        """What ``node`` holds now (running + allocated + releasing, and the old pods of tasks moved away)."""
+        load = self._current.get(node, {})
+        leaving = self._leaving.get(node)
+        if leaving:
+            load = dict(load)
+            _shift(load, leaving, 1)
+        return load
 
 
 def _shift(target: dict[str, int], requests: Resources, sign: int) -> None:

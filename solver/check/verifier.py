@@ -23,6 +23,7 @@ enforces:
   not override; only lower-priority nominations overridden; a claim lands on
   the nominated nodes and evicts nothing;
 * requeue states (seed 003), recomputed from the formula;
+* ``preemption_policy: Never``: such a job evicts and moves nothing;
 * moves (spec "Moves"): only in preempt and reclaim with ``config.moves`` on,
   of running tasks of jobs the action may disturb (the reclaim line aside), to
   another schedulable node whose free room (every promise kept) takes them; a
@@ -62,6 +63,8 @@ def verify(cluster: Cluster, decision: Decision) -> list[str]:
     if decision.placements and set(decision.placements) <= set(nominated):
         return _claim(cluster, job, decision, nominated) + _requeue(cluster, decision)
     problems: list[str] = []
+    if not job.may_evict and (decision.victims or decision.moves):
+        problems.append(f"preemption policy: {job.name}'s priority class says Never, yet the decision evicts or moves")
     problems += _chunk(cluster, job, decision)
     problems += _overrides(cluster, job, decision)
     taken = _victims(cluster, job, decision, problems)

@@ -125,6 +125,9 @@ class Plan:
 
 def plan(cluster: Cluster, job: Job, action: Action) -> Plan:
     """The chunk of ``job`` to place by ``action`` and its candidates, or why the job is skipped."""
+    if action != "allocate" and not job.may_evict:
+        never = f"priority class {job.priority_class} has preemption_policy Never: it is placed only on free capacity"
+        return Plan(cluster, job, action, skip=never)
     chunk, skip = _chunk(cluster, job, action)
     if skip is not None:
         return Plan(cluster, job, action, skip=skip)

@@ -195,6 +195,25 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
     ),
     ("priority not a number", lambda d: job(d).update(priority="high"), "jobs[0].priority", "valid integer"),
     (
+        "unknown preemption policy",
+        lambda d: d["priority_classes"][0].update(preemption_policy="Sometimes"),
+        "priority_classes[0].preemption_policy",
+        "'PreemptLowerPriority' or 'Never'",
+    ),
+    (
+        "weight map with a negative weight",
+        lambda d: queue(d, "a").update(over_quota_weight={"gpu": -2}),
+        "queues[1].over_quota_weight.gpu",
+        "greater than or equal to 0",
+    ),
+    (
+        "unknown reclaim line",
+        lambda d: d.update(config={"reclaim_guarantee": "soft"}),
+        "config.reclaim_guarantee",
+        "'last_chunk' or 'strict'",
+    ),
+    ("quota_miss word", lambda d: d.update(config={"quota_miss": "always"}), "config.quota_miss", "best_effort"),
+    (
         "bad toleration annotation",
         lambda d: d["priority_classes"][0].update(
             annotations={"preemption-toleration.scheduling.x-k8s.io/minimum-preemptable-priority": "lots"}

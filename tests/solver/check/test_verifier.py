@@ -84,3 +84,10 @@ def test_the_verifier_refuses_a_queue_at_its_line_under_last_chunk():
     forged.placements["a-job-0"] = "n0"
     problems = verify(Cluster.of(snapshot), forged)
     assert any(p.startswith("guarantee: queue b is at or below its line in every resource") for p in problems)
+
+
+def test_the_verifier_refuses_evictions_by_a_never_preempting_class():
+    snapshot = load_snapshot(FIXTURES / "preemption-policy-never.yaml")
+    forged = Decision("urgent", "preempt", "pipelined", [VictimTasks("low", ("low-0",), True)], {"urgent-0": "n0"})
+    problems = verify(Cluster.of(snapshot), forged)
+    assert "preemption policy: urgent's priority class says Never, yet the decision evicts or moves" in problems

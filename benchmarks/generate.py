@@ -1,10 +1,10 @@
 """A generator of realistic GPU clusters for the benchmarks (deterministic for a given seed).
 
 Shape: ``nodes`` 8-GPU nodes (96 CPUs, 1Ti) grouped in racks; a two-level queue tree (departments of teams)
-whose deserved quotas add up to the cluster; priority classes train (50), build (100, non-preemptible),
-inference (125) and a toleration class; running jobs of 1, 2, 4 and 8 GPUs, multi-node gangs of 8-GPU tasks and
-elastic jobs, started over the last hours (some inside their min-runtime), filling about 97% of the GPUs; and
-pending jobs from 1 GPU to 64-GPU gangs.
+whose deserved GPU quotas add up to the cluster (CPU and memory unlimited, as in KAI's default queues);
+priority classes train (50), build (100, non-preemptible), inference (125) and a toleration class; running jobs
+of 1, 2, 4 and 8 GPUs, multi-node gangs of 8-GPU tasks and elastic jobs, started over the last hours (some
+inside their min-runtime), filling about 97% of the GPUs; and pending jobs from 1 GPU to 64-GPU gangs.
 
 ``python benchmarks/generate.py NODES [--seed S] [--pending N] > snapshot.json``
 """
@@ -19,6 +19,8 @@ from typing import Any
 
 NOW = 1_767_268_800  # 2026-01-01T12:00:00Z
 GPUS = 8
+UNLIMITED = {"cpu": "unlimited", "memory": "unlimited"}
+"""CPU and memory quotas of every queue, as KAI's default queues declare them (quota -1): GPUs are what is shared."""
 
 
 def generate(nodes: int, *, seed: int = 0, pending: int = 1, fill: float = 1.0) -> dict[str, Any]:
@@ -31,10 +33,10 @@ def generate(nodes: int, *, seed: int = 0, pending: int = 1, fill: float = 1.0) 
     for d in range(departments):
         dept = f"dept-{d}"
         quota = int(total * 0.9) // departments
-        queues.append({"name": dept, "deserved": {"gpu": quota}, "reclaim_min_runtime": "10m"})
+        queues.append({"name": dept, "deserved": {"gpu": quota, **UNLIMITED}, "reclaim_min_runtime": "10m"})
         for t in range(teams):
             team = f"{dept}-team-{t}"
-            queues.append({"name": team, "parent": dept, "deserved": {"gpu": quota // teams}})
+            queues.append({"name": team, "parent": dept, "deserved": {"gpu": quota // teams, **UNLIMITED}})
             leaves.append(team)
     # the last team of dept-0 is the reclaimer: it runs nothing, so its pending work may reclaim
     idle_team = leaves[teams - 1]

@@ -11,12 +11,11 @@ decision is applied to the session before the next one is made (victims become
 ``releasing``, placed tasks ``allocated`` or ``pipelined``), so two decisions
 never promise the same capacity.
 
-Order of pending jobs (spec "Commands and output"): queues by fair-share need,
-then job priority, then age. Need is compared top-down along the queue path:
-at each level, the queue holding the smaller part of its fair share (its most
-used resource among those the job requests) comes first. Then higher priority,
-earlier queue-order time (``created_at``, or the last eviction of a requeued
-job under ``config.requeue.timestamp: eviction``, seed 003), and the name.
+Order of pending jobs (spec "Commands and output"): KAI's job order
+(:mod:`gpu_preempt.solver.rules.job_order`): at every level of the queue tree,
+the queue judged best by its best placeable pending job (starved queues first,
+then the lowest share with the job added), then within the leaf priority and
+age; re-judged after every decision.
 
 Only tasks that were running when the cycle started can be victims: work placed
 by this cycle is not evicted by the same cycle. Pipelined tasks are promises
@@ -29,13 +28,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 
 from gpu_preempt.models import Job, RequeueState, Snapshot
 from gpu_preempt.models.decision import Decision, requeue_dict
 from gpu_preempt.solver.problem.data import Action
-from gpu_preempt.solver.rules.requeue import queue_order_time
+from gpu_preempt.solver.rules.job_order import next_job
 from gpu_preempt.solver.state.cluster import Cluster
 
 from .job_solver import SolverName, attempt
@@ -104,7 +102,7 @@ def run_cycle(
             waiting = [j for j in pending if j.name not in attempted and cluster.count(j, *wanted)]
             if not waiting:
                 break
-            job = min(waiting, key=lambda j: order_key(cluster, j))
+            job = next_job(cluster, waiting, action)
             attempted.add(job.name)
             decision = attempt(cluster, job, action, solver=solver)  # type: ignore[arg-type]
             result.decisions.append(decision)
@@ -134,23 +132,3 @@ def final_decision(tried: list[Decision]) -> Decision:
     if not decision.placed:
         decision = next((d for d in reversed(tried) if d.outcome != "skipped"), decision)
     return decision
-
-
-def order_key(cluster: Cluster, job: Job) -> tuple[Any, ...]:
-    """Sort key of a pending job: neediest queue path first, then priority, age and name."""
-    requested = {r for t in cluster.tasks(job, "pending", "nominated") for r, a in job.requests(t).items() if a > 0}
-    path = tuple(_used_share(cluster, q, requested) for q in cluster.tree.path(job.queue))
-    since = queue_order_time(cluster.snapshot, job)
-    return (path, -job.resolved_priority, float("inf") if since is None else since, job.name)
-
-
-def _used_share(cluster: Cluster, queue: str, resources: set[str]) -> Fraction:
-    allocated, share = cluster.usage[queue].allocated, cluster.shares[queue]
-    ratios = [Fraction(0)]
-    for r in resources:
-        held = allocated.get(r, 0)
-        if share.get(r, 0) > 0:
-            ratios.append(Fraction(held, share[r]))
-        elif held > 0:
-            ratios.append(Fraction(10**9))
-    return max(ratios)

@@ -8,9 +8,10 @@ import pytest
 from conftest import NOW, base_document, build
 
 from gpu_preempt.models import RequeueConfig, RequeueState
-from gpu_preempt.solver.actions.cycle import order_key, run_cycle
+from gpu_preempt.solver.actions.cycle import run_cycle
 from gpu_preempt.solver.actions.job_solver import attempt
 from gpu_preempt.solver.check.verifier import verify
+from gpu_preempt.solver.rules.job_order import next_job
 from gpu_preempt.solver.rules.requeue import backoff_delay, backoff_reason, jitter_draw, next_state
 from gpu_preempt.solver.state.cluster import Cluster
 
@@ -136,7 +137,7 @@ def test_queue_order_time_follows_the_configured_timestamp(timestamp, first):
     ]
     cluster = Cluster.of(build(document))
     jobs = [cluster.snapshot.job("requeued"), cluster.snapshot.job("fresh")]
-    assert min(jobs, key=lambda j: order_key(cluster, j)).name == first
+    assert next_job(cluster, jobs, "reclaim").name == first
 
 
 # -- output and verification ----------------------------------------------------------------------------------

@@ -1,0 +1,147 @@
+"""The order in which a cycle takes pending jobs: KAI's job order (spec "Commands and output", reference/kai.md §1.2,
+§3.8).
+
+At every level of the queue tree, from the root down, the queue goes first that
+is judged best *by its best placeable pending job* (the job it would offer next):
+
+1. queues that stay within their deserved quota with that job added come first
+   (*starved*: in every resource the queue holds or the job asks for; an
+   undeclared quota is 0, an unlimited one no bound);
+2. then the lowest share with the job added: the largest, over those resources,
+   of ``(allocated + job) / allocatable share``, the allocatable share being
+   ``max(deserved, fair share)`` capped by the limit (KAI's DRF share);
+3. then the queue's name.
+
+Within a leaf queue, the best job is the one of highest priority, then the
+oldest (its queue-order time: creation, or the last eviction of a requeued job,
+seed 003), then by name. A queue offers its best *placeable* job, and only a
+queue with no placeable job offers another (after every queue that has one), so
+that a job that cannot be placed does not hold its queue back (KAI skips such
+jobs before any search). Placeable depends on the action: in ``allocate``, the
+tasks the job needs next fit the room there is now (a gang no free room can take
+cannot be allocated, and must not speak for its queue: judged by it, a queue
+below its guarantee would let an evicted job take back the room just made for
+one of its small jobs); in ``reclaim`` and ``preempt``, each fits some
+schedulable node's capacity (whatever runs there).
+
+Why it matters: judged by the job it would place, a queue below its guarantee
+goes ahead of a queue over it, so a job evicted for a starved queue is never
+handed the room back before the job it made room for (no ping-pong); victims of
+this cycle are releasing and not re-allocated within it anyway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from fractions import Fraction
+
+from gpu_preempt.models import Job, Resources
+from gpu_preempt.models.quantity import add
+from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.solver.state.queue_tree import ROOT
+
+from .requeue import queue_order_time
+
+INFINITE = Fraction(10**18)
+
+
+def next_job(cluster: Cluster, waiting: Iterable[Job], action: str = "reclaim") -> Job:
+    """The job a cycle takes next among ``waiting`` (pending jobs of leaf queues) for ``action``, in the state
+    ``cluster``."""
+    fits = _Placeable(cluster, action)
+    by_leaf: dict[str, list[Job]] = {}
+    for job in waiting:
+        by_leaf.setdefault(job.queue, []).append(job)
+    best = {leaf: min(jobs, key=lambda j: _job_key(cluster, j, fits)) for leaf, jobs in by_leaf.items()}
+    offer = _offer(cluster, ROOT, best, fits)
+    assert offer is not None, "no waiting job"
+    return offer
+
+
+def _offer(cluster: Cluster, queue: str, best: dict[str, Job], fits: _Placeable) -> Job | None:
+    """The job ``queue``'s subtree offers: its own best job (a leaf), or the offer of its best child."""
+    if queue in best:
+        return best[queue]
+    offers = []
+    for child in cluster.tree.children(queue):
+        job = _offer(cluster, child, best, fits)
+        if job is not None:
+            offers.append((_queue_key(cluster, child, job, fits), job))
+    return min(offers, key=lambda o: o[0])[1] if offers else None
+
+
+def chunk_request(cluster: Cluster, job: Job) -> Resources:
+    """What the job asks for next: its missing gang tasks, or one more task once its gang runs."""
+    pending = cluster.tasks(job, "pending", "nominated")
+    need = max(1, job.gang_minimum - cluster.active_count(job))
+    total: Resources = {}
+    for task in pending[:need]:
+        total = add(total, job.requests(task))
+    return total
+
+
+class _Placeable:
+    """Whether a job can be placed by ``action`` (see the module docstring), remembered per job for one pick."""
+
+    def __init__(self, cluster: Cluster, action: str) -> None:
+        self.cluster, self.action = cluster, action
+        self.known: dict[str, bool] = {}
+        self.rooms: list[Resources] | None = None
+
+    def __call__(self, job: Job) -> bool:
+        found = self.known.get(job.name)
+        if found is None:
+            found = self.known[job.name] = self._judge(job)
+        return found
+
+    def _judge(self, job: Job) -> bool:
+        cluster = self.cluster
+        needed = cluster.tasks(job, "pending", "nominated")[: max(1, job.gang_minimum - cluster.active_count(job))]
+        nodes = [n for n in cluster.snapshot.nodes if n.schedulable]
+        if self.action != "allocate":
+            return all(any(_fits(job.requests(t), n.resources) for n in nodes) for t in needed)
+        if self.rooms is None:
+            self.rooms = [_room(n.resources, cluster.room_load(n.name, job.resolved_priority)) for n in nodes]
+        rooms = [dict(room) for room in self.rooms]
+        for task in needed:  # first fit: every task the job needs next finds room now
+            request = job.requests(task)
+            spot = next((room for room in rooms if _fits(request, room)), None)
+            if spot is None:
+                return False
+            for r, a in request.items():
+                spot[r] = spot.get(r, 0) - a
+        return True
+
+
+def _fits(request: Resources, room: Resources) -> bool:
+    return all(a <= room.get(r, 0) for r, a in request.items() if a > 0)
+
+
+def _room(capacity: Resources, load: Resources) -> Resources:
+    return {r: capacity.get(r, 0) - load.get(r, 0) for r in {*capacity, *load}}
+
+
+def _job_key(cluster: Cluster, job: Job, fits: _Placeable) -> tuple[object, ...]:
+    since = queue_order_time(cluster.snapshot, job)
+    return (not fits(job), -job.resolved_priority, float("inf") if since is None else since, job.name)
+
+
+def _queue_key(cluster: Cluster, queue: str, job: Job, fits: _Placeable) -> tuple[object, ...]:
+    spec = cluster.tree.queue(queue)
+    holding = add(cluster.usage[queue].allocated, chunk_request(cluster, job))
+    starved = True
+    share = Fraction(0)
+    for resource, amount in holding.items():
+        if amount <= 0:
+            continue
+        deserved = spec.deserved_of(resource)
+        if deserved is not None and amount > deserved:
+            starved = False
+        if deserved is None:
+            continue  # an unlimited quota: no share of it is ever large
+        allocatable = max(deserved, cluster.shares[queue].get(resource, 0))
+        limit = spec.limit_of(resource)
+        if limit is not None:
+            allocatable = min(allocatable, limit)
+        share = max(share, INFINITE if allocatable <= 0 else Fraction(amount, allocatable))
+    return (not fits(job), not starved, share, queue)

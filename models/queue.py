@@ -42,7 +42,7 @@ class Queue(SnapshotModel):
     def _deserved_within_limit(self) -> Queue:
         errors: list[tuple[tuple[str | int, ...], str]] = []
         weights = self.over_quota_weight
-        for key, weight in (weights.items() if isinstance(weights, dict) else [(None, weights)]):
+        for key, weight in weights.items() if isinstance(weights, dict) else [(None, weights)]:
             if not math.isfinite(weight) or weight < 0:
                 where: tuple[str | int, ...] = ("over_quota_weight",) if key is None else ("over_quota_weight", key)
                 errors.append((where, f"a weight must be finite and greater than or equal to 0 (got {weight})"))

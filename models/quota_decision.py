@@ -42,7 +42,8 @@ class QuotaDecision(Decision):
     resources: dict[str, QuotaResource] = field(default_factory=dict)
     due: float | None = None
     """``limit_changed_at + quota_preemption_delay``: when enforcement became due (None: no timer)."""
-    miss: float = 0.0
+    miss: float | str = 0.0
+    """``config.quota_miss``: a fraction, or ``best_effort``."""
 
     @property
     def evicts(self) -> bool:

@@ -7,8 +7,10 @@ search tries **every** subset of every job's running tasks, keeps the sets the
 independent verifier accepts as ``enforced`` and takes the best under the
 objective; when there is none and ``quota_miss`` > 0, it keeps the sets it
 accepts as ``partial`` and takes the one closest to the limit (per over
-resource, GPUs first), then the best under the objective. CP-SAT's decision
-must reach exactly that, or evict nothing when no set is allowed. The search
+resource, GPUs first), then the best under the objective (``best_effort``:
+whatever remains). Among sets equal under the objective, the one freeing the
+least of each over resource (GPUs first) wins. CP-SAT's decision must reach
+exactly that, or evict nothing when no set is allowed. The search
 shares no code with the rule module or the model: it only builds decisions and
 asks the verifier.
 """
@@ -83,21 +85,27 @@ def trees(draw: st.DrawFn, best_effort: bool = False) -> dict[str, Any]:
     spec["quota_preemption_delay"] = 3600
     config = {
         "quota_preemption_enabled": True,
-        "quota_miss": draw(st.sampled_from([0.25, 0.5, 0.9] if best_effort else [0, 0.25, 0.5, 0.9])),
+        "quota_miss": draw(
+            st.sampled_from([0.25, 0.5, 0.9, "best_effort"] if best_effort else [0, 0.25, 0.5, 0.9, "best_effort"])
+        ),
         "solver": {"workers": 1},
     }
     nodes = [{"name": "n0", "resources": {"gpu": 32, "cpu": 32}}]
     return {"now": NOW, "config": config, "nodes": nodes, "queues": queues, "jobs": jobs, "target": target}
 
 
-def key(cluster: Cluster, victims: list[VictimTasks], levels: list[int]) -> tuple[int, ...]:
+def key(cluster: Cluster, queue: str, victims: list[VictimTasks], levels: list[int]) -> tuple[int, ...]:
+    """The objective, then what is freed of each over resource (GPUs first): the least beyond the excess wins."""
     snapshot = cluster.snapshot
     priorities = [snapshot.job(v.job).resolved_priority for v in victims]
     lost = 0
     for v in victims:
         job = snapshot.job(v.job)
         lost += len(v.tasks) * job.task_resources["gpu"] // MILLI * round((cluster.now - (job.started_at or 0)) * 1000)
-    return (*[priorities.count(p) for p in levels], len(victims), sum(len(v.tasks) for v in victims), lost)
+    spec, usage = snapshot.queue(queue), cluster.usage[queue].allocated
+    over = [r for r in sorted(spec.limit, key=lambda r: (r != "gpu", r)) if usage.get(r, 0) > spec.limit[r]]
+    freed = [sum(len(v.tasks) * snapshot.job(v.job).task_resources.get(r, 0) for v in victims) for r in over]
+    return (*[priorities.count(p) for p in levels], len(victims), sum(len(v.tasks) for v in victims), lost, *freed)
 
 
 def excess(cluster: Cluster, queue: str, victims: list[VictimTasks]) -> tuple[int, ...]:
@@ -128,7 +136,7 @@ def exhaustive(cluster: Cluster, queue: str, outcome: str) -> tuple[tuple[int, .
         ]
         if outcome == "partial" and not victims:
             continue
-        score = (excess(cluster, queue, victims) if outcome == "partial" else (), key(cluster, victims, levels))
+        score = (excess(cluster, queue, victims) if outcome == "partial" else (), key(cluster, queue, victims, levels))
         if best is not None and score >= best:
             continue
         decision = QuotaDecision("", "enforce-quota", outcome, victims, queue=queue)  # type: ignore[arg-type]
@@ -152,15 +160,16 @@ def check(document: dict[str, Any]) -> None:
     best = exhaustive(cluster, queue, "enforced")
     if best is not None:
         assert decision.outcome == "enforced" and decision.optimal, (decision.to_dict(), best)
-        assert key(cluster, decision.victims, levels) == best[1], decision.to_dict()
+        assert key(cluster, queue, decision.victims, levels) == best[1], decision.to_dict()
         return
     assert decision.outcome != "enforced", decision.to_dict()
-    partial = exhaustive(cluster, queue, "partial") if snapshot.config.quota_miss > 0 else None
+    miss = snapshot.config.quota_miss
+    partial = exhaustive(cluster, queue, "partial") if miss == "best_effort" or miss > 0 else None
     if partial is None:
         assert decision.outcome == "infeasible" and not decision.victims, decision.to_dict()
         return
     assert decision.outcome == "partial" and decision.optimal, (decision.to_dict(), partial)
-    score = (excess(cluster, queue, decision.victims), key(cluster, decision.victims, levels))
+    score = (excess(cluster, queue, decision.victims), key(cluster, queue, decision.victims, levels))
     assert score == partial, decision.to_dict()
 
 

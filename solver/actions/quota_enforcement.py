@@ -34,12 +34,23 @@ staged CP-SAT objective and tie-breaks as preempt and reclaim). Usage may end
 below the limit when the victims' sizes do not add up exactly (YuniKorn's
 greedy packing never overshoots and may stop short instead).
 
+**Choice among equals.** After the objective, the set that frees the least
+beyond what is over the limit, one resource at a time (GPUs first, then by
+name), so that CPU and memory count as much as GPUs.
+
+**Candidates.** A job is not a candidate when a queue whose guarantee its
+eviction would lower (on its path, under or above the enforced queue) holds no
+more than its guarantee in a resource all its tasks use: then any eviction of it
+would break that guarantee (spec: only queues holding more than their guarantee
+count).
+
 **Preemption does not help.** When no allowed set suffices: with
 ``config.quota_miss`` > 0, the set that comes closest to the limit (one stage
 per over resource, GPUs first, then by name), then least disruptive, is evicted
 if it leaves every over resource within ``limit * (1 + quota_miss)``
-(``partial``); otherwise nothing is evicted (``infeasible``). The reason gives
-the numbers either way.
+(``partial``); with ``quota_miss: best_effort`` that set is evicted whatever
+remains, as YuniKorn always does; otherwise nothing is evicted (``infeasible``).
+The reason gives the numbers either way.
 
 The timer is :mod:`gpu_preempt.solver.rules.quota_timer`, CP-SAT's first hint
 :mod:`gpu_preempt.solver.actions.quota_hint`, the output :mod:`gpu_preempt.models.quota_decision` and the
@@ -52,7 +63,7 @@ import dataclasses
 import time
 from fractions import Fraction
 
-from gpu_preempt.models import MILLI, Job, Resources, format_quantity, format_resources, is_gpu_resource
+from gpu_preempt.models import MILLI, Job, Resources, Task, format_quantity, format_resources, is_gpu_resource
 from gpu_preempt.models.collector import paused_collection
 from gpu_preempt.models.decision import Outcome, Protected
 from gpu_preempt.models.quota_decision import QuotaDecision, QuotaResource
@@ -70,6 +81,7 @@ from gpu_preempt.solver.problem.data import (
 )
 from gpu_preempt.solver.rules.quota_timer import due_time, not_due
 from gpu_preempt.solver.rules.requeue import evicted_states
+from gpu_preempt.solver.rules.victim_order import keep_order
 from gpu_preempt.solver.state.cluster import Cluster
 
 from .job_solver import named_victims
@@ -132,11 +144,21 @@ def enforcement_problem(cluster: Cluster, queue: str) -> Problem:
 
 
 def _enforce(cluster: Cluster, queue: str) -> QuotaDecision:
-    miss = cluster.snapshot.config.quota_miss
+    config = cluster.snapshot.config
+    fraction = config.miss_fraction
     over = over_limit(cluster, queue)
-    resources = {r: QuotaResource(used, limit, tolerated(r, limit, miss), used) for r, (used, limit) in over.items()}
+    resources = {
+        r: QuotaResource(used, limit, used if fraction is None else tolerated(r, limit, fraction), used)
+        for r, (used, limit) in over.items()
+    }
     result = QuotaDecision(
-        "", QUOTA_ACTION, "skipped", queue=queue, due=due_time(cluster, queue), miss=miss, resources=resources
+        "",
+        QUOTA_ACTION,
+        "skipped",
+        queue=queue,
+        due=due_time(cluster, queue),
+        miss=config.quota_miss,
+        resources=resources,
     )
     if not over:
         result.reason = f"queue {queue} is within its limit"
@@ -145,7 +167,7 @@ def _enforce(cluster: Cluster, queue: str) -> QuotaDecision:
     if waiting is not None:
         result.reason = waiting
         return result
-    deadline = time.perf_counter() + cluster.snapshot.config.solver.time_limit
+    deadline = time.perf_counter() + config.solver.time_limit
     victims, protected = _candidates(cluster, queue, over)
     result.protected, result.candidates = protected, len(victims)
     guarantees = _guarantee_rows(cluster, queue, victims)
@@ -158,18 +180,25 @@ def _enforce(cluster: Cluster, queue: str) -> QuotaDecision:
         return result
     closest = _problem(cluster, queue, victims, guarantees, bounds=None, best_effort=over)
     nearest = _solve(closest, deadline)
-    if miss > 0:
-        bounds = {r: tolerated(r, limit, miss) for r, (_, limit) in over.items()}
+    if fraction is None:  # best_effort: the closest allowed set, whatever remains
+        if nearest.feasible and nearest.victims():
+            result.reason = _does_not_help(queue, over, victims, guarantees, protected, closest, nearest, fraction)
+            return _settle(cluster, result, closest, nearest, "partial")
+        if nearest.status == "unknown":
+            result.outcome, result.reason = "unknown", nearest.reason
+            return result
+    elif fraction > 0:
+        bounds = {r: tolerated(r, limit, fraction) for r, (_, limit) in over.items()}
         partial = _problem(cluster, queue, victims, guarantees, bounds=bounds, best_effort=over)
         found = _solve(partial, deadline)
         if found.feasible and found.victims():
-            result.reason = _does_not_help(queue, over, victims, guarantees, protected, partial, found, miss)
+            result.reason = _does_not_help(queue, over, victims, guarantees, protected, partial, found, fraction)
             return _settle(cluster, result, partial, found, "partial")
         if found.status == "unknown":
             result.outcome, result.reason = "unknown", found.reason
             return result
     result.outcome = "infeasible"
-    result.reason = _does_not_help(queue, over, victims, guarantees, protected, closest, nearest, miss)
+    result.reason = _does_not_help(queue, over, victims, guarantees, protected, closest, nearest, fraction)
     return result
 
 
@@ -209,8 +238,10 @@ def _jobs_under(cluster: Cluster, queue: str) -> list[Job]:
 def _candidates(
     cluster: Cluster, queue: str, over: dict[str, tuple[int, int]]
 ) -> tuple[tuple[Victim, ...], list[Protected]]:
-    """Running jobs under ``queue`` holding some over resource; non-preemptible ones are protected."""
+    """Running jobs under ``queue`` holding some over resource; non-preemptible ones, and those whose eviction
+    would take a queue at its guarantee below it, are protected."""
     index = {node.name: i for i, node in enumerate(cluster.snapshot.nodes)}
+    guarded = set(_guarded_queues(cluster, queue))
     victims: list[Victim] = []
     protected: list[Protected] = []
     for job in _jobs_under(cluster, queue):
@@ -226,8 +257,28 @@ def _candidates(
             reason = f"not preemptible; holds {format_resources(held)} of queue {job.queue}"
             protected.append(Protected(job.name, "non-preemptible", None, reason))
             continue
+        at_guarantee = _at_guarantee(cluster, job, running, guarded)
+        if at_guarantee is not None:
+            protected.append(Protected(job.name, "guarantee", None, at_guarantee))
+            continue
         victims.append(_victim(cluster, job, index))
     return tuple(victims), protected
+
+
+def _at_guarantee(cluster: Cluster, job: Job, running: list[Task], guarded: set[str]) -> str | None:
+    """Why any eviction of ``job`` would take a guarded queue below its guarantee, or ``None``: a queue on its path
+    holds no more than its finite ``deserved`` in a resource every running task of the job uses."""
+    used = [r for r in job.requests(running[0]) if all(job.requests(t).get(r, 0) > 0 for t in running)]
+    for name in cluster.tree.upward(job.queue):
+        if name not in guarded:
+            continue
+        spec, holding = cluster.tree.queue(name), cluster.usage[name].allocated
+        for r in sorted(used, key=resource_order):
+            deserved = spec.quota_of(r)
+            if deserved is not None and holding.get(r, 0) <= deserved:
+                shown = format_quantity(r, holding.get(r, 0))
+                return f"queue {name} holds {shown} {r}, no more than its guaranteed {format_quantity(r, deserved)}"
+    return None
 
 
 def _victim(cluster: Cluster, job: Job, index: dict[str, int]) -> Victim:
@@ -297,6 +348,8 @@ def _problem(
     excess = tuple(
         LimitRow(queue, r, limit - used, everyone, "limit", limit) for r, (used, limit) in (best_effort or {}).items()
     )
+    over = sorted(bounds or best_effort or {}, key=resource_order)
+    overshoot = tuple(LimitRow(queue, r, 0, everyone, "overshoot", 0) for r in over)
     config = cluster.snapshot.config
     return Problem(
         job=queue,
@@ -307,12 +360,13 @@ def _problem(
         limits=limits,
         guarantees=guarantees,
         objective=config.objective,
-        keep_order=tuple(sorted(everyone, key=lambda v: (-victims[v].elapsed_ms, victims[v].job))),
+        keep_order=keep_order(cluster, [victim.job for victim in victims]),
         time_limit=config.solver.time_limit,
         workers=1,  # one worker with the full LP proves these covering problems; a 2-worker portfolio did not
         seed=config.solver.seed,
         full_linearization=True,
         excess=excess,
+        least_freed=overshoot,
     )
 
 
@@ -324,9 +378,12 @@ def _does_not_help(
     protected: list[Protected],
     problem: Problem,
     solution: Solution,
-    miss: float,
+    miss: float | None,
 ) -> str:
-    """ "Preemption does not help", in numbers: the target, how close allowed victims come, and what holds them back."""
+    """ "Preemption does not help", in numbers: the target, how close allowed victims come, and what holds them back.
+
+    ``miss`` is ``quota_miss`` as a fraction, ``None`` for ``best_effort``.
+    """
     everyone = tuple(range(len(victims)))
     parts = []
     for r, (used, limit) in over.items():
@@ -335,14 +392,16 @@ def _does_not_help(
         if solution.feasible:
             after = used - freed(problem, solution, everyone, r)
             line += f", the closest allowed victims reach {format_quantity(r, after)}"
-        if miss > 0:
+        if miss is None:
+            line += " (quota_miss best_effort: the closest set is evicted)"
+        elif miss > 0:
             line += f", tolerated with quota_miss {miss:g}: {format_quantity(r, tolerated(r, limit, miss))}"
         parts.append(line)
     held_back = []
     if solution.feasible:
         for row in guarantees:
             if row.resource in over and freed(problem, solution, row.victims, row.resource) >= row.max_take:
-                kept = format_quantity(row.resource, min(row.held, row.threshold))
+                kept = format_quantity(row.resource, min(row.held, row.threshold or 0))
                 held_back.append(f"queue {row.queue} keeps its guaranteed {row.resource} {kept} (deserved)")
     if protected:
         names = ", ".join(p.job for p in protected[:5])

@@ -10,7 +10,7 @@ module or the problem the solver saw):
   running tasks or at most its surplus above ``min_available``;
 * the limit: after the eviction, usage is within the limit in every resource
   that was over it (``enforced``), or within ``floor(limit * (1 + quota_miss))``
-  (``partial``, only with ``quota_miss`` > 0);
+  (``partial``, only with ``quota_miss`` > 0; with ``best_effort`` any partial set);
 * the guarantee: no queue of the whole tree ends below ``min(usage, deserved)``
   in any resource with a finite ``deserved``;
 * the numbers the decision reports (usage before and after, limit, tolerated)
@@ -116,16 +116,20 @@ def _limit(cluster: Cluster, decision: QuotaDecision, freed_by_leaf: dict[str, R
     spec = cluster.tree.queue(decision.queue)
     usage = cluster.usage[decision.queue].allocated
     after = add(usage, _freed_under(cluster, decision.queue, freed_by_leaf), times=-1)
-    miss = Decimal(str(cluster.snapshot.config.quota_miss))
+    config = cluster.snapshot.config
+    best_effort = config.quota_miss == "best_effort"
+    miss = Decimal(0) if best_effort else Decimal(str(config.quota_miss))
     out = []
-    if decision.outcome == "partial" and miss == 0:
-        out.append("limit: a partial enforcement needs quota_miss > 0")
+    if decision.outcome == "partial" and miss == 0 and not best_effort:
+        out.append("limit: a partial enforcement needs quota_miss > 0 or best_effort")
     over = 0
     for resource, limit in spec.limit.items():
         if limit < 0 or usage.get(resource, 0) <= limit:
             continue
         over += 1
         bound = limit if decision.outcome == "enforced" else limit + int(miss * limit)
+        if decision.outcome == "partial" and best_effort:
+            bound = usage.get(resource, 0)  # best effort: whatever remains
         if is_gpu_resource(resource):
             bound -= bound % MILLI  # whole GPUs
         if after.get(resource, 0) > bound:

@@ -11,7 +11,9 @@ per row, then ``config.objective``:
 * ``jobs``: victim jobs; ``tasks``: evicted tasks;
 * ``lost_work``: evicted tasks' GPUs times ``now - started_at`` (milliseconds);
 
-then, below any eviction, the fewest moved tasks (spec "Moves"). Stages whose
+then the least freed of each ``problem.least_freed`` row (quota enforcement's
+choice among equal sets, seed 002), and, below any eviction, the fewest moved
+tasks (spec "Moves"). Stages whose
 expression is constant (no victims) are dropped.
 """
 
@@ -61,6 +63,8 @@ def stages(vars: Variables) -> list[Stage]:
             terms = [vars.evicted(v, s) * w for v, s, w in weighted if w > 0]
             if terms:
                 out.append(Stage("lost_work", cp_model.LinearExpr.sum(terms), "min"))
+    for row in problem.least_freed:
+        out.append(Stage(f"freed {row.resource}", vars.freed(row.victims, row.resource), "min"))
     if vars.move:
         out.append(Stage("moves", vars.moved(), "min"))
     return out

@@ -22,7 +22,7 @@ from gpu_preempt.models.quantity import add
 from gpu_preempt.solver.rules.candidates import Candidate, CandidateSet, preempt_candidates, reclaim_candidates
 from gpu_preempt.solver.rules.reclaim_gate import reclaim_gate
 from gpu_preempt.solver.rules.reclaim_line import reclaim_line
-from gpu_preempt.solver.rules.victim_order import evict_key
+from gpu_preempt.solver.rules.victim_order import evict_key, keep_order
 from gpu_preempt.solver.state.cluster import Cluster
 
 from .data import (
@@ -114,7 +114,7 @@ class Plan:
             guarantee_rule=config.reclaim_guarantee,
             saturation=_saturation_rows(cluster, job, victims, required) if action == "reclaim" else (),
             objective=config.objective,
-            keep_order=_keep_order(cluster, victims),
+            keep_order=keep_order(cluster, [victim.job for victim in victims]),
             greedy_order=_greedy_order(cluster, victims),
             time_limit=config.solver.time_limit,
             workers=config.solver.workers,
@@ -401,13 +401,6 @@ def _saturation_rows(
                     )
                 )
     return tuple(rows)
-
-
-def _keep_order(cluster: Cluster, victims: tuple[Victim, ...]) -> tuple[int, ...]:
-    """Victims from the most worth keeping to the least: the canonical order reversed (spec "Victim choice")."""
-    shares: dict[str, Fraction] = {}
-    keys = [evict_key(cluster, cluster.snapshot.job(victim.job), shares) for victim in victims]
-    return tuple(sorted(range(len(victims)), key=keys.__getitem__, reverse=True))
 
 
 def _greedy_order(cluster: Cluster, victims: tuple[Victim, ...]) -> tuple[int, ...]:

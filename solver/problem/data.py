@@ -211,6 +211,9 @@ class Problem:
     excess: tuple[LimitRow, ...] = ()
     """Rows to approach rather than satisfy: before the objective, one stage per row, in order, minimises
     the amount by which the row is broken (best-effort quota enforcement, seed 002)."""
+    least_freed: tuple[LimitRow, ...] = ()
+    """After the objective, one stage per row minimises what the victims free of its resource (quota
+    enforcement, seed 002: among equal sets, the one freeing the least beyond the excess)."""
     guarantee_rule: Literal["strict", "last_chunk"] = "strict"
     """How the guarantee rows read (see :class:`GuaranteeRow`)."""
 

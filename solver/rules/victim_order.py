@@ -66,6 +66,13 @@ def evict_key(cluster: Cluster, job: Job, shares: dict[str, Fraction] | None = N
     return (-ratio, cluster.tree.queue(job.queue).priority, -(created if created is not None else -1e300), job.name)
 
 
+def keep_order(cluster: Cluster, jobs: list[str]) -> tuple[int, ...]:
+    """Indices of ``jobs`` from the most worth keeping to the least: the canonical order reversed."""
+    shares: dict[str, Fraction] = {}
+    keys = [evict_key(cluster, cluster.snapshot.job(name), shares) for name in jobs]
+    return tuple(sorted(range(len(jobs)), key=keys.__getitem__, reverse=True))
+
+
 class Keep(tuple[Any, ...]):
     """A set of victims, as their :func:`evict_key` from the largest (most worth keeping) down.
 

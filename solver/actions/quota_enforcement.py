@@ -180,17 +180,14 @@ def _enforce(cluster: Cluster, queue: str) -> QuotaDecision:
         return result
     closest = _problem(cluster, queue, victims, guarantees, bounds=None, best_effort=over)
     nearest = _solve(closest, deadline)
+    partial: Problem | None = None
     if fraction is None:  # best_effort: the closest allowed set, whatever remains
-        if nearest.feasible and nearest.victims():
-            result.reason = _does_not_help(queue, over, victims, guarantees, protected, closest, nearest, fraction)
-            return _settle(cluster, result, closest, nearest, "partial")
-        if nearest.status == "unknown":
-            result.outcome, result.reason = "unknown", nearest.reason
-            return result
-    elif fraction > 0:
+        partial, found = closest, nearest
+    elif fraction > 0:  # the closest allowed set, if within the tolerated bound
         bounds = {r: tolerated(r, limit, fraction) for r, (_, limit) in over.items()}
         partial = _problem(cluster, queue, victims, guarantees, bounds=bounds, best_effort=over)
         found = _solve(partial, deadline)
+    if partial is not None:
         if found.feasible and found.victims():
             result.reason = _does_not_help(queue, over, victims, guarantees, protected, partial, found, fraction)
             return _settle(cluster, result, partial, found, "partial")

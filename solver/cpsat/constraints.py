@@ -146,6 +146,7 @@ def excess(vars: Variables) -> None:
         most = max(0, -(row.headroom // unit))
         over = vars.model.new_int_var(0, most, f"excess_{k}")
         vars.excess.append(over)
+        vars.excess_bound.append(most)
         vars.model.add(
             vars.placed_total(row.resource) - vars.freed(row.victims, row.resource) <= row.headroom // unit + over
         )

@@ -34,37 +34,96 @@ class Stage:
     name: str
     expr: LinearExpr
     sense: Literal["min", "max"]
+    bound: int
+    """The largest value ``expr`` can take (it is never negative): what folding stages needs."""
 
 
 def stages(vars: Variables) -> list[Stage]:
     problem = vars.problem
     out: list[Stage] = []
     if any(chunk.optional for chunk in problem.chunk) and vars.place:
-        out.append(Stage("placed", cp_model.LinearExpr.sum(list(vars.place.values())), "max"))
+        out.append(
+            Stage("placed", cp_model.LinearExpr.sum(list(vars.place.values())), "max", sum(vars.place_bound.values()))
+        )
     for k, row in enumerate(problem.excess):
-        out.append(Stage(f"excess {row.queue} {row.resource}", vars.excess[k], "min"))
+        out.append(Stage(f"excess {row.queue} {row.resource}", vars.excess[k], "min", vars.excess_bound[k]))
     if not problem.victims:
         return out
     victims = range(len(problem.victims))
     slots = [(v, s) for v in victims for s in range(len(problem.victims[v].slots))]
+    count = {(v, s): problem.victims[v].slots[s].count for v, s in slots}
     for criterion in problem.objective:
         if criterion == "priority":
             for level in problem.priority_levels:
                 at_level = [vars.victim[v] for v in victims if problem.victims[v].priority == level]
-                out.append(Stage(f"priority {level}", cp_model.LinearExpr.sum(at_level), "min"))
+                out.append(Stage(f"priority {level}", cp_model.LinearExpr.sum(at_level), "min", len(at_level)))
         elif criterion == "jobs":
-            out.append(Stage("jobs", cp_model.LinearExpr.sum([vars.victim[v] for v in victims]), "min"))
+            out.append(Stage("jobs", cp_model.LinearExpr.sum([vars.victim[v] for v in victims]), "min", len(victims)))
         elif criterion == "tasks":
-            out.append(Stage("tasks", cp_model.LinearExpr.sum([vars.evicted(v, s) for v, s in slots]), "min"))
+            total = sum(count.values())
+            out.append(Stage("tasks", cp_model.LinearExpr.sum([vars.evicted(v, s) for v, s in slots]), "min", total))
         elif criterion == "lost_work":
             weighted = [
                 (v, s, gpus_of(problem.victims[v].slots[s].requests) * problem.victims[v].elapsed_ms) for v, s in slots
             ]
             terms = [vars.evicted(v, s) * w for v, s, w in weighted if w > 0]
             if terms:
-                out.append(Stage("lost_work", cp_model.LinearExpr.sum(terms), "min"))
+                bound = sum(count[v, s] * w for v, s, w in weighted if w > 0)
+                out.append(Stage("lost_work", cp_model.LinearExpr.sum(terms), "min", bound))
     for row in problem.least_freed:
-        out.append(Stage(f"freed {row.resource}", vars.freed(row.victims, row.resource), "min"))
+        bound = vars.max_freed(row.victims, row.resource)
+        out.append(Stage(f"freed {row.resource}", vars.freed(row.victims, row.resource), "min", bound))
     if vars.move:
-        out.append(Stage("moves", vars.moved(), "min"))
+        bound = sum(problem.victims[v].slots[s].count for v, s, _ in vars.move)
+        out.append(Stage("moves", vars.moved(), "min", bound))
     return out
+
+
+LIMIT = 2**62
+"""Folded objectives stay below this, so CP-SAT's 64-bit arithmetic never overflows."""
+
+
+def fold(plan: list[Stage]) -> list[list[Stage]]:
+    """Consecutive minimising stages grouped so that each group can be one weighted objective below ``LIMIT``.
+
+    A group's objective is ``sum(weight_k * stage_k)`` with ``weight_k`` the product of ``bound + 1`` of the stages
+    after ``k``: each weight exceeds the largest total the later stages can reach, so its optimum is the
+    lexicographic one, and each stage's value is read back by :func:`unfold`.
+    """
+    groups: list[list[Stage]] = []
+    for stage in plan:
+        last = groups[-1] if groups else None
+        if last is not None and stage.sense == "min" and last[0].sense == "min" and _reach([*last, stage]) < LIMIT:
+            last.append(stage)
+        else:
+            groups.append([stage])
+    return groups
+
+
+def folded(group: list[Stage]) -> LinearExpr:
+    """The weighted objective of a group from :func:`fold`."""
+    if len(group) == 1:
+        return group[0].expr
+    weight, terms = 1, []
+    for stage in reversed(group):
+        terms.append(stage.expr * weight)
+        weight *= stage.bound + 1
+    return cp_model.LinearExpr.sum(terms)
+
+
+def unfold(group: list[Stage], value: int) -> list[int]:
+    """Each stage's value from the optimum of :func:`folded` (mixed radix, the last stage the least significant)."""
+    if len(group) == 1:
+        return [value]
+    values = []
+    for stage in reversed(group):
+        value, digit = divmod(value, stage.bound + 1)
+        values.append(digit)
+    return values[::-1]
+
+
+def _reach(group: list[Stage]) -> int:
+    reach = 1
+    for stage in group:
+        reach *= stage.bound + 1
+    return reach - 1

@@ -2,7 +2,10 @@
 
 1. **Stages** (:mod:`.objective`): each stage is solved to optimality, then its
    value is fixed as a constraint and the next stage starts from the previous
-   solution as a hint. The greedy answer, when given, hints the first stage.
+   solution as a hint. Consecutive stages whose weighted sum is sure to fit in
+   63 bits are folded into one objective and solved together (each weight
+   exceeds what the later stages can reach, so the optimum is the lexicographic
+   one). The greedy answer, when given, hints the first solve.
 2. **Time**: one wall-clock budget (``problem.time_limit``) covers every solve.
    A stage that ends without proof makes the answer ``feasible`` (not
    optimal); no solution at all before the limit is ``unknown``. Only a proof
@@ -29,7 +32,7 @@ from ortools.sat.python import cp_model
 from gpu_preempt.solver.problem.data import Problem, Solution
 
 from . import constraints
-from .objective import stages
+from .objective import fold, folded, stages, unfold
 from .variables import LinearExpr, Variables
 
 
@@ -159,19 +162,23 @@ def _solve(problem: Problem, hint: Solution | None, skip: Collection[str], feasi
         return solution if feasibility_only else _canonical(runner, solution)
     current: Solution | None = None
     proved = True
-    for stage in plan:
-        status, solution, value = runner.run(stage.expr, stage.sense)
+    for group in fold(plan):
+        expr = folded(group)
+        status, solution, value = runner.run(expr, group[0].sense)
+        names = ", ".join(stage.name for stage in group)
         if solution is None:
             if current is None:
-                return Solution(status, reason=_why(status), stages=[stage.name])  # type: ignore[arg-type]
+                return Solution(status, reason=_why(status), stages=[names])  # type: ignore[arg-type]
             proved = False
             break
         current = solution
-        current.stages.append(f"{stage.name}={value}{'' if status == 'optimal' else ' (not proved)'}")
         if status != "optimal":
+            current.stages.append(f"{names} (not proved)")
             proved = False
             break
-        runner.fix(stage.expr, value)
+        for stage, reached in zip(group, unfold(group, value), strict=True):
+            current.stages.append(f"{stage.name}={reached}")
+            runner.fix(stage.expr, reached)
         runner.vars.hint(current)
     assert current is not None
     if not proved:

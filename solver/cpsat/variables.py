@@ -61,6 +61,7 @@ class Variables:
     victim: dict[int, cp_model.IntVar] = field(default_factory=dict)
     excess: list[cp_model.IntVar] = field(default_factory=list)
     """Per ``problem.excess`` row, how far the row is broken (in units of its resource's scale)."""
+    excess_bound: list[int] = field(default_factory=list)
     move: dict[tuple[int, int, int], cp_model.IntVar] = field(default_factory=dict)
     move_whole: dict[int, cp_model.IntVar] = field(default_factory=dict)
 

@@ -244,7 +244,6 @@ def _victim(
         elapsed_ms=elapsed,
         whole_chunk=whole_chunk(job, running),
         move="none" if not nodes else "whole" if gang else "tasks",
-        minimum=job.gang_minimum,
         disturb=candidate.surplus if candidate.restrictions else None,
     )
 
@@ -262,23 +261,36 @@ def _moves_possible(plan: Plan) -> bool:
     cluster = plan.cluster
     if plan.candidates is None or not cluster.snapshot.config.moves or plan.action not in ("reclaim", "preempt"):
         return False
-    free = {}
-    for node in cluster.snapshot.nodes:
-        if node.schedulable:
-            load = cluster.final_load(node.name)
-            free[node.name] = {r: node.resources.get(r, 0) - load.get(r, 0) for r in node.resources}
-    seen: set[tuple[str | None, tuple[tuple[str, int], ...]]] = set()
+    homes: dict[tuple[tuple[str, int], ...], set[str]] = {}  # task shape -> nodes where such tasks run
+    shapes: dict[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]] = {}
     for candidate in [*plan.candidates.candidates, *plan.candidates.movable]:
         job = cluster.snapshot.job(candidate.job)
+        if job.uniform:
+            written = tuple(job.task_resources.items())
+            shape = shapes.get(written)
+            if shape is None:
+                shape = shapes[written] = tuple(sorted((r, a) for r, a in written if a > 0))
+            homes.setdefault(shape, set()).update(cluster.running_on(job))
+            continue
         for task in cluster.tasks(job, "running"):
-            home = cluster.node_of[str(task.name)]
             shape = tuple(sorted((r, a) for r, a in job.requests(task).items() if a > 0))
-            if (home, shape) in seen:
-                continue
-            seen.add((home, shape))
-            if any(name != home and all(a <= room.get(r, 0) for r, a in shape) for name, room in free.items()):
-                return True
-    return False
+            homes.setdefault(shape, set()).add(str(cluster.node_of[str(task.name)]))
+    fitting: dict[tuple[tuple[str, int], ...], list[str]] = {shape: [] for shape in homes}
+    if not homes:
+        return False
+    shared = set.intersection(*({r for r, _ in shape} for shape in homes))
+    least = {r: min(dict(shape)[r] for shape in homes) for r in shared}  # what every shape needs at least
+    for node in cluster.snapshot.nodes:
+        if not node.schedulable:
+            continue
+        capacity, load = node.resources, cluster.final_load(node.name)
+        if any(capacity.get(r, 0) - load.get(r, 0) < a for r, a in least.items()):
+            continue  # the common case on a full cluster: no shape fits this node
+        for shape, found in fitting.items():
+            if len(found) < 2 and all(a <= capacity.get(r, 0) - load.get(r, 0) for r, a in shape):
+                found.append(node.name)
+    # a task can move when a node other than its own takes its shape
+    return any(len(found) > 1 or (found and homes[shape] - set(found)) for shape, found in fitting.items())
 
 
 def whole_chunk(job: Job, running: list[Task]) -> Resources:

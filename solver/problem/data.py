@@ -92,10 +92,10 @@ MoveMode = Literal["none", "tasks", "whole"]
 class Victim:
     """A candidate victim job: it loses all its running tasks (``whole_job``) or up to ``surplus`` of them.
 
-    Its tasks may also be moved (``move``): a gang all together, an elastic job's tasks one by one as long as
-    it keeps ``minimum`` tasks (kept or moved) or loses them all; no more than ``disturb`` tasks in all may be
-    evicted or moved (a protected elastic job: its surplus). A job only the reclaim line keeps out of reach
-    may be moved and not evicted (``whole_job`` false, ``surplus`` 0).
+    Its tasks may also be moved (``move``): a gang all together, an elastic job's tasks one by one (it keeps
+    ``min_available`` tasks, kept or moved, since at most ``surplus`` are evicted unless all are); no more than
+    ``disturb`` tasks in all may be evicted or moved (a protected elastic job: its surplus). A job only the
+    reclaim line keeps out of reach may be moved and not evicted (``whole_job`` false, ``surplus`` 0).
     """
 
     job: str
@@ -110,7 +110,6 @@ class Victim:
     """Per resource, the largest chunk of the job evicted whole: its core (``min_available`` tasks) or one surplus
     task (the reclaim line's ``last_chunk`` reading; spec "Reclaim")."""
     move: MoveMode = "none"
-    minimum: int = 0
     disturb: int | None = None
     """Most tasks evicted or moved together (``None``: no bound beyond the rules above)."""
 

@@ -37,6 +37,12 @@ from .data import (
     Victim,
 )
 
+MOVE_CANDIDATES = 64
+"""Moves are considered on decisions with at most this many candidate victims (evictable or movable)."""
+
+MOVE_PAIRS = 2000
+"""... and at most this many possible moves (a running task and a node whose free room takes it)."""
+
 
 @dataclass
 class Plan:
@@ -67,10 +73,14 @@ class Plan:
 
     @property
     def moves_possible(self) -> bool:
-        """Whether some candidate's task could be moved to free room on another node (spec "Moves").
+        """Whether moves are considered in this decision (spec "Moves"): some candidate's task could be moved to
+        free room on another node, and the decision is small enough.
 
-        Exact and cheap: a move needs a schedulable node other than the task's own whose free room (every
-        promise kept) takes the task; when no candidate task has one, no answer moves anything.
+        A move needs a schedulable node other than the task's own whose free room (every promise kept) takes the
+        task; when no candidate task has one, no answer moves anything (exact and cheap). Moves are considered on
+        decisions with at most ``MOVE_CANDIDATES`` candidates and ``MOVE_PAIRS`` possible moves: they bind the
+        nodes together, so a larger decision could not go through the exact reductions; it is made without moves
+        (KAI bounds its consolidation likewise, to 16 victims by default).
         """
         if self._moves is None:
             self._moves = _moves_possible(self)
@@ -261,36 +271,25 @@ def _moves_possible(plan: Plan) -> bool:
     cluster = plan.cluster
     if plan.candidates is None or not cluster.snapshot.config.moves or plan.action not in ("reclaim", "preempt"):
         return False
-    homes: dict[tuple[tuple[str, int], ...], set[str]] = {}  # task shape -> nodes where such tasks run
-    shapes: dict[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]] = {}
-    for candidate in [*plan.candidates.candidates, *plan.candidates.movable]:
+    candidates = [*plan.candidates.candidates, *plan.candidates.movable]
+    if not candidates or len(candidates) > MOVE_CANDIDATES:
+        return False
+    tasks: dict[tuple[tuple[str, int], ...], list[str]] = {}  # task shape -> the node of each such task
+    for candidate in candidates:
         job = cluster.snapshot.job(candidate.job)
-        if job.uniform:
-            written = tuple(job.task_resources.items())
-            shape = shapes.get(written)
-            if shape is None:
-                shape = shapes[written] = tuple(sorted((r, a) for r, a in written if a > 0))
-            homes.setdefault(shape, set()).update(cluster.running_on(job))
-            continue
         for task in cluster.tasks(job, "running"):
             shape = tuple(sorted((r, a) for r, a in job.requests(task).items() if a > 0))
-            homes.setdefault(shape, set()).add(str(cluster.node_of[str(task.name)]))
-    fitting: dict[tuple[tuple[str, int], ...], list[str]] = {shape: [] for shape in homes}
-    if not homes:
-        return False
-    shared = set.intersection(*({r for r, _ in shape} for shape in homes))
-    least = {r: min(dict(shape)[r] for shape in homes) for r in shared}  # what every shape needs at least
+            tasks.setdefault(shape, []).append(str(cluster.node_of[str(task.name)]))
+    fitting: dict[tuple[tuple[str, int], ...], set[str]] = {shape: set() for shape in tasks}
     for node in cluster.snapshot.nodes:
         if not node.schedulable:
             continue
         capacity, load = node.resources, cluster.final_load(node.name)
-        if any(capacity.get(r, 0) - load.get(r, 0) < a for r, a in least.items()):
-            continue  # the common case on a full cluster: no shape fits this node
         for shape, found in fitting.items():
-            if len(found) < 2 and all(a <= capacity.get(r, 0) - load.get(r, 0) for r, a in shape):
-                found.append(node.name)
-    # a task can move when a node other than its own takes its shape
-    return any(len(found) > 1 or (found and homes[shape] - set(found)) for shape, found in fitting.items())
+            if all(a <= capacity.get(r, 0) - load.get(r, 0) for r, a in shape):
+                found.add(node.name)
+    pairs = sum(len(fitting[shape]) - (home in fitting[shape]) for shape, homes in tasks.items() for home in homes)
+    return 0 < pairs <= MOVE_PAIRS
 
 
 def whole_chunk(job: Job, running: list[Task]) -> Resources:

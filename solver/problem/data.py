@@ -216,6 +216,14 @@ class Problem:
     guarantee_rule: Literal["strict", "last_chunk"] = "strict"
     """How the guarantee rows read (see :class:`GuaranteeRow`)."""
 
+    def members(self, victims: tuple[int, ...]) -> frozenset[int]:
+        """``victims`` as a set, made once per tuple (rows of one queue share theirs)."""
+        cache: dict[int, frozenset[int]] = self.__dict__.setdefault("_members", {})
+        found = cache.get(id(victims))
+        if found is None:
+            found = cache[id(victims)] = frozenset(victims)
+        return found
+
     def line_groups(self) -> list[tuple[str, tuple[GuaranteeRow, ...]]]:
         """The guarantee rows by queue, in order: under ``last_chunk`` each group is one disjunction."""
         groups: dict[str, list[GuaranteeRow]] = {}
@@ -358,8 +366,11 @@ def broken_rows(problem: Problem, solution: Solution) -> list[str]:
 def chunk_size(problem: Problem, solution: Solution, victim: int, resource: str) -> int:
     """The largest chunk ``victim`` loses in ``solution``, in ``resource``: its whole-job chunk when it loses every
     running task, else one peeled task (0 when it loses nothing)."""
-    spec = problem.victims[victim]
     counts = {s: n for (v, s), n in solution.evicted.items() if v == victim and n > 0}
+    return _largest_chunk(problem.victims[victim], counts, resource)
+
+
+def _largest_chunk(spec: Victim, counts: dict[int, int], resource: str) -> int:
     if not counts:
         return 0
     if sum(counts.values()) == spec.running and spec.whole_job:
@@ -369,13 +380,24 @@ def chunk_size(problem: Problem, solution: Solution, victim: int, resource: str)
 
 def line_allows(problem: Problem, solution: Solution, rows: tuple[GuaranteeRow, ...]) -> str | None:
     """``last_chunk`` for one queue's rows: the resource still above the line before the last chunk (``None``:
-    none is, so the set may not be taken). A queue that loses nothing needs no resource: ``""``."""
-    taken = [v for v in rows[0].victims if solution.evicted_of(v) > 0]
+    none is, so the set may not be taken). A queue that loses nothing needs no resource: ``""``.
+
+    Walks the solution's evictions, not the queue's candidates (a large queue has hundreds of thousands).
+    """
+    members = problem.members(rows[0].victims)
+    taken: dict[int, dict[int, int]] = {}
+    for (v, s), n in solution.evicted.items():
+        if n > 0 and v in members:
+            taken.setdefault(v, {})[s] = n
     if not taken:
         return ""
     for row in rows:
-        last = max(chunk_size(problem, solution, v, row.resource) for v in taken)
-        gone = freed(problem, solution, row.victims, row.resource)
+        last = max(_largest_chunk(problem.victims[v], counts, row.resource) for v, counts in taken.items())
+        gone = sum(
+            n * problem.victims[v].slots[s].requests.get(row.resource, 0)
+            for v, counts in taken.items()
+            for s, n in counts.items()
+        )
         if row.threshold is not None and row.held - gone + last > row.threshold:
             return row.resource
     return None

@@ -1,8 +1,9 @@
 """The reduced path of a decision: units, options, selection, then the problem restricted to the units kept.
 
 Applies when the chunk is one kind of task, all required (preempt, reclaim, or
-a gang that must start whole), and no victim could be moved instead (a move
-lands on free room of another node, which binds units together).
+a gang that must start whole), and moves are not considered
+(:attr:`~gpu_preempt.solver.problem.builder.Plan.moves_possible`: a move lands on
+free room of another node, which binds units together).
 :func:`reduce_plan` returns ``None`` when it does not apply; otherwise the
 problem over the kept units' candidates and nodes
 (:meth:`Reduction.problem`), which :func:`gpu_preempt.solver.cpsat.reduced.solve_reduced`

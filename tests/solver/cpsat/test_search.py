@@ -50,3 +50,20 @@ def test_a_large_model_is_stopped_at_the_deadline():
     elapsed = time.perf_counter() - started
     assert elapsed < 0.2 + GRACE + 0.5
     assert solution.status in ("unknown", "feasible")
+
+
+def test_folded_objectives_are_read_back_exactly():
+    """Stages folded into one objective can exceed 2**53, where a double cannot hold every integer: the victim
+    with the least lost work is still chosen, and each stage's value is exact."""
+    huge = 2**52
+    rooms = (NodeRoom("n0", {"gpu": 0}, {"gpu": 0}),)
+    victims = tuple(
+        Victim(name, "q", 10, True, 0, (Slot(0, {"gpu": 1000}, (f"{name}-0",)),), elapsed)
+        for name, elapsed in (("older", huge + 3), ("newer", huge + 1), ("oldest", huge + 5))
+    )
+    chunk = (ChunkType({"gpu": 1000}, ("want-0",), 1),)
+    solution = cpsat.solve(Problem("want", "preempt", rooms, chunk, victims))
+    assert solution.status == "optimal"
+    assert solution.victims() == [1], solution.stages
+    lost = [stage for stage in solution.stages if stage.startswith("lost_work=")]
+    assert lost == [f"lost_work={huge + 1}"], solution.stages

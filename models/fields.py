@@ -21,12 +21,12 @@ from pydantic_core import InitErrorDetails, PydanticCustomError
 from .duration import parse_duration, parse_time
 from .quantity import MILLI, UNLIMITED, is_gpu_resource, parse_quantity
 
-_QUANTITY_SCHEMA = {
+QUANTITY_SCHEMA = {
     "anyOf": [{"type": "number", "minimum": 0}, {"type": "string", "pattern": r"^[0-9.]+([numkMGTPE]|[KMGTPE]i)?$"}],
     "description": "a number or Kubernetes quantity (500m, 2, 64Gi, 1Ti)",
 }
 _BOUND_SCHEMA = {
-    "anyOf": [*_QUANTITY_SCHEMA["anyOf"], {"const": -1}, {"const": "unlimited"}],
+    "anyOf": [*QUANTITY_SCHEMA["anyOf"], {"const": -1}, {"const": "unlimited"}],
     "description": "a quantity, or -1 / 'unlimited'",
 }
 _DURATION_SCHEMA = {
@@ -102,7 +102,7 @@ def _resource_map(value: object, *, allow_unlimited: bool) -> dict[str, int]:
 AmountMap = Annotated[
     dict[str, int],
     BeforeValidator(lambda v: _resource_map(v, allow_unlimited=False)),
-    WithJsonSchema({"type": "object", "additionalProperties": _QUANTITY_SCHEMA}),
+    WithJsonSchema({"type": "object", "additionalProperties": QUANTITY_SCHEMA}),
 ]
 """Resource name -> finite amount (milli-units); GPUs whole."""
 

@@ -3,16 +3,17 @@
 A folder per role, and imports go one way only (docs/architecture.md; the test
 ``tests/test_architecture.py`` fails on an import against the flow)::
 
-    models <- state <- rules <- problem <- reduce <- cpsat <- explain <- actions <- cli
-    check (the verifiers): models, state and rules only
+    models <- state <- rules <- problem <- reduce <- cpsat <- explain <- actions <- planning <- cli
+    check (the verifiers): models, state and rules only (planning may use them)
     inventory (NVML): models only
 
 ``state`` is the cluster, queue tree, usage and fair share; ``rules`` one module
 a rule; ``problem`` the victim problem in numbers and its builder; ``reduce`` the
 exact reductions; ``cpsat`` the only code that imports OR-Tools; ``explain``
 reasons in words (it may re-solve a relaxed problem); ``actions`` the job
-solver, the cycle, quota enforcement and the greedy baseline; ``check`` the
-independent verifiers; ``cli`` the command line.
+solver, the cycle, quota enforcement and the greedy baseline; ``planning`` the
+capacity-planning replay; ``check`` the independent verifiers; ``cli`` the
+command line.
 
 Examples
 --------

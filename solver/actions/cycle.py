@@ -33,7 +33,7 @@ from typing import Any
 from gpu_preempt.models import Job, RequeueState, Snapshot
 from gpu_preempt.models.decision import Decision, requeue_dict
 from gpu_preempt.solver.problem.data import Action
-from gpu_preempt.solver.rules.job_order import next_job
+from gpu_preempt.solver.rules.job_order import Placeable, next_job
 from gpu_preempt.solver.state.cluster import Cluster
 
 from .job_solver import SolverName, attempt
@@ -97,18 +97,22 @@ def run_cycle(
                     cluster = cluster.with_changes(enforced.changes())
             continue
         attempted: set[str] = set()
+        fits: Placeable | None = None  # placeable jobs, judged once per state
         while True:
             wanted = ("pending", "nominated") if action == "allocate" else ("pending",)  # seed 004: claims
             waiting = [j for j in pending if j.name not in attempted and cluster.count(j, *wanted)]
             if not waiting:
                 break
-            job = next_job(cluster, waiting, action)
+            if fits is None:
+                fits = Placeable(cluster, action)
+            job = next_job(cluster, waiting, action, fits)
             attempted.add(job.name)
             decision = attempt(cluster, job, action, solver=solver)  # type: ignore[arg-type]
             result.decisions.append(decision)
             result.states.append(cluster)
             if decision.placed:
                 cluster = cluster.with_changes(decision.changes())
+                fits = None
     result.end = cluster
     return result
 

@@ -4,17 +4,18 @@
 JSON Schema (:mod:`.snapshot`); ``solve`` decides for one pending job, ``cycle``
 runs a whole scheduling cycle, ``enforce-quota`` brings queues above their limit
 back within it (:mod:`.decide`); ``inventory`` lists this machine's GPUs through
-NVML (:mod:`.inventory`). Exit codes are in :mod:`.app`.
+NVML (:mod:`.inventory`); ``simulate`` replays a capacity-planning scenario
+(:mod:`.simulate`). Exit codes are in :mod:`.app`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from . import decide, inventory, snapshot
+from . import decide, inventory, simulate, snapshot
 from .app import app
 
-__all__ = ["app", "decide", "inventory", "main", "snapshot"]
+__all__ = ["app", "decide", "inventory", "main", "simulate", "snapshot"]
 
 
 def main() -> Any:

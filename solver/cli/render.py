@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -212,3 +213,43 @@ def print_inventory(found: Inventory) -> None:
 
 def _gib(size: int) -> str:
     return f"{size / 2**30:.1f} GiB"
+
+
+def print_simulation(scenario: Path, folder: Path, s: dict[str, Any]) -> None:
+    """The human summary of a replay: waits and preemptions per queue, then the cluster-wide figures."""
+    load = s["offered_load"]
+    out.print(
+        f"{scenario}: {s['overall']['jobs']} jobs over {s['span_h']:.1f} simulated hours on {s['gpus']} GPUs; "
+        f"offered load {'-' if load is None else f'{load:.2f}'} (time_scale {s['time_scale']:g})"
+    )
+    table = Table(title=None)
+    for name in ("queue", "jobs", "completed", "wait p50", "wait p90", "wait p99", "JCT p50", "preempted jobs"):
+        table.add_column(name, justify="left" if name == "queue" else "right")
+    for name, figures in [*s["queues"].items(), ("all", s["overall"])]:
+        wait, jct = figures["wait"], figures["jct"]
+        table.add_row(
+            name,
+            str(figures["jobs"]),
+            str(figures["completed"]),
+            *(_span(wait[p]) for p in ("p50", "p90", "p99")),
+            _span(jct["p50"]),
+            str(figures["preempted_jobs"]),
+        )
+    out.print(table)
+    hours, pre, solver = s["gpu_hours"], s["preemptions"], s["solver"]
+    proved = solver["proved_optimal_share"]
+    out.print(
+        f"utilisation {s['utilisation']:.1%}, goodput {hours['goodput']:,.1f} GPU-h, lost {hours['lost']:,.1f} GPU-h; "
+        f"{pre['total']} preemptions ({pre['per_1000_gpu_hours']} per 1,000 GPU-h, at most {pre['max_per_job']} "
+        f"of one job), {pre['moves']} moves; Jain's index {s['fairness']['jain_index']}"
+    )
+    out.print(
+        f"solver {solver['name']}: {solver['cycles']} cycles, {solver['decisions']} decisions, "
+        f"{solver['victim_decisions']} victim searches, "
+        f"{'-' if proved is None else f'{proved:.1%}'} proved optimal; "
+        f"{len(s['unfinished'])} unfinished job(s); files in {folder}"
+    )
+
+
+def _span(seconds: float | None) -> str:
+    return "-" if seconds is None else format_duration(round(seconds))

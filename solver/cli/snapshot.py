@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import Annotated
+
+import typer
 
 from gpu_preempt.models import Snapshot
+from gpu_preempt.models.scenario import Scenario
 from gpu_preempt.solver.explain.summary import summarize
 from gpu_preempt.solver.state.cluster import Cluster
 
@@ -24,9 +28,11 @@ def validate(file: FileArg, as_json: JsonOpt = False) -> None:
 
 
 @app.command()
-def schema() -> None:
-    """Print the JSON Schema of the snapshot format (v1)."""
-    document = Snapshot.model_json_schema()
+def schema(
+    scenario: Annotated[bool, typer.Option("--scenario", help="the scenario format (simulate-v1) instead")] = False,
+) -> None:
+    """Print the JSON Schema of the snapshot format (v1), or of the scenario format."""
+    document = (Scenario if scenario else Snapshot).model_json_schema()
     document["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    document["title"] = "gpu-preempt snapshot v1"
+    document["title"] = "gpu-preempt scenario v1" if scenario else "gpu-preempt snapshot v1"
     print(json.dumps(document, indent=2))

@@ -45,10 +45,12 @@ from .requeue import queue_order_time
 INFINITE = Fraction(10**18)
 
 
-def next_job(cluster: Cluster, waiting: Iterable[Job], action: str = "reclaim") -> Job:
+def next_job(cluster: Cluster, waiting: Iterable[Job], action: str = "reclaim", fits: Placeable | None = None) -> Job:
     """The job a cycle takes next among ``waiting`` (pending jobs of leaf queues) for ``action``, in the state
-    ``cluster``."""
-    fits = _Placeable(cluster, action)
+    ``cluster``; ``fits`` (from :class:`Placeable`, for this very state and action) keeps what was judged placeable
+    across picks in one state."""
+    if fits is None:
+        fits = Placeable(cluster, action)
     by_leaf: dict[str, list[Job]] = {}
     for job in waiting:
         by_leaf.setdefault(job.queue, []).append(job)
@@ -58,7 +60,7 @@ def next_job(cluster: Cluster, waiting: Iterable[Job], action: str = "reclaim") 
     return offer
 
 
-def _offer(cluster: Cluster, queue: str, best: dict[str, Job], fits: _Placeable) -> Job | None:
+def _offer(cluster: Cluster, queue: str, best: dict[str, Job], fits: Placeable) -> Job | None:
     """The job ``queue``'s subtree offers: its own best job (a leaf), or the offer of its best child."""
     if queue in best:
         return best[queue]
@@ -80,8 +82,9 @@ def chunk_request(cluster: Cluster, job: Job) -> Resources:
     return total
 
 
-class _Placeable:
-    """Whether a job can be placed by ``action`` (see the module docstring), remembered per job for one pick."""
+class Placeable:
+    """Whether a job can be placed by ``action`` (see the module docstring), remembered per job while the state
+    ``cluster`` lasts."""
 
     def __init__(self, cluster: Cluster, action: str) -> None:
         self.cluster, self.action = cluster, action
@@ -121,12 +124,12 @@ def _room(capacity: Resources, load: Resources) -> Resources:
     return {r: capacity.get(r, 0) - load.get(r, 0) for r in {*capacity, *load}}
 
 
-def _job_key(cluster: Cluster, job: Job, fits: _Placeable) -> tuple[object, ...]:
+def _job_key(cluster: Cluster, job: Job, fits: Placeable) -> tuple[object, ...]:
     since = queue_order_time(cluster.snapshot, job)
     return (not fits(job), -job.resolved_priority, float("inf") if since is None else since, job.name)
 
 
-def _queue_key(cluster: Cluster, queue: str, job: Job, fits: _Placeable) -> tuple[object, ...]:
+def _queue_key(cluster: Cluster, queue: str, job: Job, fits: Placeable) -> tuple[object, ...]:
     spec = cluster.tree.queue(queue)
     holding = add(cluster.usage[queue].allocated, chunk_request(cluster, job))
     starved = True

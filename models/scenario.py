@@ -1,0 +1,203 @@
+"""Scenarios for capacity planning (spec simulate-v1): a cluster, a policy, a workload, and how to replay it.
+
+A scenario is validated like a snapshot: unknown fields are errors, every error
+names its field path. Durations and quantities use the snapshot's notation.
+
+Examples
+--------
+>>> s = Scenario.model_validate({
+...     "cluster": {"nodes": [{"count": 2, "gpu": 8}]},
+...     "queues": [{"name": "team", "deserved": {"gpu": 16}}],
+...     "workload": {"trace": {"format": "itp", "path": "cluster10.csv"}},
+... })
+>>> s.simulation.period, s.workload.time_scale
+(10.0, 1.0)
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field, ValidationError, WithJsonSchema, model_validator
+
+from .config import Config
+from .errors import SnapshotError
+from .fields import QUANTITY_SCHEMA, AmountMap, Duration, FreeMap, Name, SnapshotModel, raise_errors
+from .priority_class import PriorityClass
+from .quantity import parse_quantity
+from .queue import Queue
+
+TraceFormat = Literal["itp", "csv"]
+
+
+Quantity = Annotated[int, BeforeValidator(parse_quantity), WithJsonSchema(QUANTITY_SCHEMA)]
+"""One Kubernetes quantity (milli-units)."""
+
+
+class NodeGroup(SnapshotModel):
+    """``count`` identical nodes named ``<name>-<i>`` (numbered across groups of the same name)."""
+
+    count: int = Field(ge=1)
+    gpu: int = Field(ge=0, description="GPUs per node")
+    cpu: Quantity = Field(64_000, description="default 64 cores")
+    memory: Quantity = Field(512 * 1024**3 * 1000, description="default 512Gi")
+    gpu_model: str | None = None
+    name: Name = "node"
+
+
+class ClusterShape(SnapshotModel):
+    """Either a snapshot file (its nodes, queues, classes, config and jobs) or node groups."""
+
+    snapshot: str | None = Field(None, description="a snapshot file, relative to the scenario")
+    nodes: list[NodeGroup] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ClusterShape:
+        if (self.snapshot is None) == (not self.nodes):
+            raise_errors("ClusterShape", [((), "give either snapshot or nodes (node groups), not both or neither")])
+        return self
+
+
+class TraceSpec(SnapshotModel):
+    """Where the trace is and how to read it (``csv``: ``columns`` maps canonical names to the file's headers)."""
+
+    format: TraceFormat
+    path: str = Field(description="relative to the scenario file")
+    columns: dict[str, str] = Field(
+        default_factory=dict,
+        description="csv: canonical column (id, submit, duration, gpus, queue, priority_class) -> header in the file",
+    )
+
+
+class Weighted(SnapshotModel):
+    """A choice drawn per job from a seeded hash of its id, with these weights."""
+
+    weights: dict[str, float] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _positive(self) -> Weighted:
+        bad: list[tuple[tuple[str | int, ...], str]] = [
+            (("weights", k), "a weight must be a finite number >= 0")
+            for k, w in self.weights.items()
+            if not 0 <= w < 1e300
+        ]
+        if not bad and sum(self.weights.values()) <= 0:
+            bad = [(("weights",), "at least one weight must be positive")]
+        raise_errors("Weighted", bad)
+        return self
+
+
+class SizeClass(SnapshotModel):
+    """Jobs with at most ``max_gpus`` GPUs (the first class that fits) get ``priority_class``."""
+
+    max_gpus: int | None = Field(None, ge=0, description="null = any size")
+    priority_class: Name
+
+
+class Assignment(SnapshotModel):
+    """Fields the trace does not carry, assigned from the scenario's seed and listed as synthetic in every output."""
+
+    queue: Weighted | None = Field(None, description="default: the leaf queues, weighted by their GPU deserved")
+    priority_class: Weighted | list[SizeClass] | None = Field(
+        None, description="weights per class, or size classes in order; default: none (config.default_priority)"
+    )
+    elastic: float = Field(0.0, ge=0, le=1, description="share of multi-task jobs made elastic")
+    elastic_min: float = Field(0.5, gt=0, le=1, description="an elastic job's min_available = ceil(tasks x this)")
+    preemptible: float | None = Field(
+        None, ge=0, le=1, description="share of jobs marked preemptible (the rest not); null = by priority"
+    )
+
+
+class Window(SnapshotModel):
+    """Which jobs of the trace: submitted in [start, end) (trace seconds, before time_scale), then the first N."""
+
+    start: Duration | None = None
+    end: Duration | None = None
+    first: int | None = Field(None, ge=1)
+
+
+class Workload(SnapshotModel):
+    trace: TraceSpec
+    assign: Assignment = Field(default_factory=Assignment)
+    time_scale: float = Field(1.0, gt=0, le=1e6, description="submit times are divided by this (k > 1 compresses)")
+    window: Window = Field(default_factory=Window)
+    per_gpu: AmountMap = Field(
+        default_factory=dict, description="CPU and memory per GPU of a task; default: the first node's ratio"
+    )
+
+
+class Restart(SnapshotModel):
+    """What an evicted job loses: ``restart`` = all progress, ``checkpoint`` = progress since the last checkpoint."""
+
+    model: Literal["restart", "checkpoint"] = "restart"
+    interval: Duration | None = Field(None, description="checkpoint: seconds of progress between checkpoints")
+    overhead: Duration = Field(0.0, description="extra seconds of work every restart costs")
+
+    @model_validator(mode="after")
+    def _interval(self) -> Restart:
+        if self.model == "checkpoint" and not self.interval:
+            raise_errors("Restart", [(("interval",), "checkpoint needs a positive interval")])
+        return self
+
+
+class Simulation(SnapshotModel):
+    period: Duration = Field(10.0, description="a cycle runs at most this often, and only after a change")
+    grace_period: Duration = Field(30.0, description="evicted tasks hold their GPUs this long (releasing)")
+    restart: Restart = Field(default_factory=Restart)
+    solver: Literal["cpsat", "greedy"] = "cpsat"
+    time_limit: Duration = Field(1.0, description="per decision")
+    seed: int = Field(0, ge=0)
+    sample_every: Duration = Field(600.0, description="time-series sample interval")
+    check: bool = Field(False, description="check invariants and verify every decision, every cycle")
+
+    @model_validator(mode="after")
+    def _positive(self) -> Simulation:
+        errors: list[tuple[tuple[str | int, ...], str]] = []
+        for name in ("period", "time_limit", "sample_every"):
+            if getattr(self, name) <= 0:
+                errors.append(((name,), "must be positive"))
+        raise_errors("Simulation", errors)
+        return self
+
+
+class ScheduledChange(SnapshotModel):
+    """At ``at`` seconds of simulated time (from the first arrival): set queue fields, drain or add nodes."""
+
+    at: Duration
+    set: dict[str, Any] = Field(
+        default_factory=dict, description="queues.<name>.<field>[.<resource>]: value, e.g. queues.a.limit.gpu: 16"
+    )
+    drain: list[str] = Field(default_factory=list, description="nodes made unschedulable (running work stays)")
+    add: list[NodeGroup] = Field(default_factory=list)
+
+
+class Scenario(SnapshotModel):
+    """A capacity-planning scenario (spec simulate-v1)."""
+
+    cluster: ClusterShape
+    queues: list[Queue] = Field(default_factory=list, description="default: the snapshot's")
+    priority_classes: list[PriorityClass] = Field(default_factory=list)
+    config: Config | None = Field(None, description="default: the snapshot's, else the defaults")
+    workload: Workload
+    simulation: Simulation = Field(default_factory=Simulation)
+    events: list[ScheduledChange] = Field(default_factory=list)
+    description: str | None = None
+    labels: FreeMap = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _has_queues(self) -> Scenario:
+        if self.cluster.snapshot is None and not self.queues:
+            raise_errors("Scenario", [(("queues",), "a cluster given by node groups needs queues")])
+        return self
+
+
+def scenario_from_data(data: Any) -> Scenario:
+    """Validate already-parsed data (a mapping) as a scenario; errors name field paths."""
+    if not isinstance(data, dict):
+        raise SnapshotError.single(
+            "", f"a scenario is a mapping with cluster, queues, workload, ...; got {type(data).__name__}"
+        )
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as err:
+        raise SnapshotError.from_validation_error(err) from None

@@ -1,0 +1,57 @@
+"""Capacity planning: ``simulate`` (replay a scenario's workload through the engine) and ``schema --scenario``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+from gpu_preempt.models import SnapshotError, parse_duration
+from gpu_preempt.solver.planning.run import simulate as replay
+
+from .app import app
+from .render import err, print_simulation
+
+
+@app.command()
+def simulate(
+    scenario: Annotated[Path, typer.Argument(help="scenario file (YAML; spec simulate-v1)")],
+    out: Annotated[Path, typer.Option("--out", help="output folder (summary.json, jobs.parquet, ...)")],
+    dump_at: Annotated[
+        str | None,
+        typer.Option("--dump-at", help="write dump.json: the snapshot of the first cycle at or after this time"),
+    ] = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="check invariants and verify every decision, every cycle")
+    ] = False,
+) -> None:
+    """Replay a scenario: waits, preemptions, fairness, utilisation and lost work, as files and plots."""
+    try:
+        at = None if dump_at is None else parse_duration(dump_at)
+    except ValueError as error:
+        err.print(f"error: --dump-at: {error}", markup=False)
+        raise typer.Exit(2) from None
+    columns = (TextColumn("simulated"), BarColumn(), TextColumn("{task.fields[hours]:.1f} h"), TimeElapsedColumn())
+    with Progress(*columns, console=err, transient=True) as progress:
+        task = progress.add_task("replay", total=None, hours=0.0)
+
+        def on_cycle(now: float) -> None:
+            progress.update(task, hours=now / 3600)
+
+        try:
+            result = replay(scenario, out, dump_at=at, check=check or None, on_cycle=on_cycle)
+        except SnapshotError as error:
+            progress.stop()
+            err.print(f"error: {scenario} cannot be simulated ({len(error.errors)} problem(s)):", markup=False)
+            for problem in error.errors:
+                err.print(f"  {problem}", markup=False)
+            raise typer.Exit(2) from None
+    summary: dict[str, Any] = result.summary
+    print_simulation(scenario, out, summary)
+    if result.simulator.problems:
+        err.print(f"error: {len(result.simulator.problems)} broken invariant(s) or rule(s):", markup=False)
+        for broken in result.simulator.problems[:20]:
+            err.print(f"  {broken}", markup=False)
+        raise typer.Exit(1)

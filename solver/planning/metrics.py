@@ -1,0 +1,126 @@
+"""The figures of a replay (spec simulate-v1, "What comes out"), from the simulator's jobs and ledgers.
+
+Definitions (times in seconds, GPU-time in GPU-hours):
+
+* wait: first start - submit; JCT: finish - submit; bounded slowdown:
+  ``max(1, JCT / max(duration, 10 s))``; percentiles by linear interpolation;
+* utilisation: GPU-time held by tasks (running or releasing) / capacity x span;
+* goodput: the GPU-time of completed jobs' trace durations (work that counted);
+  lost: progress destroyed by evictions and gang moves; overhead: restart
+  overhead run; releasing: GPU-time evicted tasks held during the grace period;
+* preemptions: whole-job evictions; per 1,000 GPU-hours of held GPU-time;
+* fairness, per leaf queue: time below its deserved GPUs while wanting more,
+  mean |held - fair share| (GPUs, time-weighted), Jain's index of held / fair
+  share over queues with a fair share, time-weighted.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .simulator import SimJob, Simulator
+
+BOUND = 10.0
+"""Seconds: the bound of the bounded slowdown."""
+
+
+def percentiles(values: list[float], *points: int) -> dict[str, float | None]:
+    """``{"p50": ..., ...}`` of ``values`` (``None`` when there are none)."""
+    if not values:
+        return {f"p{p}": None for p in points}
+    found = np.percentile(np.asarray(values, dtype=float), points)
+    return {f"p{p}": round(float(v), 3) for p, v in zip(points, found, strict=True)}
+
+
+def _hours(seconds: float) -> float:
+    return round(seconds / 3600.0, 3)
+
+
+def job_figures(jobs: list[SimJob]) -> dict[str, Any]:
+    """Waits, JCT and slowdown of ``jobs`` (started / finished ones)."""
+    waits = [j.first_start - j.spec.submit for j in jobs if j.first_start is not None]
+    done = [j for j in jobs if j.finish is not None]
+    jct = [j.finish - j.spec.submit for j in done if j.finish is not None]
+    slowdown = [max(1.0, (j.finish - j.spec.submit) / max(j.spec.duration, BOUND)) for j in done if j.finish]
+    return {
+        "jobs": len(jobs),
+        "completed": len(done),
+        "wait": percentiles(waits, 50, 90, 99),
+        "jct": percentiles(jct, 50, 99),
+        "bounded_slowdown": {
+            "mean": round(float(np.mean(slowdown)), 3) if slowdown else None,
+            **percentiles(slowdown, 50, 99),
+        },
+        "preempted_jobs": sum(1 for j in jobs if j.evictions),
+    }
+
+
+def summary(sim: Simulator) -> dict[str, Any]:
+    """Every figure of the contract's ``summary.json`` (timings under ``solver.time_ms`` only)."""
+    jobs = list(sim.jobs.values())
+    span = sim.now
+    counters = sim.counters
+    held = sum(j.held for j in jobs)
+    goodput = sum(j.spec.duration * j.spec.gpus for j in jobs if j.finish is not None)
+    lost = sum(j.lost for j in jobs)
+    overhead = sum((j.work - j.spec.duration) * j.spec.gpus for j in jobs if j.finish is not None)
+    evictions = sum(j.evictions for j in jobs)
+    decisions = [d for _, d in sim.decisions]
+    solved = [d for d in decisions if d.action != "allocate" and d.outcome != "skipped"]  # victim searches
+    proved = [d for d in solved if d.optimal or d.outcome == "infeasible"]  # only a proof gives infeasible
+    times = [d.solve_ms for d in decisions]
+    queues: dict[str, Any] = {}
+    for queue in sim._leaves():
+        mine = [j for j in jobs if j.spec.queue == queue]
+        queues[queue] = {
+            **job_figures(mine),
+            "time_below_deserved_h": _hours(counters.below_deserved.get(queue, 0.0)),
+        }
+    return {
+        "scenario": sim.scenario.description,
+        "offered_load": round(sim.workload.offered_load, 4) if math.isfinite(sim.workload.offered_load) else None,
+        "time_scale": sim.scenario.workload.time_scale,
+        "gpus": sum(sim.capacity.values()),
+        "span_h": _hours(span),
+        "synthetic": sim.workload.synthetic,
+        "overall": job_figures(jobs),
+        "queues": queues,
+        "gpu_hours": {
+            "capacity": _hours(counters.capacity),
+            "held": _hours(held),
+            "idle": _hours(counters.idle),
+            "goodput": _hours(goodput),
+            "lost": _hours(lost),
+            "overhead": _hours(overhead),
+        },
+        "utilisation": round(held / counters.capacity, 4) if counters.capacity else None,
+        "goodput_share": round(goodput / counters.capacity, 4) if counters.capacity else None,
+        "lost_share": round(lost / held, 4) if held else None,
+        "preemptions": {
+            "total": evictions,
+            "per_1000_gpu_hours": round(evictions / (held / 3600.0) * 1000.0, 3) if held else None,
+            "jobs_preempted_share": round(sum(1 for j in jobs if j.evictions) / len(jobs), 4) if jobs else None,
+            "max_per_job": max((j.evictions for j in jobs), default=0),
+            "moves": sum(j.moves for j in jobs),
+        },
+        "fairness": {
+            "mean_deviation_gpus": round(counters.deviation / span / max(1, len(queues)), 3) if span else None,
+            "jain_index": round(counters.jain / counters.jain_time, 4) if counters.jain_time else None,
+        },
+        "solver": {
+            "name": sim.settings.solver,
+            "cycles": sim.cycles,
+            "decisions": len(decisions),
+            "victim_decisions": len(solved),
+            "proved_optimal_share": (round(len(proved) / len(solved), 4) if solved else None),
+            "unknown": sum(1 for d in decisions if d.outcome == "unknown"),
+            "time_ms": percentiles(times, 50, 99),
+        },
+        "unfinished": sorted(j.spec.name for j in jobs if j.finish is None),
+        "notes": [
+            "arrivals are open-loop: the trace's submit times are replayed whatever the waits (trace bias)",
+        ],
+    }

@@ -1,0 +1,105 @@
+"""The output folder of a replay (spec simulate-v1): summary.json, jobs.parquet, events.jsonl, timeseries.csv, plots.
+
+The folder is written under a temporary name next to ``out`` and renamed into
+place at the end, so a failed run leaves nothing half-written. Everything but
+``summary.json``'s ``solver.time_ms`` is a function of the scenario and seed.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from gpu_preempt.models import SnapshotError
+
+from .plots import plot_all
+from .simulator import Simulator
+
+
+def check_out(out: Path) -> None:
+    """Refuse an ``out`` that exists and is not an earlier output folder (never overwrite someone's files)."""
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "summary.json").exists())):
+        raise SnapshotError.single("--out", f"{out} exists and is not an output folder of gpu-preempt simulate")
+
+
+def write_outputs(sim: Simulator, out: Path, figures: dict[str, Any]) -> None:
+    """Write every output of ``sim`` to ``out`` (replacing an earlier output folder), with its summary ``figures``.
+
+    With ``--dump-at``, the snapshot of the first cycle at or after that time is ``dump.json`` and that cycle's
+    decisions ``dump-decisions.json``.
+    """
+    check_out(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        (staging / "summary.json").write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+        pq.write_table(jobs_table(sim), staging / "jobs.parquet")
+        with (staging / "events.jsonl").open("w", encoding="utf-8") as file:
+            for at, decision in sim.decisions:
+                file.write(json.dumps({"time": round(at, 3), **decision.to_dict(timing=False)}) + "\n")
+        write_timeseries(sim.samples, staging / "timeseries.csv")
+        plot_all(sim, staging)
+        if sim.dump is not None:
+            (staging / "dump.json").write_text(json.dumps(sim.dump, indent=2) + "\n", encoding="utf-8")
+            decisions = {"time": sim.dump["now"], "decisions": sim.dump_decisions}
+            (staging / "dump-decisions.json").write_text(json.dumps(decisions, indent=2) + "\n", encoding="utf-8")
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def jobs_table(sim: Simulator) -> pa.Table:
+    """One row per job: what it was, when it waited and ran, what it lost."""
+    jobs = list(sim.jobs.values())
+
+    def column(values: list[Any], kind: pa.DataType) -> pa.Array:
+        return pa.array(values, type=kind)
+
+    def since_submit(values: list[float | None], submits: list[float]) -> list[float | None]:
+        return [None if v is None else v - s for v, s in zip(values, submits, strict=True)]
+
+    submits = [j.spec.submit for j in jobs]
+    starts = [j.first_start for j in jobs]
+    finishes = [j.finish for j in jobs]
+    return pa.table(
+        {
+            "job": column([j.spec.name for j in jobs], pa.string()),
+            "queue": column([j.spec.queue for j in jobs], pa.string()),
+            "priority_class": column([j.spec.priority_class for j in jobs], pa.string()),
+            "gpus": column([j.spec.gpus for j in jobs], pa.int32()),
+            "tasks": column([j.spec.tasks for j in jobs], pa.int32()),
+            "min_available": column([j.spec.min_available for j in jobs], pa.int32()),
+            "preemptible": column([j.spec.preemptible for j in jobs], pa.bool_()),
+            "submit_s": column(submits, pa.float64()),
+            "duration_s": column([j.spec.duration for j in jobs], pa.float64()),
+            "first_start_s": column(starts, pa.float64()),
+            "finish_s": column(finishes, pa.float64()),
+            "wait_s": column(since_submit(starts, submits), pa.float64()),
+            "jct_s": column(since_submit(finishes, submits), pa.float64()),
+            "evictions": column([j.evictions for j in jobs], pa.int32()),
+            "moves": column([j.moves for j in jobs], pa.int32()),
+            "lost_gpu_h": column([j.lost / 3600.0 for j in jobs], pa.float64()),
+            "held_gpu_h": column([j.held / 3600.0 for j in jobs], pa.float64()),
+        }
+    )
+
+
+def write_timeseries(rows: list[dict[str, Any]], path: Path) -> None:
+    names: list[str] = []
+    for row in rows:
+        names += [k for k in row if k not in names]
+    with path.open("w", newline="", encoding="utf-8") as file:
+        writer = csv.DictWriter(file, fieldnames=names)
+        writer.writeheader()
+        writer.writerows(rows)

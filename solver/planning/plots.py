@@ -1,0 +1,79 @@
+"""Plots of a replay (PNG, matplotlib, no display needed): wait and JCT CDFs, allocation against fair share per
+queue over time, utilisation and preemptions over time."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+
+if TYPE_CHECKING:
+    from .simulator import Simulator
+
+METADATA = {"Software": None}
+"""No version string in the files: same inputs, same bytes."""
+
+
+def plot_all(sim: Simulator, folder: Path) -> None:
+    jobs = list(sim.jobs.values())
+    waits = [(j.first_start - j.spec.submit) / 3600 for j in jobs if j.first_start is not None]
+    jcts = [(j.finish - j.spec.submit) / 3600 for j in jobs if j.finish is not None]
+    _cdf(waits, "wait (hours)", folder / "wait_cdf.png")
+    _cdf(jcts, "job completion time (hours)", folder / "jct_cdf.png")
+    _allocation(sim, folder / "allocation.png")
+    _utilisation(sim, folder / "utilisation.png")
+
+
+def _cdf(values: list[float], label: str, path: Path) -> None:
+    figure, axes = plt.subplots(figsize=(6, 4))
+    if values:
+        ordered = np.sort(values)
+        axes.step(ordered, np.arange(1, len(ordered) + 1) / len(ordered), where="post")
+    axes.set_xlabel(label)
+    axes.set_ylabel("share of jobs")
+    axes.grid(alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path, dpi=100, metadata=METADATA)
+    plt.close(figure)
+
+
+def _allocation(sim: Simulator, path: Path) -> None:
+    rows = sim.samples
+    queues = sim._leaves()
+    figure, axes = plt.subplots(figsize=(8, 4))
+    hours = [r["time"] / 3600 for r in rows]
+    for i, queue in enumerate(queues):
+        color = f"C{i % 10}"
+        axes.plot(hours, [r.get(f"{queue}.allocated", 0) for r in rows], color=color, label=f"{queue} allocated")
+        axes.plot(hours, [r.get(f"{queue}.fair_share", 0) for r in rows], color=color, linestyle="--", alpha=0.7)
+    axes.set_xlabel("simulated time (hours)")
+    axes.set_ylabel("GPUs (dashed: fair share)")
+    axes.legend(fontsize="small", ncol=2)
+    axes.grid(alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path, dpi=100, metadata=METADATA)
+    plt.close(figure)
+
+
+def _utilisation(sim: Simulator, path: Path) -> None:
+    rows = sim.samples
+    total = sum(sim.capacity.values()) or 1
+    hours = [r["time"] / 3600 for r in rows]
+    figure, axes = plt.subplots(figsize=(8, 4))
+    axes.plot(hours, [1 - r["free_gpus"] / total for r in rows], label="GPUs in use (share)")
+    axes.set_xlabel("simulated time (hours)")
+    axes.set_ylabel("share of GPUs")
+    axes.set_ylim(0, 1.05)
+    twin = axes.twinx()
+    twin.plot(hours, [r["preemptions"] for r in rows], color="C3", label="preemptions (cumulative)")
+    twin.set_ylabel("preemptions")
+    figure.legend(loc="upper left", fontsize="small")
+    axes.grid(alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path, dpi=100, metadata=METADATA)
+    plt.close(figure)

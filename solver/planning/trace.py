@@ -1,0 +1,134 @@
+"""Trace adapters: each trace format becomes one canonical job table (spec simulate-v1, "workload").
+
+A :class:`TraceJob` carries what a trace can say about a job: its id, submit
+time and duration in seconds, GPUs in all, and, when the trace has them, its
+queue and priority class. Everything else is assigned later (:mod:`.workload`).
+
+* ``itp``: the Microsoft ITP (ElasticFlow) traces, ``job_id, submission_time,
+  duration, num_gpu`` (reference/traces.md);
+* ``csv``: any CSV with a header, ``columns`` mapping the canonical names
+  ``id, submit, duration, gpus`` (and optionally ``queue``, ``priority_class``)
+  to the file's headers.
+
+A bad row is an error naming the file and line (header = line 1), never skipped.
+
+Examples
+--------
+>>> import io
+>>> jobs = read_rows(io.StringIO("job_id,submission_time,duration,num_gpu\\na,5,600,8\\n"), ITP_COLUMNS, "t.csv")
+>>> jobs[0]
+TraceJob(id='a', submit=5.0, duration=600.0, gpus=8, queue=None, priority_class=None)
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpu_preempt.models import SnapshotError
+from gpu_preempt.models.scenario import TraceSpec
+
+ITP_COLUMNS = {"id": "job_id", "submit": "submission_time", "duration": "duration", "gpus": "num_gpu"}
+REQUIRED = ("id", "submit", "duration", "gpus")
+OPTIONAL = ("queue", "priority_class")
+
+
+@dataclass(frozen=True)
+class TraceJob:
+    """One job of a trace: submit time and duration in seconds (trace time), GPUs in all."""
+
+    id: str
+    submit: float
+    duration: float
+    gpus: int
+    queue: str | None = None
+    priority_class: str | None = None
+
+
+def read_trace(spec: TraceSpec, base: Path) -> list[TraceJob]:
+    """The canonical job table of the trace ``spec`` describes (``path`` relative to ``base``), by submit time."""
+    path = base / spec.path
+    if spec.format == "itp":
+        if spec.columns:
+            raise SnapshotError.single("workload.trace.columns", "the itp format has fixed columns; use format csv")
+        columns = ITP_COLUMNS
+    else:
+        columns = dict(spec.columns)
+        missing = [c for c in REQUIRED if c not in columns]
+        unknown = sorted(set(columns) - set(REQUIRED) - set(OPTIONAL))
+        if missing or unknown:
+            what = f"missing {', '.join(missing)}" if missing else f"unknown {', '.join(unknown)}"
+            known = ", ".join((*REQUIRED, *OPTIONAL))
+            raise SnapshotError.single("workload.trace.columns", f"{what} (canonical columns: {known})")
+    try:
+        with path.open(newline="", encoding="utf-8") as file:
+            jobs = read_rows(file, columns, str(path))
+    except FileNotFoundError:
+        raise SnapshotError.single("workload.trace.path", f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise SnapshotError.single("workload.trace.path", f"{path}: cannot read ({err})") from None
+    return sorted(jobs, key=lambda j: j.submit)  # stable: rows with equal submit times keep the file's order
+
+
+def read_rows(lines: Iterable[str], columns: Mapping[str, str], source: str) -> list[TraceJob]:
+    """Parse CSV ``lines`` whose header holds ``columns`` (canonical name -> header)."""
+    reader = csv.reader(lines)
+    header = next(reader, None)
+    if header is None:
+        raise SnapshotError.single(source, "empty file: expected a header line")
+    index = {name: i for i, name in enumerate(h.strip() for h in header)}
+    absent = [f"{columns[c]} ({c})" for c in columns if columns[c] not in index]
+    if absent:
+        raise SnapshotError.single(f"{source} line 1", f"missing column {', '.join(absent)}")
+    where = {c: index[h] for c, h in columns.items()}
+    jobs: list[TraceJob] = []
+    seen: set[str] = set()
+    for line, row in enumerate(reader, start=2):
+        if not row or all(not cell.strip() for cell in row):
+            continue
+        if len(row) != len(header):
+            raise SnapshotError.single(f"{source} line {line}", f"{len(row)} fields, the header has {len(header)}")
+        cell = {c: row[i].strip() for c, i in where.items()}
+        job_id = cell["id"]
+        if not job_id:
+            raise SnapshotError.single(f"{source} line {line}", f"{columns['id']}: empty job id")
+        if job_id in seen:
+            raise SnapshotError.single(f"{source} line {line}", f"{columns['id']}: job {job_id!r} appears twice")
+        seen.add(job_id)
+        jobs.append(
+            TraceJob(
+                job_id,
+                _number(cell["submit"], columns["submit"], source, line, positive=False),
+                _number(cell["duration"], columns["duration"], source, line, positive=True),
+                _gpus(cell["gpus"], columns["gpus"], source, line),
+                cell.get("queue") or None,
+                cell.get("priority_class") or None,
+            )
+        )
+    return jobs
+
+
+def _number(text: str, column: str, source: str, line: int, *, positive: bool) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise SnapshotError.single(f"{source} line {line}", f"{column}: not a number ({text!r})") from None
+    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+        need = "a positive number of seconds" if positive else "a number of seconds >= 0"
+        raise SnapshotError.single(f"{source} line {line}", f"{column}: {text} is not {need}")
+    return value
+
+
+def _gpus(text: str, column: str, source: str, line: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise SnapshotError.single(
+            f"{source} line {line}", f"{column}: not a whole number of GPUs ({text!r})"
+        ) from None
+    if value < 1:
+        raise SnapshotError.single(f"{source} line {line}", f"{column}: {value} GPUs; a job needs at least 1")
+    return value

@@ -1,0 +1,278 @@
+"""A scenario's starting point: the base snapshot document and the jobs of its trace (spec simulate-v1).
+
+Trace jobs become snapshot jobs here:
+
+* a job wider than one node is a gang of ``ceil(gpus / GPUs per node)`` tasks,
+  GPUs shared as equally as whole GPUs allow (the first tasks take one more);
+  a narrower job is one task;
+* CPU and memory per task are proportional to its GPUs (``workload.per_gpu``,
+  default: the first node's CPU and memory per GPU);
+* fields the trace does not carry are assigned from the scenario's seed
+  (:func:`draw`, a hash of the seed, the field and the job id, so a job's draw
+  does not depend on the other jobs) and listed in ``synthetic``;
+* submit times are shifted so the first job arrives at 0, then divided by
+  ``time_scale``; durations are unchanged.
+
+Examples
+--------
+>>> tasks_of(12, 8)
+[6, 6]
+>>> tasks_of(9, 8)
+[5, 4]
+>>> tasks_of(3, 8)
+[3]
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpu_preempt.models import MILLI, Snapshot, SnapshotError, read_document, snapshot_from_data
+from gpu_preempt.models.scenario import NodeGroup, Scenario, SizeClass, Weighted
+
+from .trace import TraceJob, read_trace
+
+EPOCH = 1_767_225_600.0
+"""Simulated time 0 as a snapshot instant: 2026-01-01T00:00:00Z."""
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """One job of the workload, in the snapshot's terms (resources in milli-units)."""
+
+    name: str
+    submit: float
+    """Simulated seconds from the first arrival."""
+    duration: float
+    gpus: int
+    task_gpus: tuple[int, ...]
+    queue: str
+    priority_class: str | None = None
+    min_available: int | None = None
+    preemptible: bool | None = None
+    per_gpu: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def tasks(self) -> int:
+        return len(self.task_gpus)
+
+    def task_resources(self, index: int) -> dict[str, int]:
+        """Milli-units one task requests."""
+        gpus = self.task_gpus[index]
+        return {"gpu": gpus * MILLI, **{r: a * gpus for r, a in self.per_gpu.items()}}
+
+
+@dataclass
+class Workload:
+    """The base snapshot document (no jobs), its validated form, the starting jobs and the trace's jobs."""
+
+    base: dict[str, Any]
+    snapshot: Snapshot
+    jobs: list[JobSpec]
+    initial: list[dict[str, Any]]
+    """Jobs of a snapshot-file cluster: the starting state, as documents."""
+    synthetic: list[str]
+    offered_load: float
+    span: float
+
+
+def tasks_of(gpus: int, per_node: int) -> list[int]:
+    """GPUs per task of a job of ``gpus`` GPUs on nodes of ``per_node`` GPUs."""
+    count = max(1, math.ceil(gpus / per_node)) if per_node > 0 else 1
+    share, extra = divmod(gpus, count)
+    return [share + (1 if i < extra else 0) for i in range(count)]
+
+
+def draw(seed: int, what: str, job: str) -> float:
+    """A number in [0, 1) fixed by the seed, the field and the job id."""
+    digest = hashlib.sha256(f"{seed}\x00{what}\x00{job}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def pick(weights: dict[str, float], u: float) -> str:
+    """The key whose cumulative weight interval holds ``u`` (keys in the given order)."""
+    total = sum(weights.values())
+    acc = 0.0
+    for key, weight in weights.items():
+        acc += weight / total
+        if u < acc:
+            return key
+    return next(k for k, w in reversed(weights.items()) if w > 0)
+
+
+def node_documents(groups: list[NodeGroup]) -> list[dict[str, Any]]:
+    """Snapshot node entries for node groups, numbered per name across groups."""
+    counters: dict[str, int] = {}
+    nodes = []
+    for group in groups:
+        for _ in range(group.count):
+            index = counters.get(group.name, 0)
+            counters[group.name] = index + 1
+            entry: dict[str, Any] = {
+                "name": f"{group.name}-{index}",
+                "resources": {"gpu": group.gpu, "cpu": f"{group.cpu}m", "memory": f"{group.memory}m"},
+            }
+            if group.gpu_model is not None:
+                entry["gpu_model"] = group.gpu_model
+            nodes.append(entry)
+    return nodes
+
+
+def load_workload(scenario: Scenario, raw: dict[str, Any], base_dir: Path) -> Workload:
+    """Everything a simulation starts from; ``raw`` is the scenario as parsed (its notation is kept in dumps)."""
+    base, initial = _base_document(scenario, raw, base_dir)
+    try:
+        snapshot = snapshot_from_data({**base, "jobs": initial})
+    except SnapshotError as err:
+        raise SnapshotError([type(e)(f"cluster: {e.path}", e.message) for e in err.errors]) from None
+    trace = _window(read_trace(scenario.workload.trace, base_dir), scenario)
+    jobs, synthetic = _jobs(scenario, snapshot, trace)
+    gpus = sum(n.resources.get("gpu", 0) for n in snapshot.nodes) // MILLI
+    span = max((j.submit for j in jobs), default=0.0)
+    demand = sum(j.duration * j.gpus for j in jobs)
+    load = demand / (gpus * span) if gpus and span > 0 else math.inf
+    return Workload(base, snapshot, jobs, initial, synthetic, load, span)
+
+
+def _base_document(scenario: Scenario, raw: dict[str, Any], base_dir: Path) -> tuple[dict[str, Any], list[Any]]:
+    if scenario.cluster.snapshot is not None:
+        document = read_document(base_dir / scenario.cluster.snapshot)
+        if not isinstance(document, dict):
+            raise SnapshotError.single("cluster.snapshot", "the snapshot file is not a mapping")
+        document = copy.deepcopy(document)
+        document.pop("expect", None)
+        document.pop("description", None)
+        initial = document.pop("jobs", [])
+        if initial:
+            # their remaining durations are unknown: a replay would have to invent when they end
+            message = "the snapshot holds jobs; a scenario's cluster snapshot gives nodes, queues and config only"
+            raise SnapshotError.single("cluster.snapshot", message)
+    else:
+        document, initial = {"nodes": node_documents(scenario.cluster.nodes)}, []
+    for key in ("queues", "priority_classes", "config"):
+        if key in raw:
+            document[key] = copy.deepcopy(raw[key])
+    document.setdefault("now", EPOCH)
+    document["now"] = EPOCH
+    return document, initial
+
+
+def _window(trace: list[TraceJob], scenario: Scenario) -> list[TraceJob]:
+    window = scenario.workload.window
+    kept = [
+        j
+        for j in trace
+        if (window.start is None or j.submit >= window.start) and (window.end is None or j.submit < window.end)
+    ]
+    return kept if window.first is None else kept[: window.first]
+
+
+def _jobs(scenario: Scenario, snapshot: Snapshot, trace: list[TraceJob]) -> tuple[list[JobSpec], list[str]]:
+    workload, seed = scenario.workload, scenario.simulation.seed
+    assign = workload.assign
+    per_node = max((n.resources.get("gpu", 0) // MILLI for n in snapshot.nodes), default=0)
+    per_gpu = dict(workload.per_gpu) or _node_ratio(snapshot)
+    leaves = [q.name for q in snapshot.queues if snapshot.is_leaf(q.name)]
+    queue_weights = _default_queue_weights(snapshot, leaves) if assign.queue is None else dict(assign.queue.weights)
+    unknown = sorted(set(queue_weights) - set(leaves))
+    if unknown:
+        raise SnapshotError.single("workload.assign.queue.weights", f"not a leaf queue: {', '.join(unknown)}")
+    classes = {c.name for c in snapshot.priority_classes}
+    named = _class_names(assign.priority_class)
+    if named - classes:
+        raise SnapshotError.single(
+            "workload.assign.priority_class", f"unknown priority class: {', '.join(sorted(named - classes))}"
+        )
+    synthetic = []
+    traced_queue = any(j.queue is not None for j in trace)
+    if not traced_queue:
+        synthetic.append(f"queue: drawn per job with weights {queue_weights}")
+    if assign.priority_class is not None:
+        synthetic.append(f"priority_class: {_describe_classes(assign.priority_class)}")
+    if assign.elastic:
+        synthetic.append(
+            f"min_available: {assign.elastic:g} of multi-task jobs elastic, min = ceil({assign.elastic_min:g} x tasks)"
+        )
+    if assign.preemptible is not None:
+        synthetic.append(f"preemptible: {assign.preemptible:g} of jobs preemptible, the rest not")
+    scale = workload.time_scale
+    first = trace[0].submit if trace else 0.0
+    jobs = []
+    for t in trace:
+        queue = t.queue if t.queue is not None else pick(queue_weights, draw(seed, "queue", t.id))
+        if queue not in leaves:
+            raise SnapshotError.single(f"workload (job {t.id})", f"queue {queue!r} is not a leaf queue of the cluster")
+        pclass = t.priority_class or _class_for(assign.priority_class, t, seed)
+        if pclass is not None and pclass not in classes:
+            raise SnapshotError.single(f"workload (job {t.id})", f"unknown priority class {pclass!r}")
+        split = tuple(tasks_of(t.gpus, per_node))
+        minimum = None
+        if len(split) > 1 and draw(seed, "elastic", t.id) < assign.elastic:
+            minimum = max(1, math.ceil(assign.elastic_min * len(split)))
+        preemptible = None if assign.preemptible is None else draw(seed, "preemptible", t.id) < assign.preemptible
+        jobs.append(
+            JobSpec(
+                t.id,
+                (t.submit - first) / scale,
+                t.duration,
+                t.gpus,
+                split,
+                queue,
+                pclass,
+                minimum,
+                preemptible,
+                per_gpu,
+            )
+        )
+    return jobs, synthetic
+
+
+def _node_ratio(snapshot: Snapshot) -> dict[str, int]:
+    for node in snapshot.nodes:
+        gpus = node.resources.get("gpu", 0) // MILLI
+        if gpus:
+            return {r: a // gpus for r, a in node.resources.items() if r in ("cpu", "memory")}
+    return {}
+
+
+def _default_queue_weights(snapshot: Snapshot, leaves: list[str]) -> dict[str, float]:
+    weights = {}
+    for name in leaves:
+        deserved = snapshot.queue(name).deserved.get("gpu", 0)
+        weights[name] = float(deserved) if 0 < deserved < 2**62 else 0.0
+    if sum(weights.values()) <= 0:
+        return dict.fromkeys(leaves, 1.0)
+    return weights
+
+
+def _class_names(rule: Weighted | list[SizeClass] | None) -> set[str]:
+    if rule is None:
+        return set()
+    if isinstance(rule, Weighted):
+        return set(rule.weights)
+    return {c.priority_class for c in rule}
+
+
+def _describe_classes(rule: Weighted | list[SizeClass]) -> str:
+    if isinstance(rule, Weighted):
+        return f"drawn per job with weights {rule.weights}"
+    return "by size: " + ", ".join(
+        f"<= {c.max_gpus} GPUs -> {c.priority_class}" if c.max_gpus is not None else f"else {c.priority_class}"
+        for c in rule
+    )
+
+
+def _class_for(rule: Weighted | list[SizeClass] | None, job: TraceJob, seed: int) -> str | None:
+    if rule is None:
+        return None
+    if isinstance(rule, Weighted):
+        return pick(rule.weights, draw(seed, "priority_class", job.id))
+    for size in rule:
+        if size.max_gpus is None or job.gpus <= size.max_gpus:
+            return size.priority_class
+    return None

@@ -1,0 +1,78 @@
+"""`gpu-preempt simulate`: the human summary and the output folder; bad scenarios and traces exit 2 naming the
+field or line, and leave no output folder behind."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import CLUSTER10, write_scenario
+from typer.testing import CliRunner
+
+from gpu_preempt.solver.cli import app
+
+RUN = CliRunner()
+
+
+def small(tmp_path: Path, **changes: object) -> Path:
+    workload = {"trace": {"format": "itp", "path": str(CLUSTER10)}, "time_scale": 50, "window": {"first": 40}}
+    return write_scenario(tmp_path, **{"workload": workload, **changes})
+
+
+def test_simulate_writes_every_output(tmp_path: Path):
+    result = RUN.invoke(app, ["simulate", str(small(tmp_path)), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "40 jobs" in result.stdout and "proved optimal" in result.stdout
+    names = {p.name for p in (tmp_path / "out").iterdir()}
+    expected = {"summary.json", "jobs.parquet", "events.jsonl", "timeseries.csv"}
+    assert expected | {"wait_cdf.png", "jct_cdf.png", "allocation.png", "utilisation.png"} <= names
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["overall"]["jobs"] == 40 and summary["synthetic"]
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(tmp_path / "out" / "jobs.parquet")
+    assert table.num_rows == 40 and "wait_s" in table.column_names
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"simulation": {"period": -5}}, "simulation.period"),
+        ({"simulation": {"periode": 5}}, "simulation.periode: unknown field"),
+        ({"cluster": {"nodes": [{"count": 2, "gpu": 8, "memory": "lots"}]}}, "cluster.nodes[0].memory"),
+        ({"workload": {"trace": {"format": "parquet", "path": "x"}}}, "workload.trace.format"),
+        ({"workload": {"trace": {"format": "itp", "path": "missing.csv"}}}, "no such file"),
+    ],
+)
+def test_a_bad_scenario_exits_2_naming_the_field(tmp_path: Path, change: dict[str, object], message: str):
+    out = tmp_path / "out"
+    result = RUN.invoke(app, ["simulate", str(small(tmp_path, **change)), "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr
+    assert not out.exists() and [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_bad_trace_line_exits_2_with_its_number(tmp_path: Path):
+    lines = CLUSTER10.read_text().splitlines()
+    lines[7] = lines[7].replace(lines[7].split(",")[2], "-600")
+    (tmp_path / "bad.csv").write_text("\n".join(lines) + "\n")
+    path = small(tmp_path, workload={"trace": {"format": "itp", "path": "bad.csv"}})
+    result = RUN.invoke(app, ["simulate", str(path), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert "bad.csv line 8" in result.stderr and "duration" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_existing_folder_that_is_not_an_output_is_refused(tmp_path: Path):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    result = RUN.invoke(app, ["simulate", str(small(tmp_path)), "--out", str(tmp_path / "mine")])
+    assert result.exit_code == 2 and (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+
+
+def test_schema_of_the_scenario_format():
+    result = RUN.invoke(app, ["schema", "--scenario"])
+    assert result.exit_code == 0
+    schema = json.loads(result.stdout)
+    assert schema["title"] == "gpu-preempt scenario v1" and "workload" in schema["properties"]

@@ -43,6 +43,7 @@ from gpu_preempt.models.decision import Decision, requeue_dict
 from gpu_preempt.models.scenario import Scenario
 from gpu_preempt.solver.actions.cycle import CycleResult, run_cycle
 from gpu_preempt.solver.check.verifier import verify_decisions
+from gpu_preempt.solver.state.cluster import Cluster
 
 from .workload import EPOCH, JobSpec, Workload, node_documents
 
@@ -272,9 +273,13 @@ class Simulator:
             entry[parts[2]] = value
         else:
             entry[parts[2]] = {**entry.get(parts[2], {}), parts[3]: value}
-        if parts[2] in ("limit", "quota_preemption_delay"):
-            entry["limit_changed_at"] = EPOCH + self.now
         self.queues = [Queue.model_validate(q) for q in self.queue_docs]
+        if parts[2] in ("limit", "quota_preemption_delay"):  # seed 002: the delay timer restarts now
+            entry["limit_changed_at"] = EPOCH + self.now
+            self.queues = [Queue.model_validate(q) for q in self.queue_docs]
+            delay = next(q for q in self.queues if q.name == parts[1]).quota_preemption_delay
+            if delay > 0:
+                self._push(self.now + delay, WAKE, None)
 
     # -- cycles -----------------------------------------------------------------
 
@@ -466,6 +471,9 @@ class Simulator:
             self.counters.jain_time += dt
 
     def _sample(self) -> None:
+        # fair shares as a scheduler would compute them now (cycles only run while jobs wait)
+        shares = Cluster.of(self.snapshot()).shares
+        self.shares = {q: shares[q].get("gpu", 0) / MILLI for q in self._leaves()}
         held, wanted = self.queue_gpus()
         row: dict[str, Any] = {"time": self.now, "free_gpus": sum(self.capacity.values()) - sum(self.used.values())}
         for queue in held:

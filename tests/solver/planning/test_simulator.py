@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from helpers import CLUSTER10, write_scenario
 
-from gpu_preempt.models import load_snapshot
+from gpu_preempt.models import SnapshotError, load_snapshot
 from gpu_preempt.solver import run_cycle
 from gpu_preempt.solver.planning.run import Replay, simulate
 from gpu_preempt.solver.planning.simulator import Simulator
@@ -128,3 +128,31 @@ def test_a_different_seed_draws_other_queues(tmp_path: Path, replay: tuple[Repla
     other = simulate(path, None).simulator
     queues = {n: j.spec.queue for n, j in replay[0].simulator.jobs.items()}
     assert queues != {n: j.spec.queue for n, j in other.jobs.items()}
+
+
+def test_a_limit_lowered_mid_run_is_enforced(tmp_path: Path):
+    """Queue a runs two 4-GPU jobs (A2 placed by the second cycle, at 10 s); at 200 s its GPU limit drops to 4, with
+    a 1 s delay (seed 002). The cycle at 210 (one period after the change's) evicts A2, which has run the least
+    (200 s x 4 GPUs lost); it runs again once A1 ends at 1000."""
+    (tmp_path / "trace.csv").write_text("id,submit,duration,gpus,queue\nA1,0,1000,4,a\nA2,1,1000,4,a\n")
+    columns = {"id": "id", "submit": "submit", "duration": "duration", "gpus": "gpus", "queue": "queue"}
+    path = write_scenario(
+        tmp_path,
+        cluster={"nodes": [{"count": 1, "gpu": 8}]},
+        queues=[{"name": "a", "deserved": {"gpu": 0}, "quota_preemption_delay": 1}],
+        config={"quota_preemption_enabled": True},
+        workload={"trace": {"format": "csv", "path": "trace.csv", "columns": columns}},
+        events=[{"at": 200, "set": {"queues.a.limit.gpu": 4}}],
+    )
+    sim = simulate(path, None, check=True).simulator
+    assert sim.problems == []
+    assert job(sim, "A1") == (0.0, 1000.0, 0, 0.0)
+    assert job(sim, "A2") == (10.0, 2000.0, 1, 200.0 * 4)
+    assert [d.action for _, d in sim.decisions if d.victims] == ["enforce-quota"]
+
+
+def test_a_change_naming_an_unknown_queue_is_an_input_error(tmp_path: Path):
+    path = contended(tmp_path, events=[{"at": 10, "set": {"queues.nope.limit.gpu": 4}}])
+    with pytest.raises(SnapshotError, match=r"queues.nope.limit.gpu"):
+        simulate(path, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

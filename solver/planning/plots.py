@@ -13,6 +13,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from .simulator import Simulator
 
 METADATA = {"Software": None}
@@ -37,9 +39,7 @@ def _cdf(values: list[float], label: str, path: Path) -> None:
     axes.set_xlabel(label)
     axes.set_ylabel("share of jobs")
     axes.grid(alpha=0.3)
-    figure.tight_layout()
-    figure.savefig(path, dpi=100, metadata=METADATA)
-    plt.close(figure)
+    _save(figure, path)
 
 
 def _allocation(sim: Simulator, path: Path) -> None:
@@ -55,9 +55,7 @@ def _allocation(sim: Simulator, path: Path) -> None:
     axes.set_ylabel("GPUs (dashed: fair share)")
     axes.legend(fontsize="small", ncol=2)
     axes.grid(alpha=0.3)
-    figure.tight_layout()
-    figure.savefig(path, dpi=100, metadata=METADATA)
-    plt.close(figure)
+    _save(figure, path)
 
 
 def _utilisation(sim: Simulator, path: Path) -> None:
@@ -74,6 +72,10 @@ def _utilisation(sim: Simulator, path: Path) -> None:
     twin.set_ylabel("preemptions")
     figure.legend(loc="upper left", fontsize="small")
     axes.grid(alpha=0.3)
+    _save(figure, path)
+
+
+def _save(figure: Figure, path: Path) -> None:
     figure.tight_layout()
     figure.savefig(path, dpi=100, metadata=METADATA)
     plt.close(figure)

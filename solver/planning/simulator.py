@@ -138,6 +138,8 @@ class Simulator:
         self.finished: list[SimJob] = []
         self.now = 0.0
         self.heap: list[tuple[float, int, int, Any]] = []
+        self.waiting_events = 0
+        """Events in the heap other than samples."""
         self.seq = itertools.count()
         self.cycle_at: float | None = None
         self.last_cycle: float | None = None
@@ -162,10 +164,10 @@ class Simulator:
     # -- the loop -------------------------------------------------------------
 
     def run(self) -> None:
-        while self.heap:
-            if all(kind == SAMPLE for _, kind, _, _ in self.heap):
-                break
+        while self.waiting_events:  # samples alone change nothing: stop
             at, kind, _, payload = heapq.heappop(self.heap)
+            if kind != SAMPLE:
+                self.waiting_events -= 1
             self._advance(at)
             if kind == DONE:
                 self._complete(*payload)
@@ -191,6 +193,8 @@ class Simulator:
 
     def _push(self, at: float, kind: int, payload: Any) -> None:
         heapq.heappush(self.heap, (at, kind, next(self.seq), payload))
+        if kind != SAMPLE:
+            self.waiting_events += 1
 
     def _want_cycle(self) -> None:
         if self.cycle_at is not None:

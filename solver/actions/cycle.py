@@ -17,6 +17,12 @@ the queue judged best by its best placeable pending job (starved queues first,
 then the lowest share with the job added), then within the leaf priority and
 age; re-judged after every decision.
 
+A job that fails in a state where a job just like it already failed (same
+queue, priority, shape and requeue state, every task pending) gets that
+decision again under its own name, without a second search: the attempt reads
+nothing else of the job (``reuse=False`` searches every time; a test holds the
+two equal).
+
 Only tasks that were running when the cycle started can be victims: work placed
 by this cycle is not evicted by the same cycle. Pipelined tasks are promises
 (seed 004, :mod:`gpu_preempt.solver.rules.nominations`): a later decision of higher priority may
@@ -26,14 +32,15 @@ earlier cycle claims its nodes in ``allocate``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpu_preempt.models import Job, RequeueState, Snapshot
 from gpu_preempt.models.decision import Decision, requeue_dict
 from gpu_preempt.solver.problem.data import Action
 from gpu_preempt.solver.rules.job_order import Placeable, next_job
+from gpu_preempt.solver.rules.requeue import queue_order_time
 from gpu_preempt.solver.state.cluster import Cluster
 
 from .job_solver import SolverName, attempt
@@ -81,7 +88,11 @@ class CycleResult:
 
 
 def run_cycle(
-    snapshot: Snapshot, actions: Sequence[Action | str] | None = None, *, solver: SolverName = "cpsat"
+    snapshot: Snapshot,
+    actions: Sequence[Action | str] | None = None,
+    *,
+    solver: SolverName = "cpsat",
+    reuse: bool = True,
 ) -> CycleResult:
     """One scheduling cycle over every pending job (``actions`` default: :func:`default_actions`)."""
     cluster = Cluster.of(snapshot)
@@ -98,6 +109,7 @@ def run_cycle(
             continue
         attempted: set[str] = set()
         fits: Placeable | None = None  # placeable jobs, judged once per state
+        failed: dict[Hashable, Decision] = {}  # what jobs alike got in this state
         while True:
             wanted = ("pending", "nominated") if action == "allocate" else ("pending",)  # seed 004: claims
             waiting = [j for j in pending if j.name not in attempted and cluster.count(j, *wanted)]
@@ -107,12 +119,19 @@ def run_cycle(
                 fits = Placeable(cluster, action)
             job = next_job(cluster, waiting, action, fits)
             attempted.add(job.name)
-            decision = attempt(cluster, job, action, solver=solver)  # type: ignore[arg-type]
+            alike = _likeness(cluster, job) if reuse else None
+            if alike is not None and alike in failed:
+                decision = replace(failed[alike], job=job.name, solve_ms=0.0)
+            else:
+                decision = attempt(cluster, job, action, solver=solver)  # type: ignore[arg-type]
             result.decisions.append(decision)
             result.states.append(cluster)
             if decision.placed:
                 cluster = cluster.with_changes(decision.changes())
                 fits = None
+                failed = {}
+            elif alike is not None:
+                failed[alike] = decision
     result.end = cluster
     return result
 
@@ -136,3 +155,20 @@ def final_decision(tried: list[Decision]) -> Decision:
     if not decision.placed:
         decision = next((d for d in reversed(tried) if d.outcome != "skipped"), decision)
     return decision
+
+
+def _likeness(cluster: Cluster, job: Job) -> Hashable | None:
+    """What an attempt reads of a job whose tasks are all pending (``None`` for any other job)."""
+    if any(t.status != "pending" for t in job.tasks):
+        return None
+    requeue = job.requeue
+    return (
+        job.queue,
+        job.resolved_priority,
+        job.is_preemptible,
+        job.may_evict,
+        job.min_available,
+        tuple(tuple(sorted(job.requests(t).items())) for t in job.tasks),
+        None if requeue is None else tuple(requeue_dict(requeue).items()),
+        queue_order_time(cluster.snapshot, job) if requeue is not None else None,
+    )

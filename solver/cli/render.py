@@ -28,6 +28,8 @@ from gpu_preempt.models.quota_decision import QuotaDecision
 from gpu_preempt.solver.explain.reasons import why_victim
 from gpu_preempt.solver.explain.summary import Summary
 from gpu_preempt.solver.inventory.nvml import Inventory
+from gpu_preempt.solver.planning.run_sweep import SweepResult
+from gpu_preempt.solver.planning.table import FIGURES
 from gpu_preempt.solver.state.cluster import Cluster
 
 out = Console(highlight=False)
@@ -253,3 +255,36 @@ def print_simulation(scenario: Path, folder: Path, s: dict[str, Any]) -> None:
 
 def _span(seconds: float | None) -> str:
     return "-" if seconds is None else format_duration(round(seconds))
+
+
+def print_sweep(folder: Path, result: SweepResult) -> None:
+    """The sweep's table: one row per run (its axes, then the figures operators compare first), then the target."""
+    rows = result.rows
+    figures = ("wait.p50", "wait.p95", "preemptions", "lost_gpu_h", "utilisation", "jain_index")
+    axes = [k for k in rows[0] if k not in FIGURES and k != "run"] if rows else []
+    table = Table(title=None)
+    for name in ("run", *(a.removeprefix("simulation.") for a in axes), *figures):
+        table.add_column(name, justify="right")
+    for row in rows:
+        shown = [_span(row[f]) if f.startswith("wait") else _number(row[f]) for f in figures]
+        table.add_row(str(row["run"]), *(str(row[a]) for a in axes), *shown)
+    out.print(table)
+    for search in result.searches or []:
+        setting = ", ".join(f"{p.removeprefix('simulation.')}={v}" for p, v in search.setting) or "all runs"
+        if search.met_at_largest:
+            worst = _span(search.worst) if str(result.target).startswith(("wait", "jct")) else _number(search.worst)
+            what = f"smallest {result.plan.sweep.size_axis()} = {search.smallest} ({worst} at worst over seeds)"
+        else:
+            what = "not met even at the largest size"
+        probes = " ".join(str(p) for p in search.probes)
+        out.print(f"target {result.target}: {setting}: {what}; probed {probes}")
+    cached = len(rows) - result.replayed
+    out.print(f"{len(rows)} run(s): {result.replayed} replayed, {cached} from the cache; files in {folder}")
+
+
+def _number(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)

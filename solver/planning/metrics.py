@@ -48,7 +48,7 @@ def job_figures(jobs: list[SimJob]) -> dict[str, Any]:
     return {
         "jobs": len(jobs),
         "completed": len(done),
-        "wait": percentiles(waits, 50, 90, 99),
+        "wait": percentiles(waits, 50, 90, 95, 99),
         "jct": percentiles(jct, 50, 99),
         "bounded_slowdown": {
             "mean": round(float(np.mean(slowdown)), 3) if slowdown else None,

@@ -12,6 +12,8 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +26,28 @@ from .plots import plot_all
 from .simulator import Simulator
 
 
-def check_out(out: Path) -> None:
-    """Refuse an ``out`` that exists and is not an earlier output folder (never overwrite someone's files)."""
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / "summary.json").exists())):
-        raise SnapshotError.single("--out", f"{out} exists and is not an output folder of gpu-preempt simulate")
+def check_out(out: Path, marker: str = "summary.json", command: str = "simulate") -> None:
+    """Refuse an ``out`` that exists and is not an earlier output folder of ``command`` (one holding ``marker``):
+    never overwrite someone's files."""
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / marker).exists())):
+        raise SnapshotError.single("--out", f"{out} exists and is not an output folder of gpu-preempt {command}")
+
+
+@contextmanager
+def staged(out: Path, marker: str = "summary.json", command: str = "simulate") -> Iterator[Path]:
+    """A temporary folder next to ``out`` to write into; renamed to ``out`` (replacing an earlier output folder)
+    when the block ends without an error, removed otherwise."""
+    check_out(out, marker, command)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        yield staging
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
 
 
 def write_outputs(sim: Simulator, out: Path, figures: dict[str, Any]) -> None:
@@ -36,10 +56,7 @@ def write_outputs(sim: Simulator, out: Path, figures: dict[str, Any]) -> None:
     With ``--dump-at``, the snapshot of the first cycle at or after that time is ``dump.json`` and that cycle's
     decisions ``dump-decisions.json``.
     """
-    check_out(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
+    with staged(out) as staging:
         (staging / "summary.json").write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
         pq.write_table(jobs_table(sim), staging / "jobs.parquet")
         with (staging / "events.jsonl").open("w", encoding="utf-8") as file:
@@ -51,12 +68,6 @@ def write_outputs(sim: Simulator, out: Path, figures: dict[str, Any]) -> None:
             (staging / "dump.json").write_text(json.dumps(sim.dump, indent=2) + "\n", encoding="utf-8")
             decisions = {"time": sim.dump["now"], "decisions": sim.dump_decisions}
             (staging / "dump-decisions.json").write_text(json.dumps(decisions, indent=2) + "\n", encoding="utf-8")
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(staging, out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
 
 
 def jobs_table(sim: Simulator) -> pa.Table:

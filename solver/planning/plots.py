@@ -6,15 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
 if TYPE_CHECKING:
-    from matplotlib.figure import Figure
-
     from .simulator import Simulator
 
 METADATA = {"Software": None}
@@ -32,7 +28,7 @@ def plot_all(sim: Simulator, folder: Path) -> None:
 
 
 def _cdf(values: list[float], label: str, path: Path) -> None:
-    figure, axes = plt.subplots(figsize=(6, 4))
+    figure, axes = _figure(6, 4)
     if values:
         ordered = np.sort(values)
         axes.step(ordered, np.arange(1, len(ordered) + 1) / len(ordered), where="post")
@@ -45,7 +41,7 @@ def _cdf(values: list[float], label: str, path: Path) -> None:
 def _allocation(sim: Simulator, path: Path) -> None:
     rows = sim.samples
     queues = sim._leaves()
-    figure, axes = plt.subplots(figsize=(8, 4))
+    figure, axes = _figure(8, 4)
     hours = [r["time"] / 3600 for r in rows]
     for i, queue in enumerate(queues):
         color = f"C{i % 10}"
@@ -62,7 +58,7 @@ def _utilisation(sim: Simulator, path: Path) -> None:
     rows = sim.samples
     total = sum(sim.capacity.values()) or 1
     hours = [r["time"] / 3600 for r in rows]
-    figure, axes = plt.subplots(figsize=(8, 4))
+    figure, axes = _figure(8, 4)
     axes.plot(hours, [1 - r["free_gpus"] / total for r in rows], label="GPUs in use (share)")
     axes.set_xlabel("simulated time (hours)")
     axes.set_ylabel("share of GPUs")
@@ -70,12 +66,17 @@ def _utilisation(sim: Simulator, path: Path) -> None:
     twin = axes.twinx()
     twin.plot(hours, [r["preemptions"] for r in rows], color="C3", label="preemptions (cumulative)")
     twin.set_ylabel("preemptions")
-    figure.legend(loc="upper left", fontsize="small")
+    figure.legend(loc="upper right", bbox_to_anchor=(0.88, 0.94), fontsize="small")
     axes.grid(alpha=0.3)
     _save(figure, path)
 
 
+def _figure(width: float, height: float) -> tuple[Figure, Axes]:
+    """A figure outside pyplot (no global state, nothing to close) with fixed margins (no layout pass)."""
+    figure = Figure(figsize=(width, height))
+    figure.subplots_adjust(left=0.1, right=0.9, bottom=0.13, top=0.95)
+    return figure, figure.add_subplot()
+
+
 def _save(figure: Figure, path: Path) -> None:
-    figure.tight_layout()
     figure.savefig(path, dpi=100, metadata=METADATA)
-    plt.close(figure)

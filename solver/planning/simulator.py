@@ -148,6 +148,9 @@ class Simulator:
         self.decisions: list[tuple[float, Decision]] = []
         self.samples: list[dict[str, Any]] = []
         self.cycles = 0
+        self.version = 0
+        """Counts the events that may have changed the state (figures derived from it are cached per version)."""
+        self._cached: dict[str, tuple[int, Any]] = {}
         self.problems: list[str] = []
         self.dump_at = dump_at
         self.dump: dict[str, Any] | None = None
@@ -169,6 +172,8 @@ class Simulator:
             if kind != SAMPLE:
                 self.waiting_events -= 1
             self._advance(at)
+            if kind not in (WAKE, SAMPLE):
+                self.version += 1
             if kind == DONE:
                 self._complete(*payload)
             elif kind == GONE:
@@ -447,8 +452,18 @@ class Simulator:
     def _leaves(self) -> list[str]:
         return [q.name for q in self.queues if not any(c.parent == q.name for c in self.queues)]
 
+    def _per_version(self, name: str, compute: Callable[[], Any]) -> Any:
+        cached = self._cached.get(name)
+        if cached is None or cached[0] != self.version:
+            cached = self._cached[name] = (self.version, compute())
+        return cached[1]
+
     def queue_gpus(self) -> tuple[dict[str, int], dict[str, int]]:
         """GPUs per leaf queue: held by running tasks, and wanted (held + pending and nominated tasks)."""
+        held_wanted: tuple[dict[str, int], dict[str, int]] = self._per_version("queue_gpus", self._queue_gpus)
+        return held_wanted
+
+    def _queue_gpus(self) -> tuple[dict[str, int], dict[str, int]]:
         held = dict.fromkeys(self._leaves(), 0)
         wanted = dict(held)
         for job in self.active.values():
@@ -476,8 +491,7 @@ class Simulator:
 
     def _sample(self) -> None:
         # fair shares as a scheduler would compute them now (cycles only run while jobs wait)
-        shares = Cluster.of(self.snapshot()).shares
-        self.shares = {q: shares[q].get("gpu", 0) / MILLI for q in self._leaves()}
+        self.shares = self._per_version("shares", self._fair_shares)
         held, wanted = self.queue_gpus()
         row: dict[str, Any] = {"time": self.now, "free_gpus": sum(self.capacity.values()) - sum(self.used.values())}
         for queue in held:
@@ -486,6 +500,10 @@ class Simulator:
             row[f"{queue}.fair_share"] = self.shares.get(queue, 0.0)
         row["preemptions"] = sum(j.evictions for j in self.jobs.values())
         self.samples.append(row)
+
+    def _fair_shares(self) -> dict[str, float]:
+        shares = Cluster.of(self.snapshot()).shares
+        return {q: shares[q].get("gpu", 0) / MILLI for q in self._leaves()}
 
     def invariants(self) -> list[str]:
         """Broken invariants of the simulated state (checking mode): capacity, gangs."""

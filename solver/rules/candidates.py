@@ -24,7 +24,7 @@ these feed the explanations of decisions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from gpu_preempt.models import Job, Resources, format_quantity
@@ -79,7 +79,21 @@ class CandidateSet:
 
 
 def preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:
-    """Victim candidates of ``preemptor`` for in-queue preemption."""
+    """Victim candidates of ``preemptor`` for in-queue preemption.
+
+    They depend on the preemptor through its queue and priority only, so a preemptor
+    with no running task gets the set an equal one got in the same state.
+    """
+    if cluster.running_count(preemptor):
+        return _preempt_candidates(cluster, preemptor)
+    key = ("preempt-candidates", preemptor.queue, preemptor.resolved_priority)
+    found = cluster.scratch.get(key)
+    if not isinstance(found, CandidateSet):
+        found = cluster.scratch[key] = _preempt_candidates(cluster, preemptor)
+    return replace(found, preemptor=preemptor.name)
+
+
+def _preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:
     result = CandidateSet("preempt", preemptor.name)
     for job in _running_others(cluster, preemptor):
         if job.queue != preemptor.queue:

@@ -90,6 +90,8 @@ class Placeable:
         self.cluster, self.action = cluster, action
         self.known: dict[str, bool] = {}
         self.rooms: list[Resources] | None = None
+        self.job_keys: dict[str, tuple[object, ...]] = {}
+        self.queue_keys: dict[tuple[str, str], tuple[object, ...]] = {}
 
     def __call__(self, job: Job) -> bool:
         found = self.known.get(job.name)
@@ -125,11 +127,22 @@ def _room(capacity: Resources, load: Resources) -> Resources:
 
 
 def _job_key(cluster: Cluster, job: Job, fits: Placeable) -> tuple[object, ...]:
-    since = queue_order_time(cluster.snapshot, job)
-    return (not fits(job), -job.resolved_priority, float("inf") if since is None else since, job.name)
+    key = fits.job_keys.get(job.name)
+    if key is None:
+        since = queue_order_time(cluster.snapshot, job)
+        key = (not fits(job), -job.resolved_priority, float("inf") if since is None else since, job.name)
+        fits.job_keys[job.name] = key
+    return key
 
 
 def _queue_key(cluster: Cluster, queue: str, job: Job, fits: Placeable) -> tuple[object, ...]:
+    key = fits.queue_keys.get((queue, job.name))
+    if key is None:
+        key = fits.queue_keys[(queue, job.name)] = _judge_queue(cluster, queue, job, fits)
+    return key
+
+
+def _judge_queue(cluster: Cluster, queue: str, job: Job, fits: Placeable) -> tuple[object, ...]:
     spec = cluster.tree.queue(queue)
     holding = add(cluster.usage[queue].allocated, chunk_request(cluster, job))
     starved = True

@@ -63,6 +63,8 @@ class Cluster:
         self.node_of = node_of
         self.memo: dict[object, object] = {}
         """Results that depend only on the queue tree and config (resolved min-runtimes), shared by rules."""
+        self.scratch: dict[object, object] = {}
+        """Results that depend on this state, shared by rules while it lasts (a new state starts empty)."""
         self._scan(fill=False)
         if usage is not None:
             self.usage = usage
@@ -133,7 +135,7 @@ class Cluster:
             tree = QueueTree(snapshot)
             cluster = cls.__new__(cls)
             cluster.snapshot, cluster.tree, cluster.status, cluster.node_of = snapshot, tree, {}, {}
-            cluster.memo = {}
+            cluster.memo, cluster.scratch = {}, {}
             cluster._scan(fill=True)
             cluster.shares = fair_shares(snapshot, tree, cluster.usage)
             return cluster
@@ -145,6 +147,7 @@ class Cluster:
         jobs' running counts, and the usage of their queues and ancestors.
         """
         new = copy.copy(self)
+        new.scratch = {}
         new.status, new.node_of = dict(self.status), dict(self.node_of)
         new._final, new._current, new._leaving = dict(self._final), dict(self._current), dict(self._leaving)
         new._running, new.usage = dict(self._running), dict(self.usage)

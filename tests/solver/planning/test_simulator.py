@@ -38,7 +38,7 @@ def test_one_reclaim_by_hand(tmp_path: Path):
     assert job(sim, "A") == (0.0, 1630.0, 1, 800.0)
     assert job(sim, "B") == (130.0, 630.0, 0, 0.0)
     s = replay.summary
-    assert s["overall"]["wait"] == {"p50": 15.0, "p90": 27.0, "p99": 29.7}
+    assert s["overall"]["wait"] == {"p50": 15.0, "p90": 27.0, "p95": 28.5, "p99": 29.7}
     assert s["overall"]["jct"]["p50"] == (1630 + 530) / 2
     assert s["preemptions"]["total"] == 1 and s["preemptions"]["max_per_job"] == 1
     assert s["gpu_hours"]["lost"] == round(800 / 3600, 3)

@@ -1,0 +1,69 @@
+"""Capacity planning: ``sweep`` (replay a base scenario over axes, in parallel, cached; optionally find the smallest
+cluster that meets a target)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from gpu_preempt.models import SnapshotError
+from gpu_preempt.solver.planning.run_sweep import sweep as run_sweep
+from gpu_preempt.solver.planning.sweep import Run
+
+from .app import app
+from .render import err, print_sweep
+
+
+@app.command()
+def sweep(
+    file: Annotated[Path, typer.Argument(help="sweep file (YAML: scenario, grid, points, seeds, solvers, size)")],
+    out: Annotated[Path, typer.Option("--out", help="output folder (results.csv, runs.jsonl, plots)")],
+    workers: Annotated[int, typer.Option("--workers", help="local worker processes")] = 1,
+    backend: Annotated[
+        str, typer.Option("--backend", help="local, or ray (pip install 'gpu-preempt[ray]'; ray.init() finds it)")
+    ] = "local",
+    target: Annotated[
+        str | None,
+        typer.Option("--target", help="e.g. 'wait.p95 <= 1h': the smallest size on the size axis that meets it"),
+    ] = None,
+    cache: Annotated[
+        Path | None, typer.Option("--cache", help="run cache folder (default ~/.cache/gpu-preempt/runs)")
+    ] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="replay every run, store nothing")] = False,
+) -> None:
+    """Replay a scenario at every point of some axes (CP-SAT and greedy side by side); a table and plots."""
+    if backend not in ("local", "ray"):
+        err.print(f"error: --backend: expected local or ray, got {backend!r}", markup=False)
+        raise typer.Exit(2)
+    columns = (TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=err, transient=True) as progress:
+        task = progress.add_task("sweep", total=None)
+
+        def on_plan(total: int | None) -> None:
+            progress.update(task, total=total)
+
+        def on_done(run: Run, cached: bool) -> None:
+            progress.advance(task)
+
+        try:
+            result = run_sweep(
+                file,
+                out,
+                workers=workers,
+                backend=backend,  # type: ignore[arg-type]
+                target=target,
+                cache=cache,
+                use_cache=not no_cache,
+                on_done=on_done,
+                on_plan=on_plan,
+            )
+        except SnapshotError as error:
+            progress.stop()
+            err.print(f"error: {file} cannot be swept ({len(error.errors)} problem(s)):", markup=False)
+            for problem in error.errors:
+                err.print(f"  {problem}", markup=False)
+            raise typer.Exit(2) from None
+    print_sweep(out, result)

@@ -1,0 +1,41 @@
+"""A cycle gives a job the decision an equal job got in the same state without a second search: the decisions must
+be exactly those of searching every time (``reuse=False``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, generated_cases
+
+from gpu_preempt.models import Snapshot, load_snapshot
+from gpu_preempt.solver.actions.cycle import run_cycle
+from gpu_preempt.solver.planning.run import simulate
+
+
+def same_with_and_without_reuse(snapshot: Snapshot) -> int:
+    """Asserts the two cycles agree; returns how many decisions they made."""
+    reused = run_cycle(snapshot).to_dict(timing=False)
+    searched = run_cycle(snapshot, reuse=False).to_dict(timing=False)
+    assert reused == searched
+    return len(reused["decisions"])
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.yaml")), ids=lambda p: p.stem)
+def test_reuse_changes_no_fixture_cycle(path: Path):
+    same_with_and_without_reuse(load_snapshot(path))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_reuse_changes_no_generated_cycle(seed: int):
+    snapshot, _ = generated_cases(40 + 10 * seed, seed, pending=12)
+    assert same_with_and_without_reuse(snapshot) >= 12
+
+
+@pytest.mark.parametrize("minutes", [47, 50, 60, 75])
+def test_reuse_changes_no_cycle_of_a_replay(tmp_path: Path, minutes: int):
+    """States of the bundled replay where many equal jobs wait at once (the case reuse is for)."""
+    simulate(FIXTURES / "scenarios" / "itp-cluster10.yaml", tmp_path / "out", dump_at=minutes * 60.0)
+    snapshot = load_snapshot(tmp_path / "out" / "dump.json")
+    assert sum(1 for job in snapshot.jobs if job.tasks[0].status == "pending") >= 5
+    assert same_with_and_without_reuse(snapshot) >= 15

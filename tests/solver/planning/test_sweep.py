@@ -1,0 +1,119 @@
+"""`gpu-preempt sweep`: runs over axes, side by side for CP-SAT and greedy, cached by content, the same table
+whatever the number of workers or the backend, and the smallest size that meets a target."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from helpers import CLUSTER10, write_scenario
+from typer.testing import CliRunner
+
+from gpu_preempt.solver.cli import app
+from gpu_preempt.solver.planning.run_sweep import sweep
+from gpu_preempt.solver.planning.table import parse_target
+
+RUN = CliRunner()
+
+
+def small_sweep(folder: Path, **entries: Any) -> Path:
+    """A sweep over a small replay (the first 40 jobs of cluster10 on 2 x 8 GPUs) with ``entries``."""
+    workload = {
+        "trace": {"format": "itp", "path": str(CLUSTER10)},
+        "time_scale": 50,
+        "window": {"first": 40},
+        "assign": {"queue": {"weights": {"a": 2, "b": 1}}},
+    }
+    write_scenario(folder, workload=workload)
+    document = {"scenario": "scenario.yaml", **entries}
+    path = folder / "sweep.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return path
+
+
+def rows(out: Path) -> list[dict[str, str]]:
+    with (out / "results.csv").open() as file:
+        return list(csv.DictReader(file))
+
+
+def test_every_point_runs_for_both_solvers_with_a_table_and_plots(tmp_path: Path):
+    path = small_sweep(tmp_path, grid={"config.preempt_min_runtime": ["0s", "10m"]}, seeds=[1, 2])
+    result = RUN.invoke(app, ["sweep", str(path), "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "c")])
+    assert result.exit_code == 0, result.output
+    found = rows(tmp_path / "out")
+    assert len(found) == 2 * 2 * 2
+    assert {(r["config.preempt_min_runtime"], r["simulation.seed"], r["simulation.solver"]) for r in found} == {
+        (m, s, v) for m in ("0s", "10m") for s in ("1", "2") for v in ("cpsat", "greedy")
+    }
+    assert {"wait.p95", "preemptions", "lost_gpu_h", "utilisation", "proved_optimal_share"} <= set(found[0])
+    assert all(int(r["unfinished"]) == 0 and float(r["utilisation"]) > 0 for r in found)
+    assert (tmp_path / "out" / "sweep-config.preempt_min_runtime.png").stat().st_size > 10_000
+    assert "8 run(s): 8 replayed, 0 from the cache" in result.stdout
+
+
+def test_a_second_identical_sweep_replays_nothing(tmp_path: Path):
+    path = small_sweep(tmp_path, grid={"workload.time_scale": [50, 100]})
+    first = sweep(path, tmp_path / "one", cache=tmp_path / "cache")
+    second = sweep(path, tmp_path / "two", cache=tmp_path / "cache")
+    assert (first.replayed, second.replayed) == (4, 0)
+    assert (tmp_path / "one" / "results.csv").read_bytes() == (tmp_path / "two" / "results.csv").read_bytes()
+    changed = small_sweep(tmp_path, grid={"workload.time_scale": [50, 200]})
+    assert sweep(changed, tmp_path / "three", cache=tmp_path / "cache").replayed == 2  # only the new point
+
+
+def test_one_worker_and_two_give_the_same_table(tmp_path: Path):
+    path = small_sweep(tmp_path, grid={"simulation.grace_period": ["0s", "60s"]})
+    sweep(path, tmp_path / "one", use_cache=False, workers=1)
+    sweep(path, tmp_path / "two", use_cache=False, workers=2)
+    assert (tmp_path / "one" / "results.csv").read_bytes() == (tmp_path / "two" / "results.csv").read_bytes()
+
+
+def test_ray_gives_the_table_local_processes_give(tmp_path: Path):
+    pytest.importorskip("ray")  # in the dev extra, so CI runs it
+    path = small_sweep(tmp_path, grid={"simulation.grace_period": ["0s", "60s"]})
+    sweep(path, tmp_path / "local", use_cache=False, workers=2)
+    sweep(path, tmp_path / "ray", use_cache=False, backend="ray")
+    assert (tmp_path / "local" / "results.csv").read_bytes() == (tmp_path / "ray" / "results.csv").read_bytes()
+
+
+def test_target_finds_the_smallest_size_that_meets_it(tmp_path: Path):
+    """Bisection agrees with trying every size in the range."""
+    path = small_sweep(tmp_path, grid={"cluster.nodes.0.count": [1, 6]}, solvers=["cpsat"])
+    target = "wait.p95 <= 30m"
+    found = sweep(path, tmp_path / "out", cache=tmp_path / "cache", target=target)
+    assert found.searches is not None and len(found.searches) == 1
+    every = small_sweep(tmp_path, grid={"cluster.nodes.0.count": list(range(1, 7))}, solvers=["cpsat"])
+    all_sizes = sweep(every, tmp_path / "all", cache=tmp_path / "cache")
+    meets = [r["cluster.nodes.0.count"] for r in all_sizes.rows if parse_target(target).met(_summary(all_sizes, r))]
+    assert meets and 1 not in meets  # the range holds a real answer
+    assert found.searches[0].smallest == min(meets)
+    assert len(found.searches[0].probes) < 6
+    assert (tmp_path / "out" / "target.csv").exists()
+
+
+def _summary(result: Any, row: dict[str, Any]) -> dict[str, Any]:
+    summary: dict[str, Any] = result.results[result.runs[row["run"]].key]
+    return summary
+
+
+@pytest.mark.parametrize(
+    ("entries", "args", "message"),
+    [
+        ({"grid": {"cluster.nodes.3.count": [1, 2]}}, [], "cluster.nodes[3]: no such list item"),
+        ({"grid": {"workload.time_scale": [-1]}}, [], "workload.time_scale"),
+        ({"grid": {"simulation.seed": [1, 2]}}, [], 'grid["simulation.seed"]: set by seeds or solvers'),
+        ({"gird": {}}, [], "gird: unknown field"),
+        ({"grid": {"workload.time_scale": [50]}}, ["--target", "wait.p95 <= soon"], "--target"),
+        ({"grid": {"workload.time_scale": [50]}}, ["--target", "wait.p95 <= 1h"], "size"),
+    ],
+)
+def test_bad_sweeps_exit_2_naming_the_field(tmp_path: Path, entries: dict[str, Any], args: list[str], message: str):
+    path = small_sweep(tmp_path, **entries)
+    out = tmp_path / "out"
+    result = RUN.invoke(app, ["sweep", str(path), "--out", str(out), "--no-cache", *args])
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr
+    assert not out.exists() and [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []

@@ -6,9 +6,11 @@ Definitions (times in seconds, GPU-time in GPU-hours):
   ``max(1, JCT / max(duration, 10 s))``; percentiles by linear interpolation;
 * utilisation: GPU-time held by tasks (running or releasing) / capacity x span;
 * goodput: the GPU-time of completed jobs' trace durations (work that counted);
-  lost: progress destroyed by evictions and gang moves; overhead: restart
+  lost: progress destroyed by evictions and gang moves (lost_to_moves: the
+  moves' part); overhead: restart
   overhead run; releasing: GPU-time evicted tasks held during the grace period;
-* preemptions: whole-job evictions; per 1,000 GPU-hours of held GPU-time;
+* preemptions: whole-job evictions; per 1,000 GPU-hours of held GPU-time; jobs
+  preempted repeatedly: evicted twice or more;
 * fairness, per leaf queue: time below its deserved GPUs while wanting more,
   mean |held - fair share| (GPUs, time-weighted), Jain's index of held / fair
   share over queues with a fair share, time-weighted.
@@ -94,6 +96,7 @@ def summary(sim: Simulator) -> dict[str, Any]:
             "idle": _hours(counters.idle),
             "goodput": _hours(goodput),
             "lost": _hours(lost),
+            "lost_to_moves": _hours(sum(j.lost_to_moves for j in jobs)),
             "overhead": _hours(overhead),
         },
         "utilisation": round(held / counters.capacity, 4) if counters.capacity else None,
@@ -103,6 +106,7 @@ def summary(sim: Simulator) -> dict[str, Any]:
             "total": evictions,
             "per_1000_gpu_hours": round(evictions / (held / 3600.0) * 1000.0, 3) if held else None,
             "jobs_preempted_share": round(sum(1 for j in jobs if j.evictions) / len(jobs), 4) if jobs else None,
+            "jobs_preempted_repeatedly": sum(1 for j in jobs if j.evictions >= 2),
             "max_per_job": max((j.evictions for j in jobs), default=0),
             "moves": sum(j.moves for j in jobs),
         },
@@ -115,7 +119,9 @@ def summary(sim: Simulator) -> dict[str, Any]:
             "cycles": sim.cycles,
             "decisions": len(decisions),
             "victim_decisions": len(solved),
-            "proved_optimal_share": (round(len(proved) / len(solved), 4) if solved else None),
+            "proved_optimal_share": (
+                round(len(proved) / len(solved), 4) if solved and sim.settings.solver == "cpsat" else None
+            ),  # greedy proves nothing
             "unknown": sum(1 for d in decisions if d.outcome == "unknown"),
             "time_ms": percentiles(times, 50, 99),
         },

@@ -101,6 +101,7 @@ def jobs_table(sim: Simulator) -> pa.Table:
             "evictions": column([j.evictions for j in jobs], pa.int32()),
             "moves": column([j.moves for j in jobs], pa.int32()),
             "lost_gpu_h": column([j.lost / 3600.0 for j in jobs], pa.float64()),
+            "lost_to_moves_gpu_h": column([j.lost_to_moves / 3600.0 for j in jobs], pa.float64()),
             "held_gpu_h": column([j.held / 3600.0 for j in jobs], pa.float64()),
         }
     )

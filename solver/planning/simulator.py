@@ -68,6 +68,8 @@ class SimJob:
     moves: int = 0
     lost: float = 0.0
     """GPU-seconds of progress lost to evictions and moves."""
+    lost_to_moves: float = 0.0
+    """The part of ``lost`` that moves lost (a moved gang restarts)."""
     held: float = 0.0
     """GPU-seconds its tasks held nodes (running or releasing)."""
     requeue: RequeueState | None = None
@@ -408,7 +410,7 @@ class Simulator:
                 job.work += self.settings.restart.overhead
             elif moved and not job.spec.min_available:
                 job.moves += 1
-                self._lose(job)
+                job.lost_to_moves += self._lose(job)
             elif moved:
                 job.moves += 1
             if gone:
@@ -431,14 +433,16 @@ class Simulator:
         job.status[task], job.node[task] = status, node
         self.used[node] += job.spec.task_gpus[task]
 
-    def _lose(self, job: SimJob) -> None:
-        """Progress lost to an eviction or a gang's move, by the restart model."""
+    def _lose(self, job: SimJob) -> float:
+        """Progress lost to an eviction or a gang's move, by the restart model (GPU-seconds, returned)."""
         restart = self.settings.restart
         kept = 0.0
         if restart.model == "checkpoint" and restart.interval:
             kept = math.floor(job.progress / restart.interval) * restart.interval
-        job.lost += (job.progress - kept) * job.spec.gpus
+        lost = (job.progress - kept) * job.spec.gpus
+        job.lost += lost
         job.progress = kept
+        return lost
 
     def _schedule_completion(self, job: SimJob) -> None:
         job.epoch += 1

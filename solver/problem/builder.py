@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from gpu_preempt.models import Job, Resources, Task
+from gpu_preempt.models import Job, Node, Resources, Task
 from gpu_preempt.models.quantity import add
 from gpu_preempt.solver.rules.candidates import Candidate, CandidateSet, preempt_candidates, reclaim_candidates
 from gpu_preempt.solver.rules.reclaim_gate import reclaim_gate
@@ -201,25 +201,35 @@ def _nodes(
 ) -> tuple[tuple[NodeRoom, ...], dict[str, int]]:
     """Schedulable nodes (or ``only`` those), and nodes where a candidate victim runs, in document order."""
     hosting = {cluster.node_of[str(t.name)] for v in victims for t in cluster.tasks(v, "running")}
+    asked = frozenset(r for t, _ in chunk for r in job.requests(t))
+    key = ("node-rooms", job.resolved_priority, asked)
+    every = cluster.scratch.get(key)
+    if not isinstance(every, dict):  # the same for every job of this priority asking for these resources
+        every = cluster.scratch[key] = {}
     rooms = []
     for node in cluster.snapshot.nodes:
         if node.name not in hosting and (not node.schedulable or (only is not None and node.name not in only)):
             continue
-        final, current = cluster.room_load(node.name, job.resolved_priority), cluster.current_load(node.name)
-        promised = cluster.final_load(node.name)
-        names = set(node.resources) | set(final) | set(promised) | {r for t, _ in chunk for r in job.requests(t)}
-        room = {r: node.resources.get(r, 0) - final.get(r, 0) for r in sorted(names)}
-        free = {r: node.resources.get(r, 0) - promised.get(r, 0) for r in sorted(names)}
-        rooms.append(
-            NodeRoom(
-                name=node.name,
-                room=room,
-                now_room={r: node.resources.get(r, 0) - current.get(r, 0) for r in sorted(names)},
-                schedulable=node.schedulable,
-                free=None if free == room else free,
-            )
-        )
+        room = every.get(node.name)
+        if room is None:
+            room = every[node.name] = _node_room(cluster, node, job.resolved_priority, asked)
+        rooms.append(room)
     return tuple(rooms), {room.name: i for i, room in enumerate(rooms)}
+
+
+def _node_room(cluster: Cluster, node: Node, priority: int, asked: frozenset[str]) -> NodeRoom:
+    final, current = cluster.room_load(node.name, priority), cluster.current_load(node.name)
+    promised = cluster.final_load(node.name)
+    names = sorted(set(node.resources) | set(final) | set(promised) | asked)
+    room = {r: node.resources.get(r, 0) - final.get(r, 0) for r in names}
+    free = {r: node.resources.get(r, 0) - promised.get(r, 0) for r in names}
+    return NodeRoom(
+        name=node.name,
+        room=room,
+        now_room={r: node.resources.get(r, 0) - current.get(r, 0) for r in names},
+        schedulable=node.schedulable,
+        free=None if free == room else free,
+    )
 
 
 def _victim(

@@ -15,6 +15,7 @@ from __future__ import annotations
 from gpu_preempt.models import format_quantity, format_resources
 from gpu_preempt.solver.problem.builder import Plan
 from gpu_preempt.solver.problem.data import Problem, Solution
+from gpu_preempt.solver.state.cluster import Cluster
 
 from .units import fits
 
@@ -30,14 +31,10 @@ def solve_allocation(plan: Plan) -> tuple[Problem, Solution, str | None] | None:
     required = sum(1 for _, is_required in plan.chunk if is_required)
     cluster = plan.cluster
     hosted: list[tuple[str, int]] = []
-    for node in cluster.snapshot.nodes:
-        if not node.schedulable:
-            continue
-        load = cluster.room_load(node.name, job.resolved_priority)
-        room = tuple(node.resources.get(r, 0) - load.get(r, 0) for r in resources)
+    for name, room in _rooms(cluster, job.resolved_priority, resources):
         count = fits(room, request, resources) if request else len(plan.chunk)
         if count:
-            hosted.append((node.name, count))
+            hosted.append((name, count))
     empty = plan.build(chosen=[], only_nodes=set())
     cap = len(plan.chunk)
     for row in empty.limits:
@@ -73,3 +70,17 @@ def solve_allocation(plan: Plan) -> tuple[Problem, Solution, str | None] | None:
     index = {room.name: i for i, room in enumerate(problem.nodes)}
     placed = {(0, index[name]): take for name, take in chosen}
     return problem, Solution("optimal", placed=placed), None
+
+
+def _rooms(cluster: Cluster, priority: int, resources: tuple[str, ...]) -> list[tuple[str, tuple[int, ...]]]:
+    """Each schedulable node's room in ``resources`` as a job of ``priority`` sees it; kept while the state lasts."""
+    key = ("allocate-rooms", priority, resources)
+    found = cluster.scratch.get(key)
+    if not isinstance(found, list):
+        found = []
+        for node in cluster.snapshot.nodes:
+            if node.schedulable:
+                load = cluster.room_load(node.name, priority)
+                found.append((node.name, tuple(node.resources.get(r, 0) - load.get(r, 0) for r in resources)))
+        cluster.scratch[key] = found
+    return found

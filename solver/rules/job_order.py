@@ -18,11 +18,14 @@ seed 003), then by name. A queue offers its best *placeable* job, and only a
 queue with no placeable job offers another (after every queue that has one), so
 that a job that cannot be placed does not hold its queue back (KAI skips such
 jobs before any search). Placeable depends on the action: in ``allocate``, the
-tasks the job needs next fit the room there is now (a gang no free room can take
-cannot be allocated, and must not speak for its queue: judged by it, a queue
-below its guarantee would let an evicted job take back the room just made for
-one of its small jobs); in ``reclaim`` and ``preempt``, each fits some
-schedulable node's capacity (whatever runs there).
+tasks the job needs next fit the room there is now, every promise (seed 004)
+holding whatever the job's priority, so that no judgement depends on another
+(a gang no free room can take cannot be allocated, and must not speak for its
+queue: judged by it, a queue below its guarantee would let an evicted job take
+back the room just made for one of its small jobs; nor may a job of higher
+priority, judged by room a promise holds, take back the room a reclaim just
+promised); in ``reclaim`` and ``preempt``, each fits some schedulable node's
+capacity (whatever runs there).
 
 Why it matters: judged by the job it would place, a queue below its guarantee
 goes ahead of a queue over it, so a job evicted for a starved queue is never
@@ -90,6 +93,9 @@ class Placeable:
         self.cluster, self.action = cluster, action
         self.known: dict[str, bool] = {}
         self.rooms: list[Resources] | None = None
+        """Room per schedulable node with every promise holding."""
+        self.shapes: dict[tuple[object, ...], bool] = {}
+        """Judgements by the requests of the tasks needed next."""
         self.job_keys: dict[str, tuple[object, ...]] = {}
         self.queue_keys: dict[tuple[str, str], tuple[object, ...]] = {}
 
@@ -102,17 +108,36 @@ class Placeable:
     def _judge(self, job: Job) -> bool:
         cluster = self.cluster
         needed = cluster.tasks(job, "pending", "nominated")[: max(1, job.gang_minimum - cluster.active_count(job))]
-        nodes = [n for n in cluster.snapshot.nodes if n.schedulable]
-        if self.action != "allocate":
-            return all(any(_fits(job.requests(t), n.resources) for n in nodes) for t in needed)
-        if self.rooms is None:
-            self.rooms = [_room(n.resources, cluster.room_load(n.name, job.resolved_priority)) for n in nodes]
-        rooms = [dict(room) for room in self.rooms]
-        for task in needed:  # first fit: every task the job needs next finds room now
-            request = job.requests(task)
-            spot = next((room for room in rooms if _fits(request, room)), None)
-            if spot is None:
+        requests = [job.requests(t) for t in needed]
+        shape = tuple(tuple(sorted(r.items())) for r in requests)
+        if self.action != "allocate":  # static: node capacities only
+            key = ("fits-some-node", shape)
+            found = cluster.memo.get(key)
+            if found is None:
+                nodes = [n for n in cluster.snapshot.nodes if n.schedulable]
+                found = cluster.memo[key] = all(any(_fits(r, n.resources) for n in nodes) for r in requests)
+            return bool(found)
+        judged = self.shapes.get(shape)
+        if judged is None:
+            judged = self.shapes[shape] = self._first_fit(requests)
+        return judged
+
+    def _first_fit(self, requests: list[Resources]) -> bool:
+        """Whether every request finds room now, first fit over the nodes in order, every promise holding."""
+        rooms = self.rooms
+        if rooms is None:
+            cluster = self.cluster
+            nodes = [n for n in cluster.snapshot.nodes if n.schedulable]
+            rooms = self.rooms = [_room(n.resources, cluster.final_load(n.name)) for n in nodes]
+        spots: dict[int, Resources] = {}  # the rooms this judgement used, copied on first use
+        for request in requests:
+            index = next(
+                (i for i, room in enumerate(rooms) if _fits(request, spots.get(i, room))),
+                None,
+            )
+            if index is None:
                 return False
+            spot = spots.setdefault(index, dict(rooms[index]))
             for r, a in request.items():
                 spot[r] = spot.get(r, 0) - a
         return True

@@ -75,12 +75,13 @@ def solve_allocation(plan: Plan) -> tuple[Problem, Solution, str | None] | None:
 def _rooms(cluster: Cluster, priority: int, resources: tuple[str, ...]) -> list[tuple[str, tuple[int, ...]]]:
     """Each schedulable node's room in ``resources`` as a job of ``priority`` sees it; kept while the state lasts."""
     key = ("allocate-rooms", priority, resources)
-    found = cluster.scratch.get(key)
-    if not isinstance(found, list):
-        found = []
-        for node in cluster.snapshot.nodes:
-            if node.schedulable:
-                load = cluster.room_load(node.name, priority)
-                found.append((node.name, tuple(node.resources.get(r, 0) - load.get(r, 0) for r in resources)))
-        cluster.scratch[key] = found
+    cached = cluster.scratch.get(key)
+    if isinstance(cached, list):
+        return cached
+    found: list[tuple[str, tuple[int, ...]]] = []
+    for node in cluster.snapshot.nodes:
+        if node.schedulable:
+            load = cluster.room_load(node.name, priority)
+            found.append((node.name, tuple(node.resources.get(r, 0) - load.get(r, 0) for r in resources)))
+    cluster.scratch[key] = found
     return found

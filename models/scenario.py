@@ -116,8 +116,35 @@ class Window(SnapshotModel):
     first: int | None = Field(None, ge=1)
 
 
+class Durations(SnapshotModel):
+    """Job durations drawn from another trace's runtimes instead of the trace's own (``philly``: the Philly trace's
+    task runtimes, one ``runtime`` column of seconds). Each job draws a quantile from the seed and its id."""
+
+    format: Literal["philly"]
+    path: str = Field(description="relative to the scenario file")
+    minimum: Duration = Field(1.0, description="shorter runtimes (Philly has zeros) are raised to this")
+
+    @model_validator(mode="after")
+    def _positive(self) -> Durations:
+        if self.minimum <= 0:
+            raise_errors("Durations", [(("minimum",), "must be positive")])
+        return self
+
+
+class QueueSource(SnapshotModel):
+    """Leaf queues read from a file of per-tenant GPU quotas (``helios``: SenseTime Helios' cluster_gpu_number.csv,
+    one column per virtual cluster, one row per day): one queue per VC, deserved = its GPUs on ``date``."""
+
+    format: Literal["helios"]
+    path: str = Field(description="relative to the scenario file")
+    date: str | None = Field(None, description="the day whose quotas are used (YYYY-MM-DD); default the first")
+    days: int = Field(0, ge=0, description="later days replayed as scheduled quota changes, one per simulated day")
+    fit: bool = Field(True, description="scale the quotas so that they add up to the cluster's GPUs")
+
+
 class Workload(SnapshotModel):
     trace: TraceSpec
+    durations: Durations | None = Field(None, description="durations drawn from another trace's runtimes")
     assign: Assignment = Field(default_factory=Assignment)
     time_scale: float = Field(1.0, gt=0, le=1e6, description="submit times are divided by this (k > 1 compresses)")
     window: Window = Field(default_factory=Window)
@@ -176,6 +203,7 @@ class Scenario(SnapshotModel):
 
     cluster: ClusterShape
     queues: list[Queue] = Field(default_factory=list, description="default: the snapshot's")
+    queues_from: QueueSource | None = Field(None, description="leaf queues from a quota file (instead of queues)")
     priority_classes: list[PriorityClass] = Field(default_factory=list)
     config: Config | None = Field(None, description="default: the snapshot's, else the defaults")
     workload: Workload
@@ -186,8 +214,10 @@ class Scenario(SnapshotModel):
 
     @model_validator(mode="after")
     def _has_queues(self) -> Scenario:
-        if self.cluster.snapshot is None and not self.queues:
-            raise_errors("Scenario", [(("queues",), "a cluster given by node groups needs queues")])
+        if self.queues_from is not None and self.queues:
+            raise_errors("Scenario", [(("queues_from",), "give queues or queues_from, not both")])
+        if self.cluster.snapshot is None and not self.queues and self.queues_from is None:
+            raise_errors("Scenario", [(("queues",), "a cluster given by node groups needs queues (or queues_from)")])
         return self
 
 

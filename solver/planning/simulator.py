@@ -106,7 +106,8 @@ class Counters:
 
 
 class Simulator:
-    """One replay of a scenario's workload; :meth:`run` returns when no event is left that could change anything."""
+    """One replay of a scenario's workload; :meth:`run` returns when every job has finished (or no event is left
+    that could change anything: jobs that can never run are then unfinished)."""
 
     def __init__(
         self,
@@ -159,17 +160,20 @@ class Simulator:
         self.dump_decisions: list[dict[str, Any]] | None = None
         self.on_cycle = on_cycle
         self.protections = _protection_durations(base)
+        self.arrivals = len(workload.jobs)
+        """Arrivals still to come."""
         for spec in workload.jobs:
             self._push(spec.submit, ARRIVE, spec.name)
             self.jobs[spec.name] = SimJob(spec, ["pending"] * spec.tasks, [None] * spec.tasks, spec.duration)
-        for i, change in enumerate(scenario.events):
+        self.events = [*scenario.events, *workload.events]
+        for i, change in enumerate(self.events):
             self._push(change.at, CHANGE, i)
         self._push(0.0, SAMPLE, None)
 
     # -- the loop -------------------------------------------------------------
 
     def run(self) -> None:
-        while self.waiting_events:  # samples alone change nothing: stop
+        while self.waiting_events and (self.active or self.arrivals):  # nothing left to run: stop
             at, kind, _, payload = heapq.heappop(self.heap)
             if kind != SAMPLE:
                 self.waiting_events -= 1
@@ -183,6 +187,7 @@ class Simulator:
             elif kind == CHANGE:
                 self._change(payload)
             elif kind == ARRIVE:
+                self.arrivals -= 1
                 self.active[payload] = self.jobs[payload]
                 self.jobs[payload].since = at
                 self._want_cycle()
@@ -254,7 +259,7 @@ class Simulator:
         job.node[task] = None
 
     def _change(self, index: int) -> None:
-        change = self.scenario.events[index]
+        change = self.events[index]
         for path, value in change.set.items():
             self._set(path, value)
         drained = set(change.drain)

@@ -28,13 +28,16 @@ from __future__ import annotations
 import copy
 import hashlib
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from gpu_preempt.models import MILLI, Snapshot, SnapshotError, read_document, snapshot_from_data
-from gpu_preempt.models.scenario import NodeGroup, Scenario, SizeClass, Weighted
+from pydantic import ValidationError
 
+from gpu_preempt.models import MILLI, Node, Snapshot, SnapshotError, read_document, snapshot_from_data
+from gpu_preempt.models.scenario import NodeGroup, Scenario, ScheduledChange, SizeClass, Weighted
+
+from .adapters import helios_queues, read_quotas, read_runtimes, runtime_at
 from .trace import TraceJob, read_trace
 
 EPOCH = 1_767_225_600.0
@@ -79,6 +82,8 @@ class Workload:
     synthetic: list[str]
     offered_load: float
     span: float
+    events: list[ScheduledChange] = field(default_factory=list)
+    """Scheduled changes the workload adds (a quota file's later days), after the scenario's own."""
 
 
 def tasks_of(gpus: int, per_node: int) -> list[int]:
@@ -126,17 +131,43 @@ def node_documents(groups: list[NodeGroup]) -> list[dict[str, Any]]:
 def load_workload(scenario: Scenario, raw: dict[str, Any], base_dir: Path) -> Workload:
     """Everything a simulation starts from; ``raw`` is the scenario as parsed (its notation is kept in dumps)."""
     base, initial = _base_document(scenario, raw, base_dir)
+    events: list[ScheduledChange] = []
+    notes: list[str] = []
+    source = scenario.queues_from
+    if source is not None:
+        quotas = read_quotas(base_dir / source.path, "queues_from.path")
+        first = quotas.on(source.date, "queues_from.date")
+        gpus = _node_gpus(base["nodes"]) if source.fit else None
+        base["queues"], changes = helios_queues(quotas, first, source.days, gpus)
+        events = [ScheduledChange.model_validate(c) for c in changes]
+        fitted = f", scaled to the cluster's {gpus} GPUs" if gpus is not None else ""
+        notes.append(
+            f"queues: Helios VC quotas of {quotas.days[first]}{fitted}"
+            + (f", then {len(events)} daily change(s)" if source.days else "")
+        )
     try:
         snapshot = snapshot_from_data({**base, "jobs": initial})
     except SnapshotError as err:
         raise SnapshotError([type(e)(f"cluster: {e.path}", e.message) for e in err.errors]) from None
     trace = _window(read_trace(scenario.workload.trace, base_dir), scenario)
     jobs, synthetic = _jobs(scenario, snapshot, trace)
+    durations = scenario.workload.durations
+    if durations is not None:
+        runtimes = read_runtimes(base_dir / durations.path, "workload.durations.path")
+        seed = scenario.simulation.seed
+        jobs = [
+            replace(job, duration=max(durations.minimum, runtime_at(runtimes, draw(seed, "duration", job.name))))
+            for job in jobs
+        ]
+        synthetic.append(
+            f"duration: drawn per job from {len(runtimes):,} Philly runtimes, at least {durations.minimum:g} s"
+        )
+    synthetic = notes + synthetic
     gpus = sum(n.resources.get("gpu", 0) for n in snapshot.nodes) // MILLI
     span = max((j.submit for j in jobs), default=0.0)
     demand = sum(j.duration * j.gpus for j in jobs)
     load = demand / (gpus * span) if gpus and span > 0 else math.inf
-    return Workload(base, snapshot, jobs, initial, synthetic, load, span)
+    return Workload(base, snapshot, jobs, initial, synthetic, load, span, events)
 
 
 def _base_document(scenario: Scenario, raw: dict[str, Any], base_dir: Path) -> tuple[dict[str, Any], list[Any]]:
@@ -160,6 +191,14 @@ def _base_document(scenario: Scenario, raw: dict[str, Any], base_dir: Path) -> t
     document.setdefault("now", EPOCH)
     document["now"] = EPOCH
     return document, initial
+
+
+def _node_gpus(nodes: list[dict[str, Any]]) -> int:
+    """Whole GPUs of the nodes (documents), validated as a snapshot would."""
+    try:
+        return sum(Node.model_validate(n).resources.get("gpu", 0) for n in nodes) // MILLI
+    except ValidationError as error:
+        raise SnapshotError.from_validation_error(error) from None
 
 
 def _window(trace: list[TraceJob], scenario: Scenario) -> list[TraceJob]:

@@ -70,10 +70,7 @@ def summary(sim: Simulator) -> dict[str, Any]:
     lost = sum(j.lost for j in jobs)
     overhead = sum((j.work - j.spec.duration) * j.spec.gpus for j in jobs if j.finish is not None)
     evictions = sum(j.evictions for j in jobs)
-    decisions = [d for _, d in sim.decisions]
-    solved = [d for d in decisions if d.action != "allocate" and d.outcome != "skipped"]  # victim searches
-    proved = [d for d in solved if d.optimal or d.outcome == "infeasible"]  # only a proof gives infeasible
-    times = [d.solve_ms for d in decisions]
+    log = sim.log
     queues: dict[str, Any] = {}
     for queue in sim._leaves():
         mine = [j for j in jobs if j.spec.queue == queue]
@@ -117,13 +114,13 @@ def summary(sim: Simulator) -> dict[str, Any]:
         "solver": {
             "name": sim.settings.solver,
             "cycles": sim.cycles,
-            "decisions": len(decisions),
-            "victim_decisions": len(solved),
+            "decisions": log.count,
+            "victim_decisions": log.searches,
             "proved_optimal_share": (
-                round(len(proved) / len(solved), 4) if solved and sim.settings.solver == "cpsat" else None
+                round(log.proved / log.searches, 4) if log.searches and sim.settings.solver == "cpsat" else None
             ),  # greedy proves nothing
-            "unknown": sum(1 for d in decisions if d.outcome == "unknown"),
-            "time_ms": percentiles(times, 50, 99),
+            "unknown": log.unknown,
+            "time_ms": percentiles(list(log.solve_ms), 50, 99),
         },
         "unfinished": sorted(j.spec.name for j in jobs if j.finish is None),
         "notes": [

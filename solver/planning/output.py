@@ -60,8 +60,7 @@ def write_outputs(sim: Simulator, out: Path, figures: dict[str, Any]) -> None:
         (staging / "summary.json").write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
         pq.write_table(jobs_table(sim), staging / "jobs.parquet")
         with (staging / "events.jsonl").open("w", encoding="utf-8") as file:
-            for at, decision in sim.decisions:
-                file.write(json.dumps({"time": round(at, 3), **decision.to_dict(timing=False)}) + "\n")
+            file.writelines(sim.log.lines())
         write_timeseries(sim.samples, staging / "timeseries.csv")
         plot_all(sim, staging)
         if sim.dump is not None:

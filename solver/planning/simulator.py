@@ -45,6 +45,7 @@ from gpu_preempt.solver.actions.cycle import CycleResult, run_cycle
 from gpu_preempt.solver.check.verifier import verify_decisions
 from gpu_preempt.solver.state.cluster import Cluster
 
+from .decision_log import DecisionLog
 from .workload import EPOCH, JobSpec, Workload, node_documents
 
 # event kinds, in the order they are handled at equal times
@@ -116,6 +117,7 @@ class Simulator:
         *,
         dump_at: float | None = None,
         on_cycle: Callable[[float], None] | None = None,
+        event_lines: bool = True,
     ) -> None:
         self.scenario = scenario
         self.settings = scenario.simulation
@@ -148,7 +150,8 @@ class Simulator:
         self.last_cycle: float | None = None
         self.shares: dict[str, float] = {}
         self.counters = Counters()
-        self.decisions: list[tuple[float, Decision]] = []
+        self.log = DecisionLog(lines=event_lines)
+        """Every decision's counters and JSON line (``event_lines``); the decisions that changed something."""
         self.samples: list[dict[str, Any]] = []
         self.cycles = 0
         self.version = 0
@@ -169,6 +172,11 @@ class Simulator:
         for i, change in enumerate(self.events):
             self._push(change.at, CHANGE, i)
         self._push(0.0, SAMPLE, None)
+
+    @property
+    def decisions(self) -> list[tuple[float, Decision]]:
+        """The decisions that placed, evicted or moved something, with their times."""
+        return self.log.changing
 
     # -- the loop -------------------------------------------------------------
 
@@ -238,6 +246,7 @@ class Simulator:
             job.status[i] = "done"
         job.finish = self.now
         job.epoch += 1
+        job.model = None  # a finished job is never in a snapshot again
         del self.active[name]
         self.finished.append(job)
         self._want_cycle()
@@ -369,7 +378,8 @@ class Simulator:
             self.dump_decisions = [d.to_dict(timing=False) for d in result.decisions]
         if self.settings.check:
             self.problems += [f"t={self.now:g}: {p}" for p in verify_decisions(result.decisions, result.states)]
-        self.decisions += [(self.now, d) for d in result.decisions]
+        for decision in result.decisions:
+            self.log.add(self.now, decision)
         self.shares = {q: result.start.shares[q].get("gpu", 0) / MILLI for q in self._leaves()}
         self._apply(result)
         if self.settings.check:

@@ -182,7 +182,7 @@ def replay_document(document: dict[str, Any], base_dir: str) -> dict[str, Any]:
     try:
         scenario = scenario_from_data(document)
         workload = load_workload(scenario, document, Path(base_dir))
-        simulator = Simulator(scenario, workload)
+        simulator = Simulator(scenario, workload, event_lines=False)
         simulator.run()
     except SnapshotError as error:
         return {"error": [str(e) for e in error.errors]}

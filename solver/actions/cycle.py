@@ -39,7 +39,7 @@ from typing import Any
 from gpu_preempt.models import Job, RequeueState, Snapshot
 from gpu_preempt.models.decision import Decision, requeue_dict
 from gpu_preempt.solver.problem.data import Action
-from gpu_preempt.solver.rules.job_order import Placeable, next_job
+from gpu_preempt.solver.rules.job_order import Placeable, WaitingOrder
 from gpu_preempt.solver.rules.requeue import queue_order_time
 from gpu_preempt.solver.state.cluster import Cluster
 
@@ -108,16 +108,16 @@ def run_cycle(
                     cluster = cluster.with_changes(enforced.changes())
             continue
         attempted: set[str] = set()
-        fits: Placeable | None = None  # placeable jobs, judged once per state
+        order: WaitingOrder | None = None  # the waiting jobs in order, while the state lasts
         failed: dict[Hashable, Decision] = {}  # what jobs alike got in this state
+        wanted = ("pending", "nominated") if action == "allocate" else ("pending",)  # seed 004: claims
         while True:
-            wanted = ("pending", "nominated") if action == "allocate" else ("pending",)  # seed 004: claims
-            waiting = [j for j in pending if j.name not in attempted and cluster.count(j, *wanted)]
-            if not waiting:
+            if order is None:
+                waiting = [j for j in pending if j.name not in attempted and cluster.count(j, *wanted)]
+                order = WaitingOrder(cluster, waiting, Placeable(cluster, action))
+            job = order.pop()
+            if job is None:
                 break
-            if fits is None:
-                fits = Placeable(cluster, action)
-            job = next_job(cluster, waiting, action, fits)
             attempted.add(job.name)
             alike = _likeness(cluster, job) if reuse else None
             if alike is not None and alike in failed:
@@ -128,7 +128,7 @@ def run_cycle(
             result.states.append(cluster)
             if decision.placed:
                 cluster = cluster.with_changes(decision.changes())
-                fits = None
+                order = None
                 failed = {}
             elif alike is not None:
                 failed[alike] = decision

@@ -73,15 +73,6 @@ def solve_allocation(plan: Plan) -> tuple[Problem, Solution, str | None] | None:
 
 
 def _rooms(cluster: Cluster, priority: int, resources: tuple[str, ...]) -> list[tuple[str, tuple[int, ...]]]:
-    """Each schedulable node's room in ``resources`` as a job of ``priority`` sees it; kept while the state lasts."""
-    key = ("allocate-rooms", priority, resources)
-    cached = cluster.scratch.get(key)
-    if isinstance(cached, list):
-        return cached
-    found: list[tuple[str, tuple[int, ...]]] = []
-    for node in cluster.snapshot.nodes:
-        if node.schedulable:
-            load = cluster.room_load(node.name, priority)
-            found.append((node.name, tuple(node.resources.get(r, 0) - load.get(r, 0) for r in resources)))
-    cluster.scratch[key] = found
-    return found
+    """Each schedulable node's name and room in ``resources`` as a job of ``priority`` sees it."""
+    rooms = cluster.rooms(priority, resources)
+    return [(node.name, rooms[n]) for n, node in enumerate(cluster.snapshot.nodes) if node.schedulable]

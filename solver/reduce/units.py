@@ -189,14 +189,7 @@ def build_units(
         index = cluster.memo["node index"] = {node.name: i for i, node in enumerate(snapshot.nodes)}
     assert isinstance(index, dict)
     schedulable = [node.schedulable for node in snapshot.nodes]
-    room: dict[int, tuple[int, ...]] = {}
-
-    def room_of(n: int) -> tuple[int, ...]:
-        if n not in room:
-            node = snapshot.nodes[n]
-            load = cluster.room_load(node.name, priority)
-            room[n] = tuple(node.resources.get(r, 0) - load.get(r, 0) for r in resources)
-        return room[n]
+    rooms = cluster.rooms(priority, resources)
 
     light: list[Victim] = []
     shapes: dict[tuple[tuple[str, int], ...], tuple[int, tuple[int, ...]]] = {}
@@ -252,18 +245,33 @@ def build_units(
     for unit in groups.values():
         members = sorted({*unit.local, *(n for victim in unit.spanning for n in victim.nodes)})
         unit.nodes = tuple(members)
-        unit.room = {n: room_of(n) for n in members if schedulable[n]}
+        unit.room = {n: rooms[n] for n in members if schedulable[n]}
         units.append(unit)
     hosting = {n for unit in units for n in unit.nodes}
-    for n, node in enumerate(snapshot.nodes):
-        if node.schedulable and n not in hosting and fits(room_of(n), request, resources) > 0:
-            units.append(Unit(nodes=(n,), room={n: room_of(n)}))
+    for n in _free_hosts(cluster, priority, request, resources):
+        if n not in hosting:
+            units.append(Unit(nodes=(n,), room={n: rooms[n]}))
     for unit in units:
         unit.hosted = most_hosted(unit, request, resources)
     kept = [u for u in units if u.hosted > 0]
     dropped = len(candidates) - sum(len(u.spanning) + sum(len(vs) for vs in u.local.values()) for u in kept)
     kept.sort(key=lambda u: u.first)
     return kept, dropped
+
+
+def _free_hosts(cluster: Cluster, priority: int, request: Resources, resources: tuple[str, ...]) -> list[int]:
+    """Schedulable nodes with room for a task of ``request`` now (as ``priority`` sees them), kept while the state
+    lasts."""
+    key = ("free-hosts", priority, tuple(sorted(request.items())))
+    found = cluster.scratch.get(key)
+    if isinstance(found, list):
+        return found
+    rooms = cluster.rooms(priority, resources)
+    hosts = [
+        n for n, node in enumerate(cluster.snapshot.nodes) if node.schedulable and fits(rooms[n], request, resources)
+    ]
+    cluster.scratch[key] = hosts
+    return hosts
 
 
 def _item(victim: Victim, costs: CostModel) -> Item:

@@ -278,6 +278,20 @@ class Cluster:
         """Nodes where some task is promised a place (pipelined or nominated), in the order promised."""
         return [node for node, tasks in self._nominated.items() if tasks]
 
+    def rooms(self, priority: int, resources: tuple[str, ...]) -> list[tuple[int, ...]]:
+        """Every node's room in ``resources`` (document order; allocatable minus :meth:`room_load`) as a decision of
+        ``priority`` sees it, kept while this state lasts."""
+        key = ("rooms", priority, resources)
+        found = self.scratch.get(key)
+        if isinstance(found, list):
+            return found
+        rooms = []
+        for node in self.snapshot.nodes:
+            load = self.room_load(node.name, priority)
+            rooms.append(tuple(node.resources.get(r, 0) - load.get(r, 0) for r in resources))
+        self.scratch[key] = rooms
+        return rooms
+
     def room_load(self, node: str, priority: int) -> Resources:
         """The final load as a decision of ``priority`` sees it (seed 004).
 

@@ -207,7 +207,11 @@ def _nodes(
     if not isinstance(every, dict):  # the same for every job of this priority asking for these resources
         every = cluster.scratch[key] = {}
     rooms = []
-    for node in cluster.snapshot.nodes:
+    nodes = cluster.snapshot.nodes
+    if only is not None:  # visit only those nodes and the hosting ones, in document order
+        index = cluster.node_index()
+        nodes = [nodes[i] for i in sorted({index[name] for name in (*only, *hosting) if name in index})]
+    for node in nodes:
         if node.name not in hosting and (not node.schedulable or (only is not None and node.name not in only)):
             continue
         room = every.get(node.name)

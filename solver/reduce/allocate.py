@@ -12,7 +12,7 @@ the same answer.
 
 from __future__ import annotations
 
-from gpu_preempt.models import format_quantity, format_resources
+from gpu_preempt.models import Resources, format_quantity, format_resources
 from gpu_preempt.solver.problem.builder import Plan
 from gpu_preempt.solver.problem.data import Problem, Solution
 from gpu_preempt.solver.state.cluster import Cluster
@@ -30,11 +30,9 @@ def solve_allocation(plan: Plan) -> tuple[Problem, Solution, str | None] | None:
     resources = tuple(sorted(request))
     required = sum(1 for _, is_required in plan.chunk if is_required)
     cluster = plan.cluster
-    hosted: list[tuple[str, int]] = []
-    for name, room in _rooms(cluster, job.resolved_priority, resources):
-        count = fits(room, request, resources) if request else len(plan.chunk)
-        if count:
-            hosted.append((name, count))
+    hosted = _hosted(cluster, job.resolved_priority, request, resources) if request else []
+    if not request:
+        hosted = [(node.name, len(plan.chunk)) for node in cluster.snapshot.nodes if node.schedulable]
     empty = plan.build(chosen=[], only_nodes=set())
     cap = len(plan.chunk)
     for row in empty.limits:
@@ -72,7 +70,19 @@ def solve_allocation(plan: Plan) -> tuple[Problem, Solution, str | None] | None:
     return problem, Solution("optimal", placed=placed), None
 
 
-def _rooms(cluster: Cluster, priority: int, resources: tuple[str, ...]) -> list[tuple[str, tuple[int, ...]]]:
-    """Each schedulable node's name and room in ``resources`` as a job of ``priority`` sees it."""
+def _hosted(cluster: Cluster, priority: int, request: Resources, resources: tuple[str, ...]) -> list[tuple[str, int]]:
+    """Schedulable nodes with room for tasks of ``request`` now (as ``priority`` sees them) and how many each takes,
+    kept while the state lasts."""
+    key = ("hosted", priority, tuple(sorted(request.items())))
+    found = cluster.scratch.get(key)
+    if isinstance(found, list):
+        return found
     rooms = cluster.rooms(priority, resources)
-    return [(node.name, rooms[n]) for n, node in enumerate(cluster.snapshot.nodes) if node.schedulable]
+    hosted = []
+    for n, node in enumerate(cluster.snapshot.nodes):
+        if node.schedulable:
+            count = fits(rooms[n], request, resources)
+            if count:
+                hosted.append((node.name, count))
+    cluster.scratch[key] = hosted
+    return hosted

@@ -184,10 +184,7 @@ def build_units(
     Node rooms are seen by a decision of ``priority``: lower-priority nominations do not hold them (seed 004).
     """
     snapshot = cluster.snapshot
-    index = cluster.memo.get("node index")
-    if index is None:
-        index = cluster.memo["node index"] = {node.name: i for i, node in enumerate(snapshot.nodes)}
-    assert isinstance(index, dict)
+    index = cluster.node_index()
     schedulable = [node.schedulable for node in snapshot.nodes]
     rooms = cluster.rooms(priority, resources)
 

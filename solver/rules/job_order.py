@@ -117,7 +117,8 @@ class Placeable:
         self.shapes: dict[tuple[object, ...], bool] = {}
         """Judgements by the requests of the tasks needed next."""
         self.job_keys: dict[str, tuple[object, ...]] = {}
-        self.queue_keys: dict[tuple[str, str], tuple[object, ...]] = {}
+        self.chunks: dict[str, tuple[tuple[str, int], ...]] = {}
+        self.queue_keys: dict[tuple[str, tuple[tuple[str, int], ...], bool], tuple[object, ...]] = {}
 
     def __call__(self, job: Job) -> bool:
         found = self.known.get(job.name)
@@ -127,8 +128,12 @@ class Placeable:
 
     def _judge(self, job: Job) -> bool:
         cluster = self.cluster
-        needed = cluster.tasks(job, "pending", "nominated")[: max(1, job.gang_minimum - cluster.active_count(job))]
-        requests = [job.requests(t) for t in needed]
+        if job.uniform and not cluster.active_count(job):  # the common case: a whole gang of equal tasks waits
+            waiting = cluster.count(job, "pending", "nominated")
+            requests = [job.task_resources] * min(max(1, job.gang_minimum), waiting)
+        else:
+            needed = cluster.tasks(job, "pending", "nominated")[: max(1, job.gang_minimum - cluster.active_count(job))]
+            requests = [job.requests(t) for t in needed]
         shape = tuple(tuple(sorted(r.items())) for r in requests)
         if self.action != "allocate":  # static: node capacities only
             key = ("fits-some-node", shape)
@@ -181,15 +186,20 @@ def _job_key(cluster: Cluster, job: Job, fits: Placeable) -> tuple[object, ...]:
 
 
 def _queue_key(cluster: Cluster, queue: str, job: Job, fits: Placeable) -> tuple[object, ...]:
-    key = fits.queue_keys.get((queue, job.name))
+    """The queue's key with ``job`` offered: it reads the job's chunk request and placeability only."""
+    chunk = fits.chunks.get(job.name)
+    if chunk is None:
+        chunk = fits.chunks[job.name] = tuple(sorted(chunk_request(cluster, job).items()))
+    placeable = fits(job)
+    key = fits.queue_keys.get((queue, chunk, placeable))
     if key is None:
-        key = fits.queue_keys[(queue, job.name)] = _judge_queue(cluster, queue, job, fits)
+        key = fits.queue_keys[(queue, chunk, placeable)] = _judge_queue(cluster, queue, dict(chunk), placeable)
     return key
 
 
-def _judge_queue(cluster: Cluster, queue: str, job: Job, fits: Placeable) -> tuple[object, ...]:
+def _judge_queue(cluster: Cluster, queue: str, chunk: Resources, placeable: bool) -> tuple[object, ...]:
     spec = cluster.tree.queue(queue)
-    holding = add(cluster.usage[queue].allocated, chunk_request(cluster, job))
+    holding = add(cluster.usage[queue].allocated, chunk)
     starved = True
     share = Fraction(0)
     for resource, amount in holding.items():
@@ -205,4 +215,4 @@ def _judge_queue(cluster: Cluster, queue: str, job: Job, fits: Placeable) -> tup
         if limit is not None:
             allocatable = min(allocatable, limit)
         share = max(share, INFINITE if allocatable <= 0 else Fraction(amount, allocatable))
-    return (not fits(job), not starved, share, queue)
+    return (not placeable, not starved, share, queue)

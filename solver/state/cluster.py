@@ -278,6 +278,13 @@ class Cluster:
         """Nodes where some task is promised a place (pipelined or nominated), in the order promised."""
         return [node for node, tasks in self._nominated.items() if tasks]
 
+    def node_index(self) -> dict[str, int]:
+        """Node name -> its position in the snapshot (built once per snapshot)."""
+        index = self.memo.get("node index")
+        if not isinstance(index, dict):
+            index = self.memo["node index"] = {node.name: i for i, node in enumerate(self.snapshot.nodes)}
+        return index
+
     def rooms(self, priority: int, resources: tuple[str, ...]) -> list[tuple[int, ...]]:
         """Every node's room in ``resources`` (document order; allocatable minus :meth:`room_load`) as a decision of
         ``priority`` sees it, kept while this state lasts."""

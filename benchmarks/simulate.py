@@ -3,7 +3,7 @@
 Run on demand (never part of the test command):
 
     .venv/bin/python benchmarks/simulate.py cluster10          # the bundled scenario, CP-SAT and greedy
-    .venv/bin/python benchmarks/simulate.py cluster04          # ITP cluster04 compressed 2x, CP-SAT and greedy
+    .venv/bin/python benchmarks/simulate.py cluster04          # ITP cluster04 compressed 1.25x, CP-SAT and greedy
     .venv/bin/python benchmarks/simulate.py cluster04 --first 2000   # its first 2,000 jobs only
     .venv/bin/python benchmarks/simulate.py all-itp            # the ten ITP clusters on their ElasticFlow sizes
     .venv/bin/python benchmarks/simulate.py sweep              # 100 runs of the bundled scenario, 2 workers

@@ -497,9 +497,14 @@ class Simulator:
         held = dict.fromkeys(self._leaves(), 0)
         wanted = dict(held)
         for job in self.active.values():
-            running = job.gpus("running")
+            running = waiting = 0
+            for gpus, status in zip(job.spec.task_gpus, job.status, strict=True):
+                if status == "running":
+                    running += gpus
+                elif status in ("pending", "nominated"):
+                    waiting += gpus
             held[job.spec.queue] += running
-            wanted[job.spec.queue] += running + job.gpus("pending", "nominated")
+            wanted[job.spec.queue] += running + waiting
         return held, wanted
 
     def _fairness(self, dt: float) -> None:

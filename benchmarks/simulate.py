@@ -70,19 +70,23 @@ def row(name: str, solver: str, found: dict[str, Any]) -> str:
         f"| {name} | {solver} | {s['overall']['jobs']:,} | {s['offered_load']} | {found['wall']:.1f} s | "
         f"{found['rss']:.0f} MB | {sol['cycles']:,} | {sol['decisions']:,} | "
         f"{sol['victim_decisions']:,} | {'-' if proved is None else f'{proved:.1%}'} | {pre['total']} | "
-        f"{pre['moves']} | {hours['lost']:.1f} | {_h(wait['p95'])} | {len(s['unfinished'])} |"
+        f"{pre['moves']} | {hours['lost']:.1f} | {_h(wait['p95'])} | {_h(wait['p99'])} | {len(s['unfinished'])} |"
     )
 
 
 HEADER = (
     "| scenario | solver | jobs | offered load | wall | peak RSS | cycles | decisions | victim searches | "
-    "proved optimal | preemptions | moves | lost GPU-h | wait p95 | unfinished |\n"
-    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    "proved optimal | preemptions | moves | lost GPU-h | wait p95 | wait p99 | unfinished |\n"
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 )
 
 
 def _h(seconds: float | None) -> str:
-    return "-" if seconds is None else f"{seconds / 3600:.2f} h"
+    if seconds is None:
+        return "-"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.2f} h"
 
 
 def cluster04(out: Path, first: int | None, solvers: list[str]) -> None:

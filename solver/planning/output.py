@@ -22,7 +22,6 @@ import pyarrow.parquet as pq
 
 from gpu_preempt.models import SnapshotError
 
-from .plots import plot_all
 from .simulator import Simulator
 
 
@@ -62,6 +61,8 @@ def write_outputs(sim: Simulator, out: Path, figures: dict[str, Any]) -> None:
         with (staging / "events.jsonl").open("w", encoding="utf-8") as file:
             file.writelines(sim.log.lines())
         write_timeseries(sim.samples, staging / "timeseries.csv")
+        from .plots import plot_all  # matplotlib: imported when plots are drawn, not by every command
+
         plot_all(sim, staging)
         if sim.dump is not None:
             (staging / "dump.json").write_text(json.dumps(sim.dump, indent=2) + "\n", encoding="utf-8")

@@ -12,9 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from matplotlib.figure import Figure
 
-from .plots import METADATA
 from .size_search import SizeSearch
 from .sweep import Run
 from .table import FIGURES, Target, figures
@@ -100,6 +98,10 @@ def _plot_axis(path: Path, axis: str, rows: list[dict[str, Any]]) -> None:
     lines: dict[tuple[Any, ...], dict[Any, list[dict[str, Any]]]] = {}
     for row in rows:
         lines.setdefault(tuple(row.get(k) for k in others), {}).setdefault(row[axis], []).append(row)
+    from matplotlib.figure import Figure  # imported when plots are drawn, not by every command
+
+    from .plots import METADATA
+
     figure = Figure(figsize=(10, 7))
     figure.subplots_adjust(left=0.08, right=0.98, bottom=0.08, top=0.93, hspace=0.35, wspace=0.25)
     figure.suptitle(f"against {axis} (mean over seeds)")

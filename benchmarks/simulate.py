@@ -4,7 +4,7 @@ Run on demand (never part of the test command):
 
     .venv/bin/python benchmarks/simulate.py cluster10          # the bundled scenario, CP-SAT and greedy
     .venv/bin/python benchmarks/simulate.py cluster04          # ITP cluster04 compressed 1.25x, CP-SAT and greedy
-    .venv/bin/python benchmarks/simulate.py cluster04 --first 2000   # its first 2,000 jobs only
+    .venv/bin/python benchmarks/simulate.py cluster04 --first 4000 --time-scale 2   # its first 4,000 jobs, 2x
     .venv/bin/python benchmarks/simulate.py all-itp            # the ten ITP clusters on their ElasticFlow sizes
     .venv/bin/python benchmarks/simulate.py sweep              # 100 runs of the bundled scenario, 2 workers
 
@@ -89,13 +89,16 @@ def _h(seconds: float | None) -> str:
     return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.2f} h"
 
 
-def cluster04(out: Path, first: int | None, solvers: list[str]) -> None:
+def cluster04(out: Path, first: int | None, scale: float | None, solvers: list[str]) -> None:
     scenario = ROOT / "benchmarks" / "scenarios" / "itp-cluster04.yaml"
-    if first is not None:
+    if first is not None or scale is not None:
         document = yaml.safe_load(scenario.read_text())
-        document["workload"]["window"] = {"first": first}
+        if first is not None:
+            document["workload"]["window"] = {"first": first}
+        if scale is not None:
+            document["workload"]["time_scale"] = scale
         document["workload"]["trace"]["path"] = str((scenario.parent / document["workload"]["trace"]["path"]).resolve())
-        scenario = out / f"itp-cluster04-first{first}.yaml"
+        scenario = out / f"itp-cluster04-first{first}-x{scale}.yaml"
         scenario.write_text(yaml.safe_dump(document, sort_keys=False))
     print(HEADER)
     for solver in solvers:
@@ -145,6 +148,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("what", choices=["cluster10", "cluster04", "all-itp", "sweep"])
     parser.add_argument("--first", type=int, help="cluster04: only the first N jobs")
+    parser.add_argument("--time-scale", type=float, help="cluster04: compress arrivals this much instead")
     parser.add_argument("--solvers", nargs="+", default=["cpsat", "greedy"])
     parser.add_argument("--runs", type=int, default=100, help="sweep: runs (half the seeds, both solvers)")
     parser.add_argument("--workers", type=int, default=2)
@@ -157,7 +161,7 @@ def main() -> None:
                 found = replay(ROOT / "fixtures" / "scenarios" / "itp-cluster10.yaml", out, solver)
                 print(row("itp-cluster10", solver, found), flush=True)
         elif args.what == "cluster04":
-            cluster04(out, args.first, args.solvers)
+            cluster04(out, args.first, args.time_scale, args.solvers)
         elif args.what == "all-itp":
             all_itp(out, args.solvers)
         else:

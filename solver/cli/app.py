@@ -16,7 +16,7 @@ import typer
 
 from gpu_preempt.models import Snapshot, SnapshotError, load_snapshot
 
-from .render import err
+from .render import err, print_problems
 
 app = typer.Typer(
     name="gpu-preempt",
@@ -43,9 +43,7 @@ def load(path: Path, as_json: bool) -> Snapshot:
             problems = [{"path": e.path, "message": e.message} for e in error.errors]
             print(json.dumps({"valid": False, "file": str(path), "errors": problems}, indent=2))
         else:
-            err.print(f"error: {path} is not a valid snapshot ({len(error.errors)} problem(s)):", markup=False)
-            for problem in error.errors:
-                err.print(f"  {problem}", markup=False)
+            print_problems(f"{path} is not a valid snapshot", error.errors)
         raise typer.Exit(2) from None
 
 

@@ -217,6 +217,13 @@ def _gib(size: int) -> str:
     return f"{size / 2**30:.1f} GiB"
 
 
+def print_problems(headline: str, problems: list[Any]) -> None:
+    """An input error on stderr: the headline with the number of problems, then one problem a line."""
+    err.print(f"error: {headline} ({len(problems)} problem(s)):", markup=False)
+    for problem in problems:
+        err.print(f"  {problem}", markup=False)
+
+
 def print_simulation(scenario: Path, folder: Path, s: dict[str, Any]) -> None:
     """The human summary of a replay: waits and preemptions per queue, then the cluster-wide figures."""
     load = s["offered_load"]

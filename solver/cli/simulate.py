@@ -12,7 +12,7 @@ from gpu_preempt.models import SnapshotError, parse_duration
 from gpu_preempt.solver.planning.run import simulate as replay
 
 from .app import app
-from .render import err, print_simulation
+from .render import err, print_problems, print_simulation
 
 
 @app.command()
@@ -44,9 +44,7 @@ def simulate(
             result = replay(scenario, out, dump_at=at, check=check or None, on_cycle=on_cycle)
         except SnapshotError as error:
             progress.stop()
-            err.print(f"error: {scenario} cannot be simulated ({len(error.errors)} problem(s)):", markup=False)
-            for problem in error.errors:
-                err.print(f"  {problem}", markup=False)
+            print_problems(f"{scenario} cannot be simulated", error.errors)
             raise typer.Exit(2) from None
     summary: dict[str, Any] = result.summary
     print_simulation(scenario, out, summary)

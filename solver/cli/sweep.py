@@ -14,7 +14,7 @@ from gpu_preempt.solver.planning.run_sweep import sweep as run_sweep
 from gpu_preempt.solver.planning.sweep import Run
 
 from .app import app
-from .render import err, print_sweep
+from .render import err, print_problems, print_sweep
 
 
 @app.command()
@@ -62,8 +62,6 @@ def sweep(
             )
         except SnapshotError as error:
             progress.stop()
-            err.print(f"error: {file} cannot be swept ({len(error.errors)} problem(s)):", markup=False)
-            for problem in error.errors:
-                err.print(f"  {problem}", markup=False)
+            print_problems(f"{file} cannot be swept", error.errors)
             raise typer.Exit(2) from None
     print_sweep(out, result)

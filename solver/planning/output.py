@@ -60,7 +60,7 @@ def write_outputs(sim: Simulator, out: Path, figures: dict[str, Any]) -> None:
         pq.write_table(jobs_table(sim), staging / "jobs.parquet")
         with (staging / "events.jsonl").open("w", encoding="utf-8") as file:
             file.writelines(sim.log.lines())
-        write_timeseries(sim.samples, staging / "timeseries.csv")
+        write_rows(sim.samples, staging / "timeseries.csv")
         from .plots import plot_all  # matplotlib: imported when plots are drawn, not by every command
 
         plot_all(sim, staging)
@@ -107,7 +107,8 @@ def jobs_table(sim: Simulator) -> pa.Table:
     )
 
 
-def write_timeseries(rows: list[dict[str, Any]], path: Path) -> None:
+def write_rows(rows: list[dict[str, Any]], path: Path) -> None:
+    """``rows`` as CSV, the columns in the order they first appear."""
     names: list[str] = []
     for row in rows:
         names += [k for k in row if k not in names]

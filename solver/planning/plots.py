@@ -45,8 +45,11 @@ def _allocation(sim: Simulator, path: Path) -> None:
     hours = [r["time"] / 3600 for r in rows]
     for i, queue in enumerate(queues):
         color = f"C{i % 10}"
-        axes.plot(hours, [r.get(f"{queue}.allocated", 0) for r in rows], color=color, label=f"{queue} allocated")
-        axes.plot(hours, [r.get(f"{queue}.fair_share", 0) for r in rows], color=color, linestyle="--", alpha=0.7)
+        allocated = [r.get(f"{queue}.allocated", 0) for r in rows]
+        axes.plot(hours, allocated, color=color, linewidth=3, alpha=0.45, label=f"{queue} allocated")
+        # thin and on top: the fair share often equals the allocation (every demand met)
+        fair = [r.get(f"{queue}.fair_share", 0) for r in rows]
+        axes.plot(hours, fair, color=color, linestyle="--", linewidth=1.2, zorder=3)
     axes.set_xlabel("simulated time (hours)")
     axes.set_ylabel("GPUs (dashed: fair share)")
     axes.legend(fontsize="small", ncol=2)

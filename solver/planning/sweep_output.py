@@ -5,7 +5,6 @@ per solver, the mean over seeds)."""
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .output import write_rows
 from .size_search import SizeSearch
 from .sweep import Run
 from .table import FIGURES, Target, figures
@@ -37,13 +37,13 @@ def write_sweep(
 ) -> list[dict[str, Any]]:
     """Write the sweep's files into ``folder``; returns the result rows."""
     rows = result_rows(runs, results)
-    _write_csv(folder / "results.csv", rows)
+    write_rows(rows, folder / "results.csv")
     with (folder / "runs.jsonl").open("w", encoding="utf-8") as file:
         for i, run in enumerate(runs):
             file.write(json.dumps({"run": i, "axes": dict(run.axes), "key": run.key, "summary": results[run.key]}))
             file.write("\n")
     if searches is not None and target is not None and size is not None:
-        _write_csv(folder / "target.csv", target_rows(searches, target, size))
+        write_rows(target_rows(searches, target, size), folder / "target.csv")
     for axis in _axes(runs):
         _plot_axis(folder / f"{_file_name(axis)}.png", axis, rows)
     return rows
@@ -61,16 +61,6 @@ def target_rows(searches: list[SizeSearch], target: Target, size: str) -> list[d
         }
         for s in searches
     ]
-
-
-def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    names: list[str] = []
-    for row in rows:
-        names += [k for k in row if k not in names]
-    with path.open("w", newline="", encoding="utf-8") as file:
-        writer = csv.DictWriter(file, fieldnames=names)
-        writer.writeheader()
-        writer.writerows(rows)
 
 
 def _axes(runs: list[Run]) -> list[str]:

@@ -12,12 +12,11 @@ the same answer.
 
 from __future__ import annotations
 
-from gpu_preempt.models import Resources, format_quantity, format_resources
+from gpu_preempt.models import format_quantity, format_resources
 from gpu_preempt.solver.problem.builder import Plan
 from gpu_preempt.solver.problem.data import Problem, Solution
-from gpu_preempt.solver.state.cluster import Cluster
 
-from .units import fits
+from .units import free_hosts
 
 
 def solve_allocation(plan: Plan) -> tuple[Problem, Solution, str | None] | None:
@@ -30,9 +29,11 @@ def solve_allocation(plan: Plan) -> tuple[Problem, Solution, str | None] | None:
     resources = tuple(sorted(request))
     required = sum(1 for _, is_required in plan.chunk if is_required)
     cluster = plan.cluster
-    hosted = _hosted(cluster, job.resolved_priority, request, resources) if request else []
-    if not request:
-        hosted = [(node.name, len(plan.chunk)) for node in cluster.snapshot.nodes if node.schedulable]
+    nodes = cluster.snapshot.nodes
+    if request:
+        hosted = [(nodes[n].name, count) for n, count in free_hosts(cluster, job.resolved_priority, request, resources)]
+    else:
+        hosted = [(node.name, len(plan.chunk)) for node in nodes if node.schedulable]
     empty = plan.build(chosen=[], only_nodes=set())
     cap = len(plan.chunk)
     for row in empty.limits:
@@ -68,21 +69,3 @@ def solve_allocation(plan: Plan) -> tuple[Problem, Solution, str | None] | None:
     index = {room.name: i for i, room in enumerate(problem.nodes)}
     placed = {(0, index[name]): take for name, take in chosen}
     return problem, Solution("optimal", placed=placed), None
-
-
-def _hosted(cluster: Cluster, priority: int, request: Resources, resources: tuple[str, ...]) -> list[tuple[str, int]]:
-    """Schedulable nodes with room for tasks of ``request`` now (as ``priority`` sees them) and how many each takes,
-    kept while the state lasts."""
-    key = ("hosted", priority, tuple(sorted(request.items())))
-    found = cluster.scratch.get(key)
-    if isinstance(found, list):
-        return found
-    rooms = cluster.rooms(priority, resources)
-    hosted = []
-    for n, node in enumerate(cluster.snapshot.nodes):
-        if node.schedulable:
-            count = fits(rooms[n], request, resources)
-            if count:
-                hosted.append((node.name, count))
-    cluster.scratch[key] = hosted
-    return hosted

@@ -245,7 +245,7 @@ def build_units(
         unit.room = {n: rooms[n] for n in members if schedulable[n]}
         units.append(unit)
     hosting = {n for unit in units for n in unit.nodes}
-    for n in _free_hosts(cluster, priority, request, resources):
+    for n, _ in free_hosts(cluster, priority, request, resources):
         if n not in hosting:
             units.append(Unit(nodes=(n,), room={n: rooms[n]}))
     for unit in units:
@@ -256,17 +256,21 @@ def build_units(
     return kept, dropped
 
 
-def _free_hosts(cluster: Cluster, priority: int, request: Resources, resources: tuple[str, ...]) -> list[int]:
-    """Schedulable nodes with room for a task of ``request`` now (as ``priority`` sees them), kept while the state
-    lasts."""
+def free_hosts(
+    cluster: Cluster, priority: int, request: Resources, resources: tuple[str, ...]
+) -> list[tuple[int, int]]:
+    """Schedulable nodes (by index) with room for tasks of ``request`` now, as ``priority`` sees them, and how many
+    each takes; kept while the state lasts."""
     key = ("free-hosts", priority, tuple(sorted(request.items())))
     found = cluster.scratch.get(key)
     if isinstance(found, list):
         return found
     rooms = cluster.rooms(priority, resources)
-    hosts = [
-        n for n, node in enumerate(cluster.snapshot.nodes) if node.schedulable and fits(rooms[n], request, resources)
-    ]
+    hosts = []
+    for n, node in enumerate(cluster.snapshot.nodes):
+        count = fits(rooms[n], request, resources) if node.schedulable else 0
+        if count:
+            hosts.append((n, count))
     cluster.scratch[key] = hosts
     return hosts
 

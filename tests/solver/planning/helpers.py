@@ -28,3 +28,13 @@ def write_scenario(folder: Path, **changes: Any) -> Path:
     path = folder / "scenario.yaml"
     path.write_text(yaml.safe_dump(document, sort_keys=False))
     return path
+
+
+def contended_workload(first: int) -> dict[str, Any]:
+    """The first ``first`` jobs of the bundled cluster10 trace, arrivals compressed 50x, queues a and b drawn 2:1."""
+    return {
+        "trace": {"format": "itp", "path": str(CLUSTER10)},
+        "time_scale": 50,
+        "window": {"first": first},
+        "assign": {"queue": {"weights": {"a": 2, "b": 1}}},
+    }

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import CLUSTER10, write_scenario
+from helpers import contended_workload, write_scenario
 
 from gpu_preempt.models import SnapshotError, load_snapshot
 from gpu_preempt.solver import run_cycle
@@ -49,13 +49,7 @@ def test_one_reclaim_by_hand(tmp_path: Path):
 
 def contended(tmp_path: Path, **changes: object) -> Path:
     """The bundled cluster10 trace, first 120 jobs, on 2 x 8 GPUs, arrivals compressed 50x."""
-    workload = {
-        "trace": {"format": "itp", "path": str(CLUSTER10)},
-        "time_scale": 50,
-        "window": {"first": 120},
-        "assign": {"queue": {"weights": {"a": 2, "b": 1}}},
-    }
-    return write_scenario(tmp_path, workload=workload, **changes)
+    return write_scenario(tmp_path, workload=contended_workload(120), **changes)
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
-from helpers import CLUSTER10, write_scenario
+from helpers import contended_workload, write_scenario
 from typer.testing import CliRunner
 
 from gpu_preempt.solver.cli import app
@@ -21,13 +21,7 @@ RUN = CliRunner()
 
 def small_sweep(folder: Path, **entries: Any) -> Path:
     """A sweep over a small replay (the first 40 jobs of cluster10 on 2 x 8 GPUs) with ``entries``."""
-    workload = {
-        "trace": {"format": "itp", "path": str(CLUSTER10)},
-        "time_scale": 50,
-        "window": {"first": 40},
-        "assign": {"queue": {"weights": {"a": 2, "b": 1}}},
-    }
-    write_scenario(folder, workload=workload)
+    write_scenario(folder, workload=contended_workload(40))
     document = {"scenario": "scenario.yaml", **entries}
     path = folder / "sweep.yaml"
     path.write_text(yaml.safe_dump(document, sort_keys=False))

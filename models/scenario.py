@@ -50,11 +50,21 @@ class ClusterShape(SnapshotModel):
 
     snapshot: str | None = Field(None, description="a snapshot file, relative to the scenario")
     nodes: list[NodeGroup] = Field(default_factory=list)
+    remaining: Duration | None = Field(
+        None,
+        description="a snapshot's jobs: work each has left, at full width (running ones from the snapshot's "
+        "instant, waiting ones once they start); required when the snapshot holds jobs",
+    )
+    remaining_of: dict[str, Duration] = Field(
+        default_factory=dict, description="a snapshot's jobs: work left per job name, instead of `remaining`"
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> ClusterShape:
         if (self.snapshot is None) == (not self.nodes):
             raise_errors("ClusterShape", [((), "give either snapshot or nodes (node groups), not both or neither")])
+        if self.snapshot is None and (self.remaining is not None or self.remaining_of):
+            raise_errors("ClusterShape", [(("remaining",), "only a snapshot's jobs have remaining work")])
         return self
 
 

@@ -72,18 +72,45 @@ class Snapshot(SnapshotModel):
 
     @model_validator(mode="after")
     def _check_document(self) -> Snapshot:
+        self._resolve(fitted=False)
+        return self
+
+    @classmethod
+    def assemble(
+        cls,
+        *,
+        now: float,
+        config: Config,
+        nodes: list[Node],
+        queues: list[Queue],
+        priority_classes: list[PriorityClass],
+        jobs: list[Job],
+    ) -> Snapshot:
+        """A snapshot of parts that are valid models already, whose tasks are known to fit their nodes and to have
+        unique names (the replay's state, kept by its own ledger). References, the queue tree and priorities are
+        checked and resolved as in validation, except for jobs an earlier assembled snapshot with the same priority
+        classes and config resolved; node capacity and task names are not re-checked.
+        """
+        snapshot = cls.model_construct(
+            now=now, config=config, nodes=nodes, queues=queues, priority_classes=priority_classes, jobs=jobs
+        )
+        snapshot._resolve(fitted=True)
+        return snapshot
+
+    def _resolve(self, *, fitted: bool) -> None:
         errors: list[tuple[Loc, str]] = []
         self._nodes = _index("nodes", self.nodes, errors)
         self._queues = _index("queues", self.queues, errors)
         self._classes = _index("priority_classes", self.priority_classes, errors)
         self._jobs = _index("jobs", self.jobs, errors)
-        _check_task_names(self.jobs, errors)
+        if not fitted:
+            _check_task_names(self.jobs, errors)
         self._check_queue_tree(errors)
         self._check_limit_clocks(errors)
-        self._check_jobs(errors)
-        self._check_node_capacity(errors)
+        self._check_jobs(errors, fitted)
+        if not fitted:
+            self._check_node_capacity(errors)
         raise_errors("Snapshot", errors)
-        return self
 
     def _check_queue_tree(self, errors: list[tuple[Loc, str]]) -> None:
         for i, queue in enumerate(self.queues):
@@ -114,10 +141,12 @@ class Snapshot(SnapshotModel):
                     )
                 )
 
-    def _check_jobs(self, errors: list[tuple[Loc, str]]) -> None:
+    def _check_jobs(self, errors: list[tuple[Loc, str]], fitted: bool = False) -> None:
         config = self.config
         queues, classes, nodes, children = self._queues, self._classes, self._nodes, self._children
         for i, job in enumerate(self.jobs):
+            if fitted and "_resolved_priority" in job.__dict__:
+                continue  # resolved by an earlier assembled snapshot (see assemble)
             if job.queue not in queues:
                 errors.append((("jobs", i, "queue"), f"unknown queue '{job.queue}'"))
             elif children.get(job.queue):

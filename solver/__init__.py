@@ -48,15 +48,17 @@ A whole cycle, each decision applied before the next, and every decision re-chec
 
 from __future__ import annotations
 
-from gpu_preempt.models import Snapshot, SnapshotError, load_snapshot, parse_snapshot, snapshot_from_data
-from gpu_preempt.models.decision import Decision
-from gpu_preempt.models.quota_decision import QuotaDecision
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from .actions.cycle import CycleResult, final_decision, run_cycle, solve_one
-from .actions.job_solver import SolverName
-from .check.verifier import verify as _verify
-from .check.verifier import verify_decisions
-from .state.cluster import Cluster
+if TYPE_CHECKING:
+    from gpu_preempt.models import Snapshot, SnapshotError, load_snapshot, parse_snapshot, snapshot_from_data
+    from gpu_preempt.models.decision import Decision
+    from gpu_preempt.models.quota_decision import QuotaDecision
+
+    from .actions.cycle import CycleResult, run_cycle
+    from .api import decide, verify, verify_cycle
+    from .state.cluster import Cluster
 
 __all__ = [
     "Cluster",
@@ -74,27 +76,33 @@ __all__ = [
     "verify_cycle",
 ]
 
-
-def decide(snapshot: Snapshot, job: str, action: str = "auto", *, solver: SolverName = "cpsat") -> Decision:
-    """One decision for the pending job named ``job``, in the state of ``snapshot``.
-
-    ``action`` is ``allocate``, ``reclaim``, ``preempt``, or ``auto``: allocate,
-    then reclaim, then preempt, until one places the job (when none does, the
-    last attempt that was not skipped answers). ``solver`` is ``cpsat`` (exact)
-    or ``greedy`` (the KAI-like baseline). Raises ``KeyError`` for an unknown job.
-    """
-    return final_decision(solve_one(Cluster.of(snapshot), snapshot.job(job), action, solver=solver))
-
-
-def verify(state: Snapshot | Cluster, decision: Decision) -> list[str]:
-    """Every rule ``decision`` breaks in ``state`` (the snapshot or cluster it was made in), in words; ``[]`` if sound.
-
-    The verifier is independent of the solver: plain Python over the state and
-    the rules' definitions (:mod:`gpu_preempt.solver.check.verifier`).
-    """
-    return _verify(state if isinstance(state, Cluster) else Cluster.of(state), decision)
+_HOMES = {
+    "Cluster": "gpu_preempt.solver.state.cluster",
+    "CycleResult": "gpu_preempt.solver.actions.cycle",
+    "Decision": "gpu_preempt.models.decision",
+    "QuotaDecision": "gpu_preempt.models.quota_decision",
+    "Snapshot": "gpu_preempt.models",
+    "SnapshotError": "gpu_preempt.models",
+    "decide": "gpu_preempt.solver.api",
+    "load_snapshot": "gpu_preempt.models",
+    "parse_snapshot": "gpu_preempt.models",
+    "run_cycle": "gpu_preempt.solver.actions.cycle",
+    "snapshot_from_data": "gpu_preempt.models",
+    "verify": "gpu_preempt.solver.api",
+    "verify_cycle": "gpu_preempt.solver.api",
+}
+"""Where each public name lives. They are imported on first use (PEP 562), so that importing a submodule (the CLI,
+the plots) does not load OR-Tools and the whole engine."""
 
 
-def verify_cycle(result: CycleResult) -> list[str]:
-    """Every broken rule of a cycle's decisions, each checked in the state it was made in; ``[]`` if all are sound."""
-    return verify_decisions(result.decisions, result.states)
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -93,11 +93,16 @@ def run_cycle(
     *,
     solver: SolverName = "cpsat",
     reuse: bool = True,
+    previous: Cluster | None = None,
 ) -> CycleResult:
-    """One scheduling cycle over every pending job (``actions`` default: :func:`default_actions`)."""
-    cluster = Cluster.of(snapshot)
+    """One scheduling cycle over every pending job (``actions`` default: :func:`default_actions`).
+
+    ``previous``, a state of an earlier snapshot of the same nodes (a replay passes its last cycle's end), only
+    saves work: per-node results of nodes it left unchanged are kept (:meth:`Cluster.of`).
+    """
+    cluster = Cluster.of(snapshot, previous)
     result = CycleResult(cluster, cluster)
-    pending = [j for j in snapshot.jobs if cluster.count(j, "pending", "nominated")]
+    pending = cluster.waiting_jobs()
     for action in default_actions(snapshot) if actions is None else actions:
         if action == QUOTA_ACTION:
             for queue in enforcement_order(cluster):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
@@ -28,9 +28,11 @@ from gpu_preempt.models.quota_decision import QuotaDecision
 from gpu_preempt.solver.explain.reasons import why_victim
 from gpu_preempt.solver.explain.summary import Summary
 from gpu_preempt.solver.inventory.nvml import Inventory
-from gpu_preempt.solver.planning.run_sweep import SweepResult
 from gpu_preempt.solver.planning.table import FIGURES
 from gpu_preempt.solver.state.cluster import Cluster
+
+if TYPE_CHECKING:
+    from gpu_preempt.solver.planning.run_sweep import SweepResult
 
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False, soft_wrap=True)

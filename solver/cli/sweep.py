@@ -4,17 +4,18 @@ cluster that meets a target)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from gpu_preempt.models import SnapshotError
-from gpu_preempt.solver.planning.run_sweep import sweep as run_sweep
-from gpu_preempt.solver.planning.sweep import Run
 
 from .app import app
 from .render import err, print_problems, print_sweep
+
+if TYPE_CHECKING:
+    from gpu_preempt.solver.planning.sweep import Run
 
 
 @app.command()
@@ -38,6 +39,8 @@ def sweep(
     if backend not in ("local", "ray"):
         err.print(f"error: --backend: expected local or ray, got {backend!r}", markup=False)
         raise typer.Exit(2)
+    from gpu_preempt.solver.planning.run_sweep import sweep as run_sweep  # only this command needs the sweep modules
+
     columns = (TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=True) as progress:
         task = progress.add_task("sweep", total=None)

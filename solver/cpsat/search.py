@@ -95,6 +95,10 @@ class ModelError(RuntimeError):
     """CP-SAT rejected a model (e.g. coefficients beyond 64-bit integers)."""
 
 
+HINTED_SETTLE = 64
+"""A tie-break solve starts from the current solution only on models with more victims than this: on smaller ones,
+adding the hints costs more than the search they save (the answer is the same: each step is solved to optimality)."""
+
 FOLD_VICTIMS = 64
 """Stages are folded into one objective only on models with at most this many victims (see the module docstring)."""
 
@@ -263,7 +267,8 @@ def _settle(runner: _Runner, current: Solution, expr: LinearExpr, sense: str, va
     if value == extreme or runner.timed_out:
         runner.fix(expr, value)
         return current
-    runner.vars.hint(current)
+    if len(runner.problem.victims) > HINTED_SETTLE:
+        runner.vars.hint(current)
     status, solution, best = runner.run(expr, sense)
     if solution is None or status != "optimal":
         runner.timed_out = True  # keep the proved-optimal answer; only the tie-break is unfinished

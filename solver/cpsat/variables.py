@@ -64,6 +64,8 @@ class Variables:
     excess_bound: list[int] = field(default_factory=list)
     move: dict[tuple[int, int, int], cp_model.IntVar] = field(default_factory=dict)
     move_whole: dict[int, cp_model.IntVar] = field(default_factory=dict)
+    hinted: Solution | None = None
+    """The solution the model's hints come from."""
 
     @classmethod
     def build(cls, model: cp_model.CpModel, problem: Problem) -> Variables:
@@ -151,6 +153,9 @@ class Variables:
 
     def hint(self, solution: Solution) -> None:
         """Give CP-SAT a complete starting point (cleared first: duplicate hints are invalid)."""
+        if solution is self.hinted:
+            return  # the model holds these hints already (solutions are not changed once read)
+        self.hinted = solution
         self.model.clear_hints()
         for key, var in self.place.items():
             self.model.add_hint(var, solution.placed.get(key, 0))

@@ -2,7 +2,8 @@
 
 Definitions (times in seconds, GPU-time in GPU-hours):
 
-* wait: first start - submit; JCT: finish - submit; bounded slowdown:
+* wait: first start - submit; JCT: finish - submit (trace jobs only: the jobs
+  of a cluster snapshot are ``starting_jobs``, counted in every other figure); bounded slowdown:
   ``max(1, JCT / max(duration, 10 s))``; percentiles by linear interpolation;
 * utilisation: GPU-time held by tasks (running or releasing) / capacity x span;
 * goodput: the GPU-time of completed jobs' trace durations (work that counted);
@@ -42,14 +43,17 @@ def _hours(seconds: float) -> float:
 
 
 def job_figures(jobs: list[SimJob]) -> dict[str, Any]:
-    """Waits, JCT and slowdown of ``jobs`` (started / finished ones)."""
-    waits = [j.first_start - j.spec.submit for j in jobs if j.first_start is not None]
-    done = [j for j in jobs if j.finish is not None]
+    """Waits, JCT and slowdown of ``jobs`` (started / finished ones). Jobs of the cluster snapshot (there at the
+    start) are counted apart: they have no wait or completion time of their own."""
+    traced = [j for j in jobs if not j.spec.starting]
+    waits = [j.first_start - j.spec.submit for j in traced if j.first_start is not None]
+    done = [j for j in traced if j.finish is not None]
     jct = [j.finish - j.spec.submit for j in done if j.finish is not None]
     slowdown = [max(1.0, (j.finish - j.spec.submit) / max(j.spec.duration, BOUND)) for j in done if j.finish]
     return {
-        "jobs": len(jobs),
+        "jobs": len(traced),
         "completed": len(done),
+        "starting_jobs": len(jobs) - len(traced),
         "wait": percentiles(waits, 50, 90, 95, 99),
         "jct": percentiles(jct, 50, 99),
         "bounded_slowdown": {

@@ -11,10 +11,13 @@ import csv
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 import pyarrow as pa
@@ -49,21 +52,90 @@ def staged(out: Path, marker: str = "summary.json", command: str = "simulate") -
         raise
 
 
-def write_outputs(sim: Simulator, out: Path, figures: dict[str, Any]) -> None:
+class Plotter:
+    """Draws a replay's plots in a child process, started before the replay so that it imports matplotlib (about
+    half a second) on another core meanwhile; the child then draws while this process writes the other files.
+
+    Use it as a context manager: leaving the block kills a child that has not finished (the replay failed). If no
+    child can be started, the plots are drawn in this process.
+    """
+
+    def __init__(self) -> None:
+        command = [sys.executable, "-c", "from gpu_preempt.solver.planning.plots import serve; serve()"]
+        self.child: subprocess.Popen[bytes] | None
+        try:
+            self.child = subprocess.Popen(
+                command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            )
+        except OSError:
+            self.child = None
+
+    def __enter__(self) -> Plotter:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        if self.child is None:
+            return
+        if self.child.poll() is None:
+            self.child.kill()
+            self.child.wait()
+        for pipe in (self.child.stdin, self.child.stderr):
+            if pipe is not None:
+                pipe.close()
+
+    def start(self, data: dict[str, Any], folder: Path) -> None:
+        """Begin drawing ``data`` (:func:`plot_data`) into ``folder``."""
+        if self.child is None:
+            from .plots import plot_all  # matplotlib: imported when plots are drawn, not by every command
+
+            plot_all(data, folder)
+            return
+        assert self.child.stdin is not None
+        with self.child.stdin:
+            self.child.stdin.write(json.dumps({"folder": str(folder), "data": data}).encode())
+
+    def finish(self) -> None:
+        """Wait until the plots are written; raise if the child failed."""
+        if self.child is None:
+            return
+        assert self.child.stderr is not None
+        problem = self.child.stderr.read().decode(errors="replace")
+        if self.child.wait() != 0:
+            raise RuntimeError(f"drawing the plots failed:\n{problem}")
+
+
+def plot_data(sim: Simulator) -> dict[str, Any]:
+    """What the plots show, as plain JSON-able figures: waits and JCTs (hours), the samples, leaf queues, GPUs."""
+    traced = [j for j in sim.jobs.values() if not j.spec.starting]
+    return {
+        "waits": [(j.first_start - j.spec.submit) / 3600 for j in traced if j.first_start is not None],
+        "jcts": [(j.finish - j.spec.submit) / 3600 for j in traced if j.finish is not None],
+        "samples": sim.samples,
+        "queues": sim._leaves(),
+        "gpus": sum(sim.capacity.values()),
+    }
+
+
+def write_outputs(sim: Simulator, out: Path, figures: dict[str, Any], plotter: Plotter | None = None) -> None:
     """Write every output of ``sim`` to ``out`` (replacing an earlier output folder), with its summary ``figures``.
 
-    With ``--dump-at``, the snapshot of the first cycle at or after that time is ``dump.json`` and that cycle's
-    decisions ``dump-decisions.json``.
+    The plots are drawn by ``plotter`` (started before the replay), or here. With ``--dump-at``, the snapshot of the
+    first cycle at or after that time is ``dump.json`` and that cycle's decisions ``dump-decisions.json``.
     """
     with staged(out) as staging:
+        if plotter is None:
+            from .plots import plot_all
+
+            plot_all(plot_data(sim), staging)
+        else:
+            plotter.start(plot_data(sim), staging)
         (staging / "summary.json").write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
         pq.write_table(jobs_table(sim), staging / "jobs.parquet")
         with (staging / "events.jsonl").open("w", encoding="utf-8") as file:
             file.writelines(sim.log.lines())
         write_rows(sim.samples, staging / "timeseries.csv")
-        from .plots import plot_all  # matplotlib: imported when plots are drawn, not by every command
-
-        plot_all(sim, staging)
+        if plotter is not None:
+            plotter.finish()
         if sim.dump is not None:
             (staging / "dump.json").write_text(json.dumps(sim.dump, indent=2) + "\n", encoding="utf-8")
             decisions = {"time": sim.dump["now"], "decisions": sim.dump_decisions}
@@ -92,6 +164,7 @@ def jobs_table(sim: Simulator) -> pa.Table:
             "tasks": column([j.spec.tasks for j in jobs], pa.int32()),
             "min_available": column([j.spec.min_available for j in jobs], pa.int32()),
             "preemptible": column([j.spec.preemptible for j in jobs], pa.bool_()),
+            "starting": column([j.spec.starting for j in jobs], pa.bool_()),
             "submit_s": column(submits, pa.float64()),
             "duration_s": column([j.spec.duration for j in jobs], pa.float64()),
             "first_start_s": column(starts, pa.float64()),

@@ -1,30 +1,37 @@
 """Plots of a replay (PNG, matplotlib, no display needed): wait and JCT CDFs, allocation against fair share per
-queue over time, utilisation and preemptions over time."""
+queue over time, utilisation and preemptions over time.
+
+They are drawn from plain figures (:func:`gpu_preempt.solver.planning.output.plot_data`), usually in a child
+process (:func:`serve`) that imports matplotlib while the replay runs: this module imports nothing of the engine.
+"""
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-if TYPE_CHECKING:
-    from .simulator import Simulator
-
 METADATA = {"Software": None}
 """No version string in the files: same inputs, same bytes."""
 
 
-def plot_all(sim: Simulator, folder: Path) -> None:
-    jobs = list(sim.jobs.values())
-    waits = [(j.first_start - j.spec.submit) / 3600 for j in jobs if j.first_start is not None]
-    jcts = [(j.finish - j.spec.submit) / 3600 for j in jobs if j.finish is not None]
-    _cdf(waits, "wait (hours)", folder / "wait_cdf.png")
-    _cdf(jcts, "job completion time (hours)", folder / "jct_cdf.png")
-    _allocation(sim, folder / "allocation.png")
-    _utilisation(sim, folder / "utilisation.png")
+def plot_all(data: dict[str, Any], folder: Path) -> None:
+    """The four PNG files of a replay in ``folder``, from its ``data`` (waits and JCTs in hours, samples, queues)."""
+    _cdf(data["waits"], "wait (hours)", folder / "wait_cdf.png")
+    _cdf(data["jcts"], "job completion time (hours)", folder / "jct_cdf.png")
+    _allocation(data, folder / "allocation.png")
+    _utilisation(data, folder / "utilisation.png")
+
+
+def serve() -> None:
+    """The plotting child: read ``{"folder": ..., "data": ...}`` as JSON from stdin, draw, exit."""
+    request = json.load(sys.stdin)
+    plot_all(request["data"], Path(request["folder"]))
 
 
 def _cdf(values: list[float], label: str, path: Path) -> None:
@@ -38,9 +45,9 @@ def _cdf(values: list[float], label: str, path: Path) -> None:
     _save(figure, path)
 
 
-def _allocation(sim: Simulator, path: Path) -> None:
-    rows = sim.samples
-    queues = sim._leaves()
+def _allocation(data: dict[str, Any], path: Path) -> None:
+    rows = data["samples"]
+    queues = data["queues"]
     figure, axes = _figure(8, 4)
     hours = [r["time"] / 3600 for r in rows]
     for i, queue in enumerate(queues):
@@ -57,9 +64,9 @@ def _allocation(sim: Simulator, path: Path) -> None:
     _save(figure, path)
 
 
-def _utilisation(sim: Simulator, path: Path) -> None:
-    rows = sim.samples
-    total = sum(sim.capacity.values()) or 1
+def _utilisation(data: dict[str, Any], path: Path) -> None:
+    rows = data["samples"]
+    total = data["gpus"] or 1
     hours = [r["time"] / 3600 for r in rows]
     figure, axes = _figure(8, 4)
     axes.plot(hours, [1 - r["free_gpus"] / total for r in rows], label="GPUs in use (share)")

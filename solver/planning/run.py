@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +12,7 @@ from gpu_preempt.models import SnapshotError, read_document
 from gpu_preempt.models.scenario import Scenario, scenario_from_data
 
 from .metrics import summary
-from .output import check_out, write_outputs
+from .output import Plotter, check_out, write_outputs
 from .simulator import Simulator
 from .workload import Workload, load_workload
 
@@ -46,11 +47,13 @@ def simulate(
     if check is not None:
         scenario = scenario.model_copy(update={"simulation": scenario.simulation.model_copy(update={"check": check})})
     simulator = Simulator(scenario, workload, dump_at=dump_at, on_cycle=on_cycle)
-    try:
-        simulator.run()
-    except ValueError as err:  # a scheduled change naming something that does not exist
-        raise SnapshotError.single("events", str(err)) from None
-    figures = summary(simulator)
-    if out is not None:
-        write_outputs(simulator, out, figures)
+    with contextlib.ExitStack() as stack:
+        plotter = None if out is None else stack.enter_context(Plotter())
+        try:
+            simulator.run()
+        except ValueError as err:  # a scheduled change naming something that does not exist
+            raise SnapshotError.single("events", str(err)) from None
+        figures = summary(simulator)
+        if out is not None:
+            write_outputs(simulator, out, figures, plotter)
     return Replay(scenario, workload, simulator, figures)

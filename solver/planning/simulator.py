@@ -47,7 +47,7 @@ from gpu_preempt.solver.check.verifier import verify_decisions
 from gpu_preempt.solver.state.cluster import Cluster
 
 from .decision_log import DecisionLog
-from .workload import EPOCH, JobSpec, Workload, node_documents
+from .workload import EPOCH, JobSpec, StartingJob, Workload, node_documents
 
 # event kinds, in the order they are handled at equal times
 DONE, GONE, CHANGE, ARRIVE, WAKE, CYCLE, SAMPLE = range(7)
@@ -76,18 +76,41 @@ class SimJob:
     """GPU-seconds its tasks held nodes (running or releasing)."""
     requeue: RequeueState | None = None
     epoch: int = 0
+    order: int = 0
+    """Arrival order: changed jobs are handled in it, as they would be in a walk over the active jobs."""
     model: Job | None = None
+    sums: tuple[int, int, int] | None = None
+    """GPUs of its running, releasing and waiting (pending or nominated) tasks; ``None`` until counted again."""
 
     def gpus(self, *statuses: str) -> int:
         return sum(g for g, s in zip(self.spec.task_gpus, self.status, strict=True) if s in statuses)
+
+    def counts(self) -> tuple[int, int, int]:
+        """GPUs of its running, releasing and waiting tasks (kept until :meth:`changed`)."""
+        if self.sums is None:
+            running = releasing = waiting = 0
+            for gpus, status in zip(self.spec.task_gpus, self.status, strict=True):
+                if status == "running":
+                    running += gpus
+                elif status == "releasing":
+                    releasing += gpus
+                elif status in ("pending", "nominated"):
+                    waiting += gpus
+            self.sums = (running, releasing, waiting)
+        return self.sums
+
+    def changed(self) -> None:
+        """Its tasks changed: its model and counts are stale."""
+        self.model = None
+        self.sums = None
 
     def touch(self, now: float) -> None:
         """Bring progress and the held-GPU ledger up to ``now``."""
         dt = now - self.since
         if dt > 0:
-            running = self.gpus("running")
+            running, releasing, _ = self.counts()
             self.progress += dt * running / self.spec.gpus
-            self.held += dt * (running + self.gpus("releasing"))
+            self.held += dt * (running + releasing)
         self.since = now
 
     @property
@@ -149,6 +172,8 @@ class Simulator:
         self.seq = itertools.count()
         self.cycle_at: float | None = None
         self.last_cycle: float | None = None
+        self.last_state: Cluster | None = None
+        """The last cycle's end state: the next cycle keeps its per-node results of unchanged nodes."""
         self.shares: dict[str, float] = {}
         self.counters = Counters()
         self.log = DecisionLog(lines=event_lines)
@@ -166,13 +191,52 @@ class Simulator:
         self.protections = _protection_durations(base)
         self.arrivals = len(workload.jobs)
         """Arrivals still to come."""
+        self.arrived = 0
+        self.held: dict[str, int] = dict.fromkeys(self._leaves(), 0)
+        self.wanted: dict[str, int] = dict(self.held)
+        self.counted: dict[str, tuple[int, int]] = {}
+        """GPUs each active job adds to ``held`` and ``wanted`` (running, waiting)."""
+        self.recount: set[str] = set()
+        """Jobs that arrived or changed since ``held`` and ``wanted`` were last brought up to date."""
+        self.task_of: dict[str, tuple[str, int]] = {}
+        """Task name -> (job, index)."""
         for spec in workload.jobs:
             self._push(spec.submit, ARRIVE, spec.name)
             self.jobs[spec.name] = SimJob(spec, ["pending"] * spec.tasks, [None] * spec.tasks, spec.duration)
+            for i in range(spec.tasks):
+                self.task_of[f"{spec.name}-{i}"] = (spec.name, i)
+        for start in workload.initial:
+            self._start(start)
         self.events = [*scenario.events, *workload.events]
         for i, change in enumerate(self.events):
             self._push(change.at, CHANGE, i)
         self._push(0.0, SAMPLE, None)
+
+    def _start(self, start: StartingJob) -> None:
+        """Put a job of the cluster snapshot in place at time 0, with its tasks where the snapshot has them."""
+        spec = start.spec
+        job = SimJob(spec, list(start.status), list(start.node), spec.duration, started_at=start.started_at)
+        job.requeue, job.order = start.requeue, self.arrived
+        self.arrived += 1
+        self.jobs[spec.name] = self.active[spec.name] = job
+        self.recount.add(spec.name)
+        for i in range(spec.tasks):
+            self.task_of[f"{spec.name}-{i}"] = (spec.name, i)
+            node = job.node[i]
+            if job.status[i] in ("running", "releasing") and node is not None:
+                self.used[node] += spec.task_gpus[i]
+        releasing = tuple(i for i, status in enumerate(job.status) if status == "releasing")
+        if releasing:
+            self._push(self.settings.grace_period, GONE, (spec.name, releasing))
+        if job.counts()[0]:
+            job.first_start = 0.0 if start.started_at is None else start.started_at
+            self._schedule_completion(job)
+            for d in self.protections:
+                if start.started_at is not None and start.started_at + d > 0:
+                    self._push(start.started_at + d, WAKE, None)
+        if job.requeue is not None and job.requeue.requeue_at is not None:
+            self._push(max(0.0, job.requeue.requeue_at - EPOCH), WAKE, None)
+        self._push(0.0, WAKE, None)
 
     @property
     def decisions(self) -> list[tuple[float, Decision]]:
@@ -207,8 +271,10 @@ class Simulator:
                 self._change(payload)
             elif kind == ARRIVE:
                 self.arrivals -= 1
-                self.active[payload] = self.jobs[payload]
-                self.jobs[payload].since = at
+                job = self.active[payload] = self.jobs[payload]
+                job.since, job.order = at, self.arrived
+                self.arrived += 1
+                self.recount.add(payload)
                 self._want_cycle()
             elif kind == WAKE:
                 self._want_cycle()
@@ -257,7 +323,7 @@ class Simulator:
             job.status[i] = "done"
         job.finish = self.now
         job.epoch += 1
-        job.model = None  # a finished job is never in a snapshot again
+        self._changed(job)  # a finished job is never in a snapshot again
         del self.active[name]
         self.finished.append(job)
         self._want_cycle()
@@ -269,7 +335,7 @@ class Simulator:
             if job.status[i] == "releasing":
                 self._leave(job, i)
                 job.status[i] = "pending"
-        job.model = None
+        self._changed(job)
         self._want_cycle()
 
     def _leave(self, job: SimJob, task: int) -> None:
@@ -321,16 +387,13 @@ class Simulator:
 
     def snapshot(self) -> Snapshot:
         """The simulated cluster now, as the engine sees it."""
-        jobs = [self._model(job) for job in self.active.values()]
-        return Snapshot.model_validate(
-            {
-                "now": EPOCH + self.now,
-                "config": self.config,
-                "nodes": self.nodes,
-                "queues": self.queues,
-                "priority_classes": self.workload.snapshot.priority_classes,
-                "jobs": jobs,
-            }
+        return Snapshot.assemble(
+            now=EPOCH + self.now,
+            config=self.config,
+            nodes=self.nodes,
+            queues=self.queues,
+            priority_classes=self.workload.snapshot.priority_classes,
+            jobs=[self._model(job) for job in self.active.values()],
         )
 
     def document(self) -> dict[str, Any]:
@@ -353,17 +416,20 @@ class Simulator:
             entry["preemptible"] = spec.preemptible
         if spec.min_available is not None:
             entry["min_available"] = spec.min_available
+        if spec.priority is not None:
+            entry["priority"] = spec.priority
         if job.started_at is not None and "running" in job.status:
             entry["started_at"] = EPOCH + job.started_at
-        uniform = len(set(spec.task_gpus)) == 1
-        entry["task_resources"] = _quantities(spec.task_resources(0))
+        requests = [spec.task_resources(i) for i in range(spec.tasks)]
+        uniform = all(r == requests[0] for r in requests)
+        entry["task_resources"] = _quantities(requests[0])
         tasks = []
         for i, (status, node) in enumerate(zip(job.status, job.node, strict=True)):
             task: dict[str, Any] = {"name": f"{spec.name}-{i}", "status": status}
             if node is not None:
                 task["node"] = node
             if not uniform:
-                task["resources"] = _quantities(spec.task_resources(i))
+                task["resources"] = _quantities(requests[i])
             tasks.append(task)
         entry["tasks"] = tasks
         if job.requeue is not None:
@@ -383,7 +449,8 @@ class Simulator:
         self.last_cycle = self.now
         self.cycles += 1
         snapshot = self.snapshot()
-        result = run_cycle(snapshot, solver=self.settings.solver)
+        result = run_cycle(snapshot, solver=self.settings.solver, previous=self.last_state)
+        self.last_state = result.end
         if self.dump_at is not None and self.dump is None and self.now >= self.dump_at:
             self.dump = self.document()
             self.dump_decisions = [d.to_dict(timing=False) for d in result.decisions]
@@ -401,10 +468,11 @@ class Simulator:
     def _apply(self, result: CycleResult) -> None:
         start, end = result.start, result.end
         states = result.requeue()
-        for job in list(self.active.values()):
+        touched = {self.task_of[task][0] for task, _ in end.status.items() - start.status.items()}
+        for job in sorted((self.jobs[name] for name in touched), key=lambda j: j.order):
             changed = evicted = moved = False
             job.touch(self.now)
-            running_before = job.gpus("running")
+            running_before = job.counts()[0]
             gone: list[int] = []
             for i in range(job.spec.tasks):
                 name = f"{job.spec.name}-{i}"
@@ -428,8 +496,8 @@ class Simulator:
                     job.status[i], job.node[i] = "pending", None
             if not changed:
                 continue
-            job.model = None
-            running = job.gpus("running")
+            self._changed(job)
+            running = job.counts()[0]
             if evicted and running == 0:
                 job.evictions += 1
                 self._lose(job)
@@ -472,7 +540,7 @@ class Simulator:
 
     def _schedule_completion(self, job: SimJob) -> None:
         job.epoch += 1
-        running = job.gpus("running")
+        running = job.counts()[0]
         if running:
             left = max(0.0, job.work - job.progress) * job.spec.gpus / running
             self._push(self.now + left, DONE, (job.spec.name, job.epoch))
@@ -489,23 +557,28 @@ class Simulator:
         return cached[1]
 
     def queue_gpus(self) -> tuple[dict[str, int], dict[str, int]]:
-        """GPUs per leaf queue: held by running tasks, and wanted (held + pending and nominated tasks)."""
-        held_wanted: tuple[dict[str, int], dict[str, int]] = self._per_version("queue_gpus", self._queue_gpus)
-        return held_wanted
+        """GPUs per leaf queue: held by running tasks, and wanted (held + pending and nominated tasks).
 
-    def _queue_gpus(self) -> tuple[dict[str, int], dict[str, int]]:
-        held = dict.fromkeys(self._leaves(), 0)
-        wanted = dict(held)
-        for job in self.active.values():
-            running = waiting = 0
-            for gpus, status in zip(job.spec.task_gpus, job.status, strict=True):
-                if status == "running":
-                    running += gpus
-                elif status in ("pending", "nominated"):
-                    waiting += gpus
-            held[job.spec.queue] += running
-            wanted[job.spec.queue] += running + waiting
+        Kept as running totals: only the jobs that arrived or changed since the last call are counted again.
+        """
+        held, wanted = self.held, self.wanted
+        for name in self.recount:
+            job = self.jobs[name]
+            queue = job.spec.queue
+            running, waiting = self.counted.pop(name, (0, 0))
+            held[queue] -= running
+            wanted[queue] -= running + waiting
+            if not job.done:
+                running, _, waiting = job.counts()
+                held[queue] += running
+                wanted[queue] += running + waiting
+                self.counted[name] = (running, waiting)
+        self.recount.clear()
         return held, wanted
+
+    def _changed(self, job: SimJob) -> None:
+        job.changed()
+        self.recount.add(job.spec.name)
 
     def _fairness(self, dt: float) -> None:
         held, wanted = self.queue_gpus()
@@ -537,7 +610,7 @@ class Simulator:
         self.samples.append(row)
 
     def _fair_shares(self) -> dict[str, float]:
-        shares = Cluster.of(self.snapshot()).shares
+        shares = Cluster.of(self.snapshot(), self.last_state).shares
         return {q: shares[q].get("gpu", 0) / MILLI for q in self._leaves()}
 
     def invariants(self) -> list[str]:

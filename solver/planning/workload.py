@@ -34,8 +34,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gpu_preempt.models import MILLI, Node, Snapshot, SnapshotError, read_document, snapshot_from_data
-from gpu_preempt.models.scenario import NodeGroup, Scenario, ScheduledChange, SizeClass, Weighted
+from gpu_preempt.models import MILLI, Node, RequeueState, Snapshot, SnapshotError, read_document, snapshot_from_data
+from gpu_preempt.models.scenario import ClusterShape, NodeGroup, Scenario, ScheduledChange, SizeClass, Weighted
 
 from .adapters import helios_queues, read_quotas, read_runtimes, runtime_at
 from .trace import TraceJob, read_trace
@@ -59,6 +59,12 @@ class JobSpec:
     min_available: int | None = None
     preemptible: bool | None = None
     per_gpu: dict[str, int] = field(default_factory=dict)
+    priority: int | None = None
+    task_requests: tuple[dict[str, int], ...] = ()
+    """Milli-units per task, when given (a snapshot's job); otherwise GPUs x ``per_gpu``."""
+    starting: bool = False
+    """A job of the cluster snapshot, there when the replay starts: ``duration`` is its remaining work, and it has
+    no wait or completion time of its own."""
 
     @property
     def tasks(self) -> int:
@@ -66,8 +72,24 @@ class JobSpec:
 
     def task_resources(self, index: int) -> dict[str, int]:
         """Milli-units one task requests."""
+        if self.task_requests:
+            return dict(self.task_requests[index])
         gpus = self.task_gpus[index]
         return {"gpu": gpus * MILLI, **{r: a * gpus for r, a in self.per_gpu.items()}}
+
+
+@dataclass(frozen=True)
+class StartingJob:
+    """A job of the cluster snapshot as the replay starts (times in simulated seconds; the snapshot's instant is 0).
+
+    Its tasks keep their statuses and nodes; a releasing task leaves once the grace period has passed from 0.
+    """
+
+    spec: JobSpec
+    status: tuple[str, ...]
+    node: tuple[str | None, ...]
+    started_at: float | None
+    requeue: RequeueState | None
 
 
 @dataclass
@@ -77,8 +99,8 @@ class Workload:
     base: dict[str, Any]
     snapshot: Snapshot
     jobs: list[JobSpec]
-    initial: list[dict[str, Any]]
-    """Jobs of a snapshot-file cluster: the starting state, as documents."""
+    initial: list[StartingJob]
+    """Jobs of a snapshot-file cluster: the starting state."""
     synthetic: list[str]
     offered_load: float
     span: float
@@ -130,7 +152,7 @@ def node_documents(groups: list[NodeGroup]) -> list[dict[str, Any]]:
 
 def load_workload(scenario: Scenario, raw: dict[str, Any], base_dir: Path) -> Workload:
     """Everything a simulation starts from; ``raw`` is the scenario as parsed (its notation is kept in dumps)."""
-    base, initial = _base_document(scenario, raw, base_dir)
+    base, start = _base_document(scenario, raw, base_dir)
     events: list[ScheduledChange] = []
     notes: list[str] = []
     source = scenario.queues_from
@@ -146,11 +168,18 @@ def load_workload(scenario: Scenario, raw: dict[str, Any], base_dir: Path) -> Wo
             + (f", then {len(events)} daily change(s)" if source.days else "")
         )
     try:
-        snapshot = snapshot_from_data({**base, "jobs": initial})
+        snapshot = snapshot_from_data({**base, "jobs": []})
     except SnapshotError as err:
         raise SnapshotError([type(e)(f"cluster: {e.path}", e.message) for e in err.errors]) from None
+    initial = [] if start is None else starting_jobs(start, scenario.cluster, snapshot)
     trace = _window(read_trace(scenario.workload.trace, base_dir), scenario)
     jobs, synthetic = _jobs(scenario, snapshot, trace)
+    clash = sorted({j.spec.name for j in initial} & {j.name for j in jobs})
+    if clash:
+        message = f"job {clash[0]!r} is both in the cluster snapshot and in the trace"
+        raise SnapshotError.single("workload.trace", message)
+    if initial:
+        notes.append(f"{len(initial)} job(s) of the cluster snapshot at the start, {_remaining(scenario.cluster)}")
     durations = scenario.workload.durations
     if durations is not None:
         runtimes = read_runtimes(base_dir / durations.path, "workload.durations.path")
@@ -170,7 +199,10 @@ def load_workload(scenario: Scenario, raw: dict[str, Any], base_dir: Path) -> Wo
     return Workload(base, snapshot, jobs, initial, synthetic, load, span, events)
 
 
-def _base_document(scenario: Scenario, raw: dict[str, Any], base_dir: Path) -> tuple[dict[str, Any], list[Any]]:
+def _base_document(scenario: Scenario, raw: dict[str, Any], base_dir: Path) -> tuple[dict[str, Any], Snapshot | None]:
+    """The snapshot document the replay starts from (its instant moved to simulated time 0, no jobs), and the
+    validated cluster snapshot when it holds jobs (their times are moved by :func:`starting_jobs`)."""
+    start = None
     if scenario.cluster.snapshot is not None:
         document = read_document(base_dir / scenario.cluster.snapshot)
         if not isinstance(document, dict):
@@ -178,19 +210,89 @@ def _base_document(scenario: Scenario, raw: dict[str, Any], base_dir: Path) -> t
         document = copy.deepcopy(document)
         document.pop("expect", None)
         document.pop("description", None)
-        initial = document.pop("jobs", [])
-        if initial:
-            # their remaining durations are unknown: a replay would have to invent when they end
-            message = "the snapshot holds jobs; a scenario's cluster snapshot gives nodes, queues and config only"
-            raise SnapshotError.single("cluster.snapshot", message)
+        if document.get("jobs") or any("limit_changed_at" in q for q in document.get("queues", []) or ()):
+            try:  # its instants are moved to the replay's clock: validate them in their own frame first
+                start = snapshot_from_data(document)
+            except SnapshotError as err:
+                raise SnapshotError([type(e)(f"cluster: {e.path}", e.message) for e in err.errors]) from None
+            for entry, queue in zip(document["queues"], start.queues, strict=True):
+                if queue.limit_changed_at is not None:
+                    entry["limit_changed_at"] = EPOCH + queue.limit_changed_at - start.now
+        document.pop("jobs", None)
+        if start is not None and not start.jobs:
+            start = None
     else:
-        document, initial = {"nodes": node_documents(scenario.cluster.nodes)}, []
+        document = {"nodes": node_documents(scenario.cluster.nodes)}
     for key in ("queues", "priority_classes", "config"):
         if key in raw:
             document[key] = copy.deepcopy(raw[key])
-    document.setdefault("now", EPOCH)
     document["now"] = EPOCH
-    return document, initial
+    return document, start
+
+
+def starting_jobs(start: Snapshot, shape: ClusterShape, cluster: Snapshot) -> list[StartingJob]:
+    """The jobs of the cluster snapshot ``start`` as the replay starts, with the remaining work ``shape`` gives
+    them; ``cluster`` is the replay's own starting snapshot (the scenario may have replaced queues or classes)."""
+    names = [job.name for job in start.jobs]
+    unknown = sorted(set(shape.remaining_of) - set(names))
+    if unknown:
+        raise SnapshotError.single("cluster.remaining_of", f"no job {unknown[0]!r} in the cluster snapshot")
+    if shape.remaining is None:
+        missing = [n for n in names if n not in shape.remaining_of]
+        if missing:
+            shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+            message = f"the cluster snapshot holds jobs ({shown}): give the work they have left"
+            raise SnapshotError.single("cluster.remaining", message)
+    shift = EPOCH - start.now
+    jobs = []
+    for i, job in enumerate(start.jobs):
+        where = f"cluster: jobs[{i}] ({job.name})"
+        requests = tuple(job.requests(task) for task in job.tasks)
+        gpus = [r.get("gpu", 0) for r in requests]
+        if any(g % MILLI for g in gpus):
+            raise SnapshotError.single(where, "a task asks for part of a GPU; the replay counts whole GPUs")
+        if not sum(gpus):
+            raise SnapshotError.single(where, "the job asks for no GPU; the replay measures work in GPU-time")
+        if job.queue not in {q.name for q in cluster.queues} or not cluster.is_leaf(job.queue):
+            raise SnapshotError.single(where, f"queue {job.queue!r} is not a leaf queue of the scenario")
+        if job.priority_class is not None and job.priority_class not in {c.name for c in cluster.priority_classes}:
+            raise SnapshotError.single(where, f"unknown priority class {job.priority_class!r} in the scenario")
+        remaining = shape.remaining_of.get(job.name, shape.remaining)
+        assert remaining is not None
+        spec = JobSpec(
+            name=job.name,
+            submit=0.0 if job.created_at is None else job.created_at + shift - EPOCH,
+            duration=remaining,
+            gpus=sum(gpus) // MILLI,
+            task_gpus=tuple(g // MILLI for g in gpus),
+            queue=job.queue,
+            priority_class=job.priority_class,
+            min_available=job.min_available,
+            preemptible=job.preemptible,
+            priority=job.priority,
+            task_requests=requests,
+            starting=True,
+        )
+        requeue = job.requeue
+        if requeue is not None:
+            moved = {k: getattr(requeue, k) + shift for k in ("evicted_at", "requeue_at") if getattr(requeue, k)}
+            requeue = requeue.model_copy(update=moved)
+        jobs.append(
+            StartingJob(
+                spec,
+                tuple(str(t.status) for t in job.tasks),
+                tuple(t.node for t in job.tasks),
+                None if job.started_at is None else job.started_at + shift - EPOCH,
+                requeue,
+            )
+        )
+    return jobs
+
+
+def _remaining(shape: ClusterShape) -> str:
+    given = f"{len(shape.remaining_of)} with their own remaining work" if shape.remaining_of else ""
+    default = f"the others {shape.remaining:g} s of work left" if shape.remaining is not None else ""
+    return ", ".join(x for x in (given, default) if x) + " (at full width)"
 
 
 def _node_gpus(nodes: list[dict[str, Any]]) -> int:

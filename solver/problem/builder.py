@@ -107,8 +107,9 @@ class Plan:
         victims_jobs = [cluster.snapshot.job(c.job) for c in (*chosen, *movable)]
         nodes, index = _nodes(cluster, job, self.chunk, victims_jobs, only_nodes)
         where = nodes if moves else ()
+        fitting: dict[tuple[tuple[str, int], ...], tuple[int, ...]] = {}
         victims = tuple(
-            _victim(cluster, j, c, index, where, evictable=k < len(chosen))
+            _victim(cluster, j, c, index, where, fitting, evictable=k < len(chosen))
             for k, (j, c) in enumerate(zip(victims_jobs, (*chosen, *movable), strict=True))
         )
         config = cluster.snapshot.config
@@ -203,9 +204,7 @@ def _nodes(
     hosting = {cluster.node_of[str(t.name)] for v in victims for t in cluster.tasks(v, "running")}
     asked = frozenset(r for t, _ in chunk for r in job.requests(t))
     key = ("node-rooms", job.resolved_priority, asked)
-    every = cluster.scratch.get(key)
-    if not isinstance(every, dict):  # the same for every job of this priority asking for these resources
-        every = cluster.scratch[key] = {}
+    every = cluster.node_map(key)  # the same for every job of this priority asking for these resources
     rooms = []
     nodes = cluster.snapshot.nodes
     if only is not None:  # visit only those nodes and the hosting ones, in document order
@@ -242,11 +241,13 @@ def _victim(
     candidate: Candidate,
     index: dict[str, int],
     nodes: tuple[NodeRoom, ...],
+    fitting: dict[tuple[tuple[str, int], ...], tuple[int, ...]],
     *,
     evictable: bool = True,
 ) -> Victim:
     """``job`` as a victim; with ``nodes``, where each of its tasks could be moved (spec "Moves"). A job that is
-    not ``evictable`` (only the reclaim line keeps it out of reach) may only be moved."""
+    not ``evictable`` (only the reclaim line keeps it out of reach) may only be moved. ``fitting`` keeps, per task
+    shape, the nodes whose free room takes one such task (the same for every victim of one problem)."""
     running = cluster.tasks(job, "running")
     slots: dict[tuple[int, tuple[tuple[str, int], ...]], list[str]] = {}
     for task in reversed(running):  # evict-first order: newest task first (KAI's reverse task order)
@@ -262,7 +263,7 @@ def _victim(
         whole_job=candidate.whole_job and evictable,
         surplus=candidate.surplus if evictable else 0,
         slots=tuple(
-            Slot(node, dict(req), tuple(tasks), _destinations(nodes, node, dict(req)))
+            Slot(node, dict(req), tuple(tasks), _destinations(nodes, node, req, fitting))
             for (node, req), tasks in sorted(slots.items())
         ),
         elapsed_ms=elapsed,
@@ -272,13 +273,23 @@ def _victim(
     )
 
 
-def _destinations(nodes: tuple[NodeRoom, ...], home: int, requests: Resources) -> tuple[int, ...]:
-    """Nodes other than ``home`` whose free room takes one task of ``requests``."""
-    return tuple(
-        n
-        for n, room in enumerate(nodes)
-        if n != home and room.schedulable and all(a <= room.free_room().get(r, 0) for r, a in requests.items() if a > 0)
-    )
+def _destinations(
+    nodes: tuple[NodeRoom, ...],
+    home: int,
+    shape: tuple[tuple[str, int], ...],
+    fitting: dict[tuple[tuple[str, int], ...], tuple[int, ...]],
+) -> tuple[int, ...]:
+    """Nodes other than ``home`` whose free room takes one task of ``shape`` (sorted resource, amount pairs)."""
+    if not nodes:
+        return ()
+    found = fitting.get(shape)
+    if found is None:
+        found = fitting[shape] = tuple(
+            n
+            for n, room in enumerate(nodes)
+            if room.schedulable and all(a <= room.free_room().get(r, 0) for r, a in shape if a > 0)
+        )
+    return tuple(n for n in found if n != home)
 
 
 def _moves_possible(plan: Plan) -> bool:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, NamedTuple
 
-from gpu_preempt.models import Job, Resources, is_gpu_resource
+from gpu_preempt.models import Job, Node, Resources, is_gpu_resource
 from gpu_preempt.solver.rules.candidates import Candidate
 from gpu_preempt.solver.rules.victim_order import EvictKey, Keep, evict_key
 from gpu_preempt.solver.state.cluster import Cluster
@@ -261,16 +261,18 @@ def free_hosts(
 ) -> list[tuple[int, int]]:
     """Schedulable nodes (by index) with room for tasks of ``request`` now, as ``priority`` sees them, and how many
     each takes; kept while the state lasts."""
-    key = ("free-hosts", priority, tuple(sorted(request.items())))
+    shape = tuple(sorted(request.items()))
+    key = ("free-hosts", priority, shape, resources)
     found = cluster.scratch.get(key)
     if isinstance(found, list):
         return found
     rooms = cluster.rooms(priority, resources)
-    hosts = []
-    for n, node in enumerate(cluster.snapshot.nodes):
-        count = fits(rooms[n], request, resources) if node.schedulable else 0
-        if count:
-            hosts.append((n, count))
+
+    def count(n: int, node: Node) -> int:
+        return fits(rooms[n], request, resources) if node.schedulable else 0
+
+    counts = cluster.node_values(("free-counts", priority, shape, resources), count)
+    hosts = [(n, c) for n, c in enumerate(counts) if c]
     cluster.scratch[key] = hosts
     return hosts
 

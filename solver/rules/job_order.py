@@ -38,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from fractions import Fraction
 
-from gpu_preempt.models import Job, Resources
+from gpu_preempt.models import Job, Node, Resources
 from gpu_preempt.models.quantity import add
 from gpu_preempt.solver.state.cluster import Cluster
 from gpu_preempt.solver.state.queue_tree import ROOT
@@ -152,8 +152,11 @@ class Placeable:
         rooms = self.rooms
         if rooms is None:
             cluster = self.cluster
-            nodes = [n for n in cluster.snapshot.nodes if n.schedulable]
-            rooms = self.rooms = [_room(n.resources, cluster.final_load(n.name)) for n in nodes]
+
+            def room(_: int, node: Node) -> Resources | None:
+                return _room(node.resources, cluster.final_load(node.name)) if node.schedulable else None
+
+            rooms = self.rooms = [r for r in cluster.node_values("promise-rooms", room) if r is not None]
         spots: dict[int, Resources] = {}  # the rooms this judgement used, copied on first use
         for request in requests:
             index = next(

@@ -27,12 +27,13 @@ in KAI, where a session computes them when it opens).
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
-from gpu_preempt.models import Job, Resources, Snapshot, Task
+from gpu_preempt.models import Job, Node, Resources, Snapshot, Task
 from gpu_preempt.models.collector import paused_collection
 
-from .fair_share import fair_shares
+from .fair_share import cluster_capacity, fair_shares
 from .queue_tree import QueueTree
 from .queue_usage import HOLDING, QueueUsage, roll_up
 
@@ -42,6 +43,8 @@ PROMISED = ("pipelined", "nominated")
 """Statuses that hold node capacity once releasing tasks are gone."""
 CURRENT = ("running", "allocated", "releasing")
 """Statuses that hold node capacity now."""
+
+T = TypeVar("T")
 
 
 class Cluster:
@@ -65,6 +68,12 @@ class Cluster:
         """Results that depend only on the queue tree and config (resolved min-runtimes), shared by rules."""
         self.scratch: dict[object, object] = {}
         """Results that depend on this state, shared by rules while it lasts (a new state starts empty)."""
+        self.capacity: Resources = cluster_capacity(snapshot)
+        """Allocatable resources summed over the nodes."""
+        self.node_cache: dict[object, Any] = {}
+        """Per-node results of this state (:meth:`node_values`, :meth:`node_map`)."""
+        self.inherited: dict[object, tuple[Any, frozenset[str]]] = {}
+        """Per-node results of earlier states, each with the nodes whose loads or promises changed since."""
         self._scan(fill=False)
         if usage is not None:
             self.usage = usage
@@ -81,46 +90,90 @@ class Cluster:
         running_on: dict[str, dict[str, int]] = {}
         leaf: dict[str, QueueUsage] = {}
         nominated: dict[str, list[str]] = {}
+        waiting_jobs: list[Job] = []
+        own_waiting: set[str] = set()  # jobs waiting through a task with its own requests, or a nominated one
+        # Inlined on purpose: this pass runs over every task of the cluster. Tasks that ask for the job's shared
+        # requests are counted, and their queue usage added once per job.
         for job in snapshot.jobs:
-            shared = job.task_resources
-            entry = leaf.setdefault(job.queue, QueueUsage())
+            shared = tuple(job.task_resources.items())
+            entry = leaf.get(job.queue)
+            if entry is None:
+                entry = leaf[job.queue] = QueueUsage()
             np_entry = None if job.is_preemptible else entry.allocated_non_preemptible
-            count = 0
+            count = waiting = held = 0
+            hosts: dict[str, int] | None = None
             for task in job.tasks:
-                name = str(task.name)
+                name: str = task.name  # type: ignore[assignment]  # set by validation
                 if fill:
-                    state, node = str(task.status), task.node
+                    state: str = task.status  # type: ignore[assignment]
+                    node = task.node
                     status[name], node_of[name] = state, node
                 else:
                     state, node = status[name], node_of[name]
-                requests = shared if task.resources is None else task.resources
-                # the loops below are inlined on purpose: this pass runs over every task of the cluster
+                own = task.resources
                 if state == "pending":
-                    target = entry.requested
-                    for r, a in requests.items():
-                        target[r] = target.get(r, 0) + a
+                    if own is None:
+                        waiting += 1
+                    else:
+                        _shift(entry.requested, own, 1)
+                        own_waiting.add(job.name)
                     continue
                 if node is None:
                     continue
+                requests = shared if own is None else tuple(own.items())
+                if state == "running":  # the common case: holding, in the final and the current load
+                    count += 1
+                    if hosts is None:
+                        hosts = running_on.setdefault(job.name, {})
+                    hosts[node] = hosts.get(node, 0) + 1
+                    at_end = final.get(node)
+                    if at_end is None:
+                        at_end = final[node] = {}
+                    now = current.get(node)
+                    if now is None:
+                        now = current[node] = {}
+                    for r, a in requests:
+                        at_end[r] = at_end.get(r, 0) + a
+                        now[r] = now.get(r, 0) + a
+                    if own is None:
+                        held += 1
+                    else:
+                        for target in (entry.requested, entry.allocated, np_entry):
+                            if target is not None:
+                                _shift(target, own, 1)
+                    continue
                 targets = []
                 if state in HOLDING:
-                    targets += [entry.requested, entry.allocated]
-                    if np_entry is not None:
-                        targets.append(np_entry)
-                if state == "running":
-                    count += 1
-                    hosts = running_on.setdefault(job.name, {})
-                    hosts[node] = hosts.get(node, 0) + 1
+                    if own is None:
+                        held += 1
+                    else:
+                        targets += [entry.requested, entry.allocated]
+                        if np_entry is not None:
+                            targets.append(np_entry)
                 if state in PROMISED:
                     nominated.setdefault(node, []).append(name)
+                    if state == "nominated":
+                        own_waiting.add(job.name)
                 if state in FINAL:
                     targets.append(final.setdefault(node, {}))
                 if state in CURRENT:
                     targets.append(current.setdefault(node, {}))
                 for target in targets:
-                    for r, a in requests.items():
+                    for r, a in requests:
                         target[r] = target.get(r, 0) + a
+            if waiting or held:
+                for target, times in (
+                    (entry.requested, waiting + held),
+                    (entry.allocated, held),
+                    (np_entry, held),
+                ):
+                    if target is not None and times:
+                        for r, a in shared:
+                            target[r] = target.get(r, 0) + a * times
             running[job.name] = count
+            if waiting or (own_waiting and job.name in own_waiting):
+                waiting_jobs.append(job)
+        self._waiting: list[Job] | None = waiting_jobs
         self._running = running
         self._running_on = running_on
         self._nominated = nominated
@@ -130,15 +183,41 @@ class Cluster:
         self.usage = roll_up(leaf, self.tree)
 
     @classmethod
-    def of(cls, snapshot: Snapshot) -> Cluster:
+    def of(cls, snapshot: Snapshot, previous: Cluster | None = None) -> Cluster:
+        """The state of ``snapshot``. With ``previous``, a state of an earlier snapshot of the same nodes (a
+        replay's last cycle), per-node results of the nodes whose loads and promises are unchanged are kept."""
         with paused_collection():
-            tree = QueueTree(snapshot)
+            same_queues = previous is not None and previous.tree.source is snapshot.queues
+            tree = previous.tree if previous is not None and same_queues else QueueTree(snapshot)
+            same_nodes = previous is not None and _same_nodes(previous.snapshot.nodes, snapshot.nodes)
             cluster = cls.__new__(cls)
             cluster.snapshot, cluster.tree, cluster.status, cluster.node_of = snapshot, tree, {}, {}
-            cluster.memo, cluster.scratch = {}, {}
+            cluster.memo, cluster.scratch, cluster.node_cache, cluster.inherited = {}, {}, {}, {}
+            cluster.capacity = previous.capacity if previous is not None and same_nodes else cluster_capacity(snapshot)
             cluster._scan(fill=True)
-            cluster.shares = fair_shares(snapshot, tree, cluster.usage)
+            cluster.shares = fair_shares(snapshot, tree, cluster.usage, cluster.capacity)
+            if previous is not None and same_nodes:
+                cluster.inherited = previous._passed_on(cluster._changed_since(previous))
             return cluster
+
+    def _passed_on(self, changed: frozenset[str]) -> dict[object, tuple[Any, frozenset[str]]]:
+        """What a state that differs from this one on the ``changed`` nodes inherits (no reference to this state)."""
+        inherited = {key: (values, since | changed) for key, (values, since) in self.inherited.items()}
+        inherited.update((key, (values, changed)) for key, values in self.node_cache.items())
+        return inherited
+
+    def _changed_since(self, other: Cluster) -> frozenset[str]:
+        """Nodes whose loads or promises differ from ``other``'s."""
+        changed: set[str] = set()
+        for mine, theirs in (
+            (self._final, other._final),
+            (self._current, other._current),
+            (self._leaving, other._leaving),
+            (self._nominated, other._nominated),
+        ):
+            if mine != theirs:  # compared whole first: often equal, always cheap
+                changed.update(n for n in mine.keys() | theirs.keys() if mine.get(n) != theirs.get(n))
+        return frozenset(changed)
 
     def with_changes(self, changes: Iterable[tuple[str, str, str | None]]) -> Cluster:
         """A new state where each ``(task, status, node)`` is applied (``node`` None: keep it); shares stay.
@@ -147,7 +226,8 @@ class Cluster:
         jobs' running counts, and the usage of their queues and ancestors.
         """
         new = copy.copy(self)
-        new.scratch = {}
+        new.scratch, new.node_cache, new._waiting = {}, {}, None
+        changed_nodes: set[str] = set()
         new.status, new.node_of = dict(self.status), dict(self.node_of)
         new._final, new._current, new._leaving = dict(self._final), dict(self._current), dict(self._leaving)
         new._running, new.usage = dict(self._running), dict(self.usage)
@@ -162,6 +242,7 @@ class Cluster:
             before, where = self.status[task], self.node_of[task]
             after = state
             there = None if after == "pending" else where if node is None else node
+            changed_nodes.update(n for n in (where, there) if n is not None)
             requests = job.requests(spec)
             new._move(new._final, FINAL, touched_nodes, "final", requests, before, where, after, there)
             new._move(new._current, CURRENT, touched_nodes, "current", requests, before, where, after, there)
@@ -199,7 +280,40 @@ class Cluster:
                 new._running_on[name] = hosts
             else:
                 new._running_on.pop(name, None)
+        new.inherited = self._passed_on(frozenset(changed_nodes))
         return new
+
+    def node_values(self, key: object, compute: Callable[[int, Node], T]) -> list[T]:
+        """``compute(index, node)`` for every node in document order, kept under ``key`` while this state lasts.
+
+        ``compute`` must depend only on that node's loads and promises (and on what stays fixed for the session):
+        a state derived from another (or a replay's next cycle) then recomputes only the nodes that changed.
+        """
+        found = self.node_cache.get(key)
+        if found is not None:
+            return found  # type: ignore[no-any-return]
+        nodes = self.snapshot.nodes
+        before = self.inherited.get(key)
+        if before is not None and len(before[1]) < len(nodes) // 2:
+            values = list(before[0])
+            index = self.node_index()
+            for name in before[1]:
+                i = index[name]
+                values[i] = compute(i, nodes[i])
+        else:
+            values = [compute(i, node) for i, node in enumerate(nodes)]
+        self.node_cache[key] = values
+        return values
+
+    def node_map(self, key: object) -> dict[str, Any]:
+        """A per-node map under ``key``, filled by the caller node by node (values of one node's loads and promises
+        only), started from an earlier state's entries for the nodes that have not changed since."""
+        found = self.node_cache.get(key)
+        if found is None:
+            before = self.inherited.get(key)
+            found = {} if before is None else {n: v for n, v in before[0].items() if n not in before[1]}
+            self.node_cache[key] = found
+        return found
 
     def _move(
         self,
@@ -245,6 +359,12 @@ class Cluster:
         """Tasks of ``job`` whose current status is one of ``statuses``, in document order."""
         return [t for t in job.tasks if self.status[str(t.name)] in statuses]
 
+    def waiting_jobs(self) -> list[Job]:
+        """Jobs with a pending or nominated task, in snapshot order."""
+        if self._waiting is None:
+            self._waiting = [j for j in self.snapshot.jobs if self.count(j, "pending", "nominated")]
+        return list(self._waiting)
+
     def count(self, job: Job, *statuses: str) -> int:
         return sum(1 for t in job.tasks if self.status[str(t.name)] in statuses)
 
@@ -288,16 +408,12 @@ class Cluster:
     def rooms(self, priority: int, resources: tuple[str, ...]) -> list[tuple[int, ...]]:
         """Every node's room in ``resources`` (document order; allocatable minus :meth:`room_load`) as a decision of
         ``priority`` sees it, kept while this state lasts."""
-        key = ("rooms", priority, resources)
-        found = self.scratch.get(key)
-        if isinstance(found, list):
-            return found
-        rooms = []
-        for node in self.snapshot.nodes:
+
+        def room(_: int, node: Node) -> tuple[int, ...]:
             load = self.room_load(node.name, priority)
-            rooms.append(tuple(node.resources.get(r, 0) - load.get(r, 0) for r in resources))
-        self.scratch[key] = rooms
-        return rooms
+            return tuple(node.resources.get(r, 0) - load.get(r, 0) for r in resources)
+
+        return self.node_values(("rooms", priority, resources), room)
 
     def room_load(self, node: str, priority: int) -> Resources:
         """The final load as a decision of ``priority`` sees it (seed 004).
@@ -326,6 +442,10 @@ class Cluster:
             load = dict(load)
             _shift(load, leaving, 1)
         return load
+
+
+def _same_nodes(before: list[Node], after: list[Node]) -> bool:
+    return len(before) == len(after) and all(a is b for a, b in zip(before, after, strict=True))
 
 
 def _shift(target: dict[str, int], requests: Resources, sign: int) -> None:

@@ -131,11 +131,15 @@ def cluster_capacity(snapshot: Snapshot) -> Resources:
 
 
 def fair_shares(
-    snapshot: Snapshot, tree: QueueTree, usage: dict[str, QueueUsage] | None = None
+    snapshot: Snapshot,
+    tree: QueueTree,
+    usage: dict[str, QueueUsage] | None = None,
+    capacity: Resources | None = None,
 ) -> dict[str, Resources]:
-    """Fair share of every queue in every resource known to the snapshot (milli-units)."""
+    """Fair share of every queue in every resource known to the snapshot (milli-units); ``capacity``, when given,
+    is :func:`cluster_capacity` of the snapshot."""
     usage = queue_usage(snapshot, tree) if usage is None else usage
-    capacity = cluster_capacity(snapshot)
+    capacity = cluster_capacity(snapshot) if capacity is None else capacity
     resources = set(capacity)
     for queue in snapshot.queues:
         resources |= set(queue.deserved) | set(queue.limit)

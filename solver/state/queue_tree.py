@@ -45,8 +45,12 @@ class QueueTree:
         for queue in snapshot.queues:
             graph.add_edge(queue.parent or ROOT, queue.name)
         self.graph = graph
+        self.source = snapshot.queues
+        """The list of queues the tree was built from (a later snapshot holding the same list has the same tree)."""
         self._parent: dict[str, str | None] = {q.name: q.parent for q in snapshot.queues}
         self._order = {q.name: i for i, q in enumerate(snapshot.queues)}
+        self._queues: list[str] | None = None
+        self._children: dict[str, list[str]] = {}
 
     def queue(self, name: str) -> Queue:
         queue: Queue = self.graph.nodes[name]["queue"]
@@ -54,12 +58,17 @@ class QueueTree:
 
     def queues(self) -> list[str]:
         """Every queue, depth first: each parent just before its subtree (siblings in document order)."""
-        order = list(nx.dfs_preorder_nodes(self.graph, ROOT, sort_neighbors=self._sorted))
-        return order[1:]
+        if self._queues is None:
+            self._queues = list(nx.dfs_preorder_nodes(self.graph, ROOT, sort_neighbors=self._sorted))[1:]
+        return list(self._queues)
 
     def children(self, name: str | None) -> list[str]:
         """Children of ``name``; ``None`` or :data:`ROOT` gives the top-level queues."""
-        return self._sorted(self.graph.successors(name or ROOT))
+        key = name or ROOT
+        found = self._children.get(key)
+        if found is None:
+            found = self._children[key] = self._sorted(self.graph.successors(key))
+        return list(found)
 
     def parent(self, name: str) -> str | None:
         """Parent queue, ``None`` for a top-level queue."""

@@ -1,0 +1,37 @@
+"""The public functions of :mod:`gpu_preempt.solver` that are more than a re-export: decide and verify."""
+
+from __future__ import annotations
+
+from gpu_preempt.models import Snapshot
+from gpu_preempt.models.decision import Decision
+
+from .actions.cycle import CycleResult, final_decision, solve_one
+from .actions.job_solver import SolverName
+from .check.verifier import verify as _verify
+from .check.verifier import verify_decisions
+from .state.cluster import Cluster
+
+
+def decide(snapshot: Snapshot, job: str, action: str = "auto", *, solver: SolverName = "cpsat") -> Decision:
+    """One decision for the pending job named ``job``, in the state of ``snapshot``.
+
+    ``action`` is ``allocate``, ``reclaim``, ``preempt``, or ``auto``: allocate,
+    then reclaim, then preempt, until one places the job (when none does, the
+    last attempt that was not skipped answers). ``solver`` is ``cpsat`` (exact)
+    or ``greedy`` (the KAI-like baseline). Raises ``KeyError`` for an unknown job.
+    """
+    return final_decision(solve_one(Cluster.of(snapshot), snapshot.job(job), action, solver=solver))
+
+
+def verify(state: Snapshot | Cluster, decision: Decision) -> list[str]:
+    """Every rule ``decision`` breaks in ``state`` (the snapshot or cluster it was made in), in words; ``[]`` if sound.
+
+    The verifier is independent of the solver: plain Python over the state and
+    the rules' definitions (:mod:`gpu_preempt.solver.check.verifier`).
+    """
+    return _verify(state if isinstance(state, Cluster) else Cluster.of(state), decision)
+
+
+def verify_cycle(result: CycleResult) -> list[str]:
+    """Every broken rule of a cycle's decisions, each checked in the state it was made in; ``[]`` if all are sound."""
+    return verify_decisions(result.decisions, result.states)

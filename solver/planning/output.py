@@ -57,12 +57,13 @@ class Plotter:
     half a second) on another core meanwhile; the child then draws while this process writes the other files.
 
     Use it as a context manager: leaving the block kills a child that has not finished (the replay failed). If no
-    child can be started, the plots are drawn in this process.
+    child can be started, or it fails, the plots are drawn in this process.
     """
 
     def __init__(self) -> None:
         command = [sys.executable, "-c", "from gpu_preempt.solver.planning.plots import serve; serve()"]
         self.child: subprocess.Popen[bytes] | None
+        self.request: tuple[dict[str, Any], Path] | None = None
         try:
             self.child = subprocess.Popen(
                 command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
@@ -85,23 +86,31 @@ class Plotter:
 
     def start(self, data: dict[str, Any], folder: Path) -> None:
         """Begin drawing ``data`` (:func:`plot_data`) into ``folder``."""
+        self.request = (data, folder)
         if self.child is None:
-            from .plots import plot_all  # matplotlib: imported when plots are drawn, not by every command
-
-            plot_all(data, folder)
+            _draw_here(data, folder)
             return
         assert self.child.stdin is not None
-        with self.child.stdin:
-            self.child.stdin.write(json.dumps({"folder": str(folder), "data": data}).encode())
+        try:
+            with self.child.stdin:
+                self.child.stdin.write(json.dumps({"folder": str(folder), "data": data}).encode())
+        except OSError:  # the child is gone (it could not import matplotlib, say): :meth:`finish` draws here
+            pass
 
     def finish(self) -> None:
-        """Wait until the plots are written; raise if the child failed."""
+        """Wait until the plots are written. If the child failed, draw them here (an error then is ours to show)."""
         if self.child is None:
             return
         assert self.child.stderr is not None
-        problem = self.child.stderr.read().decode(errors="replace")
-        if self.child.wait() != 0:
-            raise RuntimeError(f"drawing the plots failed:\n{problem}")
+        self.child.stderr.read()
+        if self.child.wait() != 0 and self.request is not None:
+            _draw_here(*self.request)
+
+
+def _draw_here(data: dict[str, Any], folder: Path) -> None:
+    from .plots import plot_all  # matplotlib: imported when plots are drawn, not by every command
+
+    plot_all(data, folder)
 
 
 def plot_data(sim: Simulator) -> dict[str, Any]:
@@ -124,9 +133,7 @@ def write_outputs(sim: Simulator, out: Path, figures: dict[str, Any], plotter: P
     """
     with staged(out) as staging:
         if plotter is None:
-            from .plots import plot_all
-
-            plot_all(plot_data(sim), staging)
+            _draw_here(plot_data(sim), staging)
         else:
             plotter.start(plot_data(sim), staging)
         (staging / "summary.json").write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")

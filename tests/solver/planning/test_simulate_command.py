@@ -4,6 +4,7 @@ field or line, and leave no output folder behind."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from helpers import CLUSTER10, write_scenario
 from typer.testing import CliRunner
 
 from gpu_preempt.solver.cli import app
+from gpu_preempt.solver.planning.run import simulate
 
 RUN = CliRunner()
 
@@ -76,3 +78,17 @@ def test_schema_of_the_scenario_format():
     assert result.exit_code == 0
     schema = json.loads(result.stdout)
     assert schema["title"] == "gpu-preempt scenario v1" and "workload" in schema["properties"]
+
+
+@pytest.mark.parametrize("executable", ["/nonexistent/python", "/bin/false"])
+def test_plots_are_drawn_here_when_the_plotting_child_cannot_start_or_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, executable: str
+):
+    """The plots come from a child process that imports matplotlib while the replay runs; if it cannot be started
+    (no such program) or fails (exits 1 at once), this process draws them, byte for byte the same."""
+    scenario = small(tmp_path)
+    simulate(scenario, tmp_path / "child")
+    monkeypatch.setattr(sys, "executable", executable)
+    simulate(scenario, tmp_path / "here")
+    for name in ("wait_cdf.png", "jct_cdf.png", "allocation.png", "utilisation.png"):
+        assert (tmp_path / "here" / name).read_bytes() == (tmp_path / "child" / name).read_bytes(), name

@@ -1,7 +1,8 @@
 """Imports go one way (docs/architecture.md): a module may import its own layer and the layers below it, nothing above.
 
     models <- state <- rules <- problem <- reduce <- cpsat <- explain <- actions <- planning <- cli
-    check (the verifiers): models, state, rules only; inventory (NVML): models only; planning may use check
+    check (the verifiers): models, state, rules only; inventory (NVML) and kube (Kubernetes objects): models only;
+    planning may use check
 
 Every ``import`` and ``from ... import`` in ``models/`` and ``solver/`` is resolved
 (relative ones too) and checked against that table; so are the names tests and
@@ -20,8 +21,9 @@ FLOW = ("models", "state", "rules", "problem", "reduce", "cpsat", "explain", "ac
 ALLOWED: dict[str, set[str]] = {layer: set(FLOW[: i + 1]) for i, layer in enumerate(FLOW)}
 ALLOWED["check"] = {"models", "state", "rules", "check"}
 ALLOWED["inventory"] = {"models", "inventory"}
+ALLOWED["kube"] = {"models", "kube"}
 ALLOWED["planning"] |= {"check"}
-ALLOWED["cli"] |= {"check", "inventory"}
+ALLOWED["cli"] |= {"check", "inventory", "kube"}
 ALLOWED["api"] = (ALLOWED["cli"] - {"cli"}) | {"api"}  # gpu_preempt and gpu_preempt.solver: the public API
 
 

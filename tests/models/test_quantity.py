@@ -135,3 +135,56 @@ def test_paused_collection_restores_the_collector():
         assert not gc.isenabled()  # it was off before: it stays off
     finally:
         gc.enable()
+
+
+# The cases of the Kubernetes client's parse_quantity (kubernetes-client/python, kubernetes/utils/quantity.py and
+# its tests): the same answers here, in milli-units; where it returns fractions finer than 1m, we refuse instead
+# (the snapshot keeps exact milli-units, never a rounded amount).
+KUBERNETES_CASES = [
+    ("0", 0),
+    ("0.5", 500),
+    ("1", 1000),
+    ("1m", 1),
+    ("1k", 10**6),
+    ("1M", 10**9),
+    ("1G", 10**12),
+    ("1T", 10**15),
+    ("1P", 10**18),
+    ("1E", 10**21),
+    ("1Ki", 1024 * 1000),
+    ("1Mi", 2**20 * 1000),
+    ("1Gi", 2**30 * 1000),
+    ("1Ti", 2**40 * 1000),
+    ("1Pi", 2**50 * 1000),
+    ("1Ei", 2**60 * 1000),
+    ("12Mi", 12582912 * 1000),
+    ("0.1Mi", 104857600),
+    ("1e3", 10**6),
+    ("1E3", 10**6),
+    ("1e-3", 1),
+    ("95500m", 95500),
+]
+
+
+@pytest.mark.parametrize(("text", "milli"), KUBERNETES_CASES)
+def test_the_kubernetes_clients_quantities_parse_the_same(text, milli):
+    assert parse_quantity(text) == milli
+
+
+@pytest.mark.parametrize("text", ["1ki", "1mi", "1 Mi", "Mi", "", "1.1.1", "1Ki1", "NaN", "Infinity", "1i"])
+def test_what_the_kubernetes_client_rejects_is_rejected(text):
+    with pytest.raises(ValueError, match="not a quantity"):
+        parse_quantity(text)
+
+
+def test_an_upper_case_k_is_refused_as_the_api_server_refuses_it():
+    """The Python client reads ``1K`` as 1000; Kubernetes itself (Go's resource.Quantity) does not, so no object
+    the API server prints holds it."""
+    with pytest.raises(ValueError, match="not a quantity"):
+        parse_quantity("1K")
+
+
+@pytest.mark.parametrize("text", ["1u", "2n", "0.5m"])
+def test_finer_than_a_milli_unit_is_refused_not_rounded(text):
+    with pytest.raises(ValueError, match="more precise than 1m"):
+        parse_quantity(text)

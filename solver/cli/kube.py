@@ -1,0 +1,122 @@
+"""Real clusters: ``import`` (Kubernetes objects -> a snapshot) and ``plan`` (a decision -> Evictions to review)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+import yaml
+
+from gpu_preempt.models import SnapshotError, parse_time, snapshot_from_data
+from gpu_preempt.models.decision import Decision
+from gpu_preempt.solver.actions.cycle import final_decision, run_cycle, solve_one
+from gpu_preempt.solver.kube.core import Report
+from gpu_preempt.solver.kube.importer import import_objects
+from gpu_preempt.solver.kube.plan import PodEviction, eviction_list, evictions, kubectl_script
+from gpu_preempt.solver.kube.read import read_objects
+from gpu_preempt.solver.state.cluster import Cluster
+
+from .app import FileArg, SolverOpt, app, check_choice, load
+from .render import err, out, print_problems
+
+SOURCES = ("kai", "kueue", "volcano", "labels")
+FORMATS = ("eviction-json", "kubectl", "table")
+
+
+@app.command("import")
+def import_(
+    files: Annotated[list[str], typer.Argument(help="kubectl get ... -o json output: files, or - for stdin")],
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="write the snapshot here (default: stdout)")
+    ] = None,
+    now: Annotated[str | None, typer.Option("--now", help="the snapshot's instant (RFC 3339); default: now")] = None,
+    queue_source: Annotated[
+        str | None, typer.Option("--queue-source", help="kai, kueue, volcano or labels; default: from the objects")
+    ] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="refuse to guess: every guess is an error")] = False,
+) -> None:
+    """Read Kubernetes objects (nodes, pods, priority classes, queues, pod groups) and write a snapshot."""
+    if queue_source is not None:
+        check_choice("--queue-source", queue_source, SOURCES)
+    try:
+        instant = None if now is None else parse_time(now)
+    except ValueError as error:
+        err.print(f"error: --now: {error}", markup=False)
+        raise typer.Exit(2) from None
+    try:
+        objects = read_objects(files, sys.stdin)
+        document, report = import_objects(objects, now=instant, queue_source=queue_source)  # type: ignore[arg-type]
+        snapshot_from_data(document)  # what is written is a valid snapshot
+    except SnapshotError as error:
+        print_problems("the input cannot be imported", error.errors)
+        raise typer.Exit(2) from None
+    _print_report(report, len(objects))
+    if strict and report.guesses:
+        err.print(f"error: --strict: {len(report.guesses)} guess(es), listed above", markup=False)
+        raise typer.Exit(2)
+    text = yaml.safe_dump(document, sort_keys=False)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.write_text(text, encoding="utf-8")
+        err.print(f"wrote {output}", markup=False)
+
+
+def _print_report(report: Report, count: int) -> None:
+    err.print(f"read {count} object(s)", markup=False)
+    for line in report.guesses:
+        err.print(f"guessed: {line}", markup=False)
+    for kind, names in sorted(report.ignored.items()):
+        shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        err.print(f"ignored {len(names)} {kind}: {shown}", markup=False)
+    for line in report.notes:
+        err.print(f"note: {line}", markup=False)
+
+
+@app.command()
+def plan(
+    file: FileArg,
+    job: Annotated[str | None, typer.Option("--job", help="decide for this pending job")] = None,
+    cycle: Annotated[bool, typer.Option("--cycle", help="run a whole scheduling cycle")] = False,
+    format_: Annotated[str, typer.Option("--format", help="eviction-json, kubectl or table")] = "table",
+    solver: SolverOpt = "cpsat",
+) -> None:
+    """The evictions a decision needs, as Eviction objects or a kubectl script to review (nothing is sent)."""
+    check_choice("--format", format_, FORMATS)
+    check_choice("--solver", solver, ("cpsat", "greedy"))
+    if (job is None) == (not cycle):
+        err.print("error: give either --job NAME or --cycle", markup=False)
+        raise typer.Exit(2)
+    snapshot = load(file, False)
+    decisions: list[Decision]
+    if job is not None:
+        if job not in {j.name for j in snapshot.jobs}:
+            err.print(f"error: --job: unknown job {job!r}", markup=False)
+            raise typer.Exit(2)
+        tried = solve_one(Cluster.of(snapshot), snapshot.job(job), "auto", solver=solver)  # type: ignore[arg-type]
+        decisions = [final_decision(tried)]
+    else:
+        decisions = run_cycle(snapshot, solver=solver).decisions  # type: ignore[arg-type]
+    pods = evictions(snapshot, decisions)
+    if format_ == "eviction-json":
+        sys.stdout.write(json.dumps(eviction_list(pods), indent=2) + "\n")
+    elif format_ == "kubectl":
+        sys.stdout.write(kubectl_script(pods))
+    else:
+        _print_table(decisions, pods)
+
+
+def _print_table(decisions: list[Decision], pods: list[PodEviction]) -> None:
+    from rich.table import Table
+
+    for decision in decisions:
+        if decision.victims or decision.moves:
+            out.print(f"{decision.job}: {decision.action} -> {decision.outcome}", markup=False)
+    table = Table("namespace", "pod", "node", "job", "reason")
+    for pod in pods:
+        table.add_row(pod.namespace, pod.name, pod.node or "-", pod.job, pod.reason)
+    out.print(table)
+    out.print(f"{len(pods)} pod(s) to evict; nothing was sent to the cluster", markup=False)

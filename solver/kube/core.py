@@ -1,0 +1,247 @@
+"""Core Kubernetes kinds in snapshot terms: nodes, pods (effective requests and task status), priority classes.
+
+Field paths follow ``../shared/reference/kubernetes.md`` §1:
+
+* a node offers ``status.allocatable`` (``nvidia.com/gpu`` as ``gpu``, ``cpu``, ``memory``); it is schedulable
+  unless ``spec.unschedulable``, not Ready, or tainted ``NoSchedule`` / ``NoExecute``; its GPU model is the
+  ``nvidia.com/gpu.product`` label; time-sliced GPUs (``nvidia.com/gpu.replicas`` > 1) are refused;
+* a pod's effective request is ``max(sum of containers, largest init container) + overhead`` (sidecar init
+  containers, ``restartPolicy: Always``, add to the sum and to every later init container); requests default to
+  limits;
+* a pod's task status is KAI's: Running or Pending with a ``deletionTimestamp`` is releasing, Pending on a node is
+  running (bound), Pending with ``status.nominatedNodeName`` is nominated there, other Pending is pending,
+  Succeeded and Failed pods are finished (dropped), Unknown is running (reported).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpu_preempt.models import MILLI, Resources, SnapshotError, format_quantity, parse_quantity
+from gpu_preempt.models.duration import parse_time
+
+from .read import KubeObject
+
+GPU = "nvidia.com/gpu"
+KEPT = {GPU: "gpu", "cpu": "cpu", "memory": "memory"}
+"""Kubernetes resource names the snapshot keeps, and their snapshot names."""
+
+TOLERATION = "preemption-toleration.scheduling.x-k8s.io/"
+
+
+@dataclass
+class Report:
+    """What an import had to guess or leave out: printed on stderr, and refused under ``--strict``."""
+
+    guesses: list[str] = field(default_factory=list)
+    ignored: dict[str, list[str]] = field(default_factory=dict)
+    """Kind -> the objects (or resources) left out on purpose."""
+    notes: list[str] = field(default_factory=list)
+
+    def guess(self, where: str, what: str) -> None:
+        self.guesses.append(f"{where}: {what}")
+
+    def ignore(self, kind: str, name: str) -> None:
+        self.ignored.setdefault(kind, []).append(name)
+
+
+def amount(obj: KubeObject, where: str, value: Any, resource: str) -> int:
+    """A quantity of a Kubernetes resource in milli-units (whole GPUs only)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise SnapshotError.single(obj.at(where), f"expected a quantity, got {value!r}")
+    try:
+        milli = parse_quantity(value)
+    except ValueError as err:
+        raise SnapshotError.single(obj.at(where), str(err)) from None
+    if resource == "gpu" and milli % MILLI:
+        raise SnapshotError.single(obj.at(where), f"a fraction of a GPU ({value}); the snapshot counts whole GPUs")
+    return milli
+
+
+def resource_map(obj: KubeObject, where: str, values: Any, report: Report) -> Resources:
+    """The kept resources of a Kubernetes resource list (``{"cpu": "2", "nvidia.com/gpu": "1", ...}``)."""
+    if values is None:
+        return {}
+    if not isinstance(values, dict):
+        raise SnapshotError.single(obj.at(where), f"expected a map of resource quantities, got {values!r}")
+    out: Resources = {}
+    for name, value in values.items():
+        kept = KEPT.get(name)
+        if kept is None:
+            if name.startswith("nvidia.com/mig-"):
+                report.ignore("resource", f"{name} ({obj.ref}): MIG slices are fractions of a GPU")
+            continue
+        out[kept] = amount(obj, f"{where}.{name}", value, kept)
+    return out
+
+
+def quantities(resources: Resources) -> dict[str, str | int]:
+    """Snapshot notation of milli-unit amounts."""
+    return {r: a // MILLI if r == "gpu" else format_quantity(r, a) for r, a in sorted(resources.items())}
+
+
+def instant(obj: KubeObject, where: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        return parse_time(value)
+    except ValueError as err:
+        raise SnapshotError.single(obj.at(where), str(err)) from None
+
+
+# -- nodes ---------------------------------------------------------------------------------------------------
+
+
+def node_entry(obj: KubeObject, report: Report) -> dict[str, Any]:
+    """The snapshot node of a Node object."""
+    labels = obj.labels
+    replicas = labels.get("nvidia.com/gpu.replicas")
+    if replicas not in (None, "1", "0"):
+        message = f"time-sliced GPUs (nvidia.com/gpu.replicas={replicas}); the snapshot counts whole devices"
+        raise SnapshotError.single(obj.at("metadata.labels"), message)
+    if obj.get("status", "allocatable") is None:
+        report.guess(obj.ref, "no status.allocatable: it offers nothing")
+    entry: dict[str, Any] = {
+        "name": obj.name,
+        "resources": quantities(resource_map(obj, "status.allocatable", obj.get("status", "allocatable"), report)),
+    }
+    product = labels.get("nvidia.com/gpu.product")
+    if product:
+        entry["gpu_model"] = product
+    why = _unschedulable(obj)
+    if why:
+        entry["schedulable"] = False
+        report.notes.append(f"{obj.ref} is not schedulable ({why}): running work stays, nothing new goes there")
+    return entry
+
+
+def _unschedulable(obj: KubeObject) -> str | None:
+    if obj.get("spec", "unschedulable") is True:
+        return "cordoned"
+    conditions = obj.get("status", "conditions") or []
+    ready = [c for c in conditions if isinstance(c, dict) and c.get("type") == "Ready"]
+    if ready and ready[0].get("status") != "True":
+        return "not Ready"
+    for taint in obj.get("spec", "taints") or []:
+        if isinstance(taint, dict) and taint.get("effect") in ("NoSchedule", "NoExecute"):
+            return f"taint {taint.get('key')}:{taint.get('effect')}"
+    return None
+
+
+# -- pods ----------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Pod:
+    """A pod that is (or will be) a task: its effective request, status and node."""
+
+    obj: KubeObject
+    requests: Resources
+    status: str
+    node: str | None
+
+    @property
+    def gpus(self) -> int:
+        return self.requests.get("gpu", 0)
+
+
+def pod(obj: KubeObject, report: Report) -> Pod | None:
+    """The task a Pod object is, or ``None`` for a finished pod."""
+    phase = obj.get("status", "phase")
+    if phase in ("Succeeded", "Failed"):
+        report.ignore("Pod", f"{obj.key} ({phase})")
+        return None
+    node = obj.get("spec", "nodeName") or None
+    deleting = obj.get("metadata", "deletionTimestamp") is not None
+    nominated = obj.get("status", "nominatedNodeName") or None
+    if phase == "Unknown":
+        report.guess(obj.ref, "phase Unknown: taken as running")
+    if phase not in ("Running", "Pending", "Unknown", None):
+        raise SnapshotError.single(obj.at("status.phase"), f"unknown phase {phase!r}")
+    if node is not None:
+        status = "releasing" if deleting else "running"
+    elif deleting:
+        report.ignore("Pod", f"{obj.key} (being deleted before it ran)")
+        return None
+    elif nominated is not None:
+        status, node = "nominated", nominated
+    else:
+        status = "pending"
+    return Pod(obj, effective_requests(obj, report), status, node)
+
+
+def effective_requests(obj: KubeObject, report: Report, spec: Any = None) -> Resources:
+    """What the pod (or a pod template's ``spec``) asks for: containers, init containers, sidecars, overhead."""
+    spec = obj.get("spec") if spec is None else spec
+    where = "spec" if spec is obj.get("spec") else "spec.template.spec"
+    if not isinstance(spec, dict):
+        raise SnapshotError.single(obj.at(where), "missing: a pod has a spec")
+    total: Resources = {}
+    for i, container in enumerate(spec.get("containers") or []):
+        total = _plus(total, _container(obj, f"{where}.containers[{i}]", container, report))
+    sidecars: Resources = {}
+    init_peak: Resources = {}
+    for i, container in enumerate(spec.get("initContainers") or []):
+        asks = _container(obj, f"{where}.initContainers[{i}]", container, report)
+        if isinstance(container, dict) and container.get("restartPolicy") == "Always":
+            sidecars = _plus(sidecars, asks)  # a sidecar runs beside everything after it
+            continue
+        init_peak = _max(init_peak, _plus(asks, sidecars))
+    total = _max(_plus(total, sidecars), init_peak)
+    overhead = resource_map(obj, f"{where}.overhead", spec.get("overhead"), report)
+    return {r: a for r, a in _plus(total, overhead).items() if a}
+
+
+def _container(obj: KubeObject, where: str, container: Any, report: Report) -> Resources:
+    if not isinstance(container, dict):
+        raise SnapshotError.single(obj.at(where), "not an object")
+    resources = container.get("resources") or {}
+    requests = resource_map(obj, f"{where}.resources.requests", resources.get("requests"), report)
+    limits = resource_map(obj, f"{where}.resources.limits", resources.get("limits"), report)
+    return {**limits, **requests}  # a resource with a limit and no request requests its limit
+
+
+def _plus(a: Resources, b: Resources) -> Resources:
+    return {r: a.get(r, 0) + b.get(r, 0) for r in {*a, *b}}
+
+
+def _max(a: Resources, b: Resources) -> Resources:
+    return {r: max(a.get(r, 0), b.get(r, 0)) for r in {*a, *b}}
+
+
+def scheduled_at(obj: KubeObject) -> float | None:
+    """When the pod was bound (its ``PodScheduled`` condition), else its start time."""
+    for i, condition in enumerate(obj.get("status", "conditions") or []):
+        if (
+            isinstance(condition, dict)
+            and condition.get("type") == "PodScheduled"
+            and condition.get("status") == "True"
+        ):
+            return instant(obj, f"status.conditions[{i}].lastTransitionTime", condition.get("lastTransitionTime"))
+    return instant(obj, "status.startTime", obj.get("status", "startTime"))
+
+
+# -- priority classes ----------------------------------------------------------------------------------------
+
+
+def priority_class_entry(obj: KubeObject) -> dict[str, Any]:
+    """The snapshot priority class of a PriorityClass object (with its preemption-toleration annotations)."""
+    value = obj.get("value")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SnapshotError.single(obj.at("value"), f"expected a whole number, got {value!r}")
+    entry: dict[str, Any] = {"name": obj.name, "value": value}
+    policy = obj.get("preemptionPolicy")
+    if policy is not None:
+        if policy not in ("PreemptLowerPriority", "Never"):
+            raise SnapshotError.single(
+                obj.at("preemptionPolicy"), f"expected PreemptLowerPriority or Never, got {policy!r}"
+            )
+        entry["preemption_policy"] = policy
+    tolerations = {k: v for k, v in obj.annotations.items() if k.startswith(TOLERATION)}
+    seconds = tolerations.get(TOLERATION + "toleration-seconds")
+    if isinstance(seconds, str) and seconds.strip().startswith("-"):
+        tolerations[TOLERATION + "toleration-seconds"] = "-1"  # the plugin reads any negative value as forever
+    if tolerations:
+        entry["annotations"] = tolerations
+    return entry

@@ -1,0 +1,433 @@
+"""A snapshot from Kubernetes objects (``gpu-preempt import``): nodes, queues, priority classes, jobs.
+
+Jobs are gangs of pods (``../shared/reference/kubernetes.md`` §7):
+
+* a KAI ``PodGroup`` (pods name it in the ``pod-group-name`` annotation): ``spec.minMember`` (0 = 1),
+  ``spec.queue``, ``spec.priorityClassName``, ``spec.preemptibility``; the annotation
+  ``kai.scheduler/last-start-timestamp`` is the min-runtime clock;
+* a Kueue ``Workload`` (pods share its owner, e.g. the batch Job): ``spec.queueName`` names a LocalQueue, whose
+  ClusterQueue is the job's queue; ``spec.podSets[].count`` / ``minCount``; ``status.requeueState``;
+  ``spec.active: false`` deactivates it;
+* a Volcano ``PodGroup`` (annotation ``scheduling.k8s.io/group-name``): ``spec.minMember``, ``spec.queue``;
+* any other pod is a job of its own.
+
+Members a group expects but that have no pod yet are pending tasks shaped like its pods. Pods that ask for no GPU
+are CPU and memory load on their nodes (taken off the node's resources), not jobs. Job and task names are
+``namespace/name``, so that a plan can name the pods to evict.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from gpu_preempt.models import Resources, SnapshotError, format_resources, parse_quantity
+from gpu_preempt.models.duration import format_time
+from gpu_preempt.models.errors import FieldError
+
+from .core import Pod, Report, effective_requests, instant, node_entry, pod, priority_class_entry, quantities
+from .core import scheduled_at as pod_scheduled_at
+from .queues import KAI_GROUP, KUEUE_GROUP, VOLCANO_GROUP, kai_queue, kueue_cluster_queue, kueue_cohort, volcano_queue
+from .read import KubeObject
+
+QueueSource = Literal["kai", "kueue", "volcano", "labels"]
+DEFAULT_QUEUE = "default"
+QUEUE_LABELS = ("kai.scheduler/queue", "kueue.x-k8s.io/queue-name", "scheduling.volcano.sh/queue-name")
+"""Pod labels that name a queue (``--queue-source labels``)."""
+
+IGNORED_KINDS = {
+    "Namespace", "Service", "Endpoints", "EndpointSlice", "ConfigMap", "Secret", "ServiceAccount", "Event",
+    "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob", "PersistentVolumeClaim",
+    "PersistentVolume", "PodDisruptionBudget", "LimitRange", "ResourceQuota", "Lease", "ControllerRevision",
+    "ResourceFlavor", "WorkloadPriorityClass", "AdmissionCheck", "SchedulingShard", "BindRequest", "Topology",
+}  # fmt: skip
+"""Kinds a dump often holds that say nothing the snapshot keeps: counted and named in the report."""
+
+
+@dataclass
+class Group:
+    """A gang of pods: what its scheduler object says, and its pods."""
+
+    name: str
+    queue: str | None = None
+    priority_class: str | None = None
+    min_member: int | None = None
+    expected: int = 0
+    preemptible: bool | None = None
+    started_at: float | None = None
+    created_at: float | None = None
+    requeue: dict[str, Any] | None = None
+    template: Resources | None = None
+    source: KubeObject | None = None
+    pods: list[Pod] = field(default_factory=list)
+
+
+def import_objects(
+    objects: list[KubeObject], *, now: float | None = None, queue_source: QueueSource | None = None
+) -> tuple[dict[str, Any], Report]:
+    """The snapshot document of ``objects`` and the report of what was guessed or left out."""
+    report = Report()
+    by_kind: dict[tuple[str, str], list[KubeObject]] = {}
+    unknown: list[FieldError] = []
+    for obj in objects:
+        known = (obj.group, obj.kind) in HANDLED
+        if not known and obj.kind in IGNORED_KINDS:
+            report.ignore(obj.kind, obj.key)
+        elif not known:
+            message = f"unknown kind {obj.kind} (apiVersion {obj.group + '/' if obj.group else ''}{obj.version})"
+            unknown.append(FieldError(obj.ref, message))
+        else:
+            by_kind.setdefault((obj.group, obj.kind), []).append(obj)
+    if unknown:
+        raise SnapshotError(unknown)
+
+    def kind(group: str, name: str) -> list[KubeObject]:
+        return by_kind.get((group, name), [])
+
+    source = queue_source or _detect(by_kind)
+    if now is None:
+        now = time.time()
+        report.guess("now", "not given (--now): the current time")
+    nodes = [node_entry(o, report) for o in kind("", "Node")]
+    classes = [priority_class_entry(o) for o in kind("scheduling.k8s.io", "PriorityClass")]
+    queues, local_queues = _queues(source, kind, report)
+    groups = _groups(source, kind, report)
+    pods = [p for p in (pod(o, report) for o in kind("", "Pod")) if p is not None]
+    node_names = {n["name"] for n in nodes}
+    jobs: list[dict[str, Any]] = []
+    load: dict[str, Resources] = {}
+    members = _assign(pods, groups, source, local_queues, report)
+    for p in pods:
+        if p.node is not None and p.node not in node_names:
+            field_name = "status.nominatedNodeName" if p.status == "nominated" else "spec.nodeName"
+            raise SnapshotError.single(p.obj.at(field_name), f"names node {p.node!r}, which is not in the input")
+        if not p.gpus:
+            if p.node is not None and p.status in ("running", "releasing"):
+                load[p.node] = {r: load.get(p.node, {}).get(r, 0) + a for r, a in p.requests.items()}
+            else:
+                report.ignore("Pod", f"{p.obj.key} (asks for no GPU and is not on a node)")
+    class_names = {c["name"]: c["value"] for c in classes}
+    global_default = [o for o in kind("scheduling.k8s.io", "PriorityClass") if o.get("globalDefault") is True]
+    queue_names = {q["name"] for q in queues}
+    if DEFAULT_QUEUE not in queue_names and any(g.queue == DEFAULT_QUEUE and _asks_gpus(g) for g in members):
+        queues.append({"name": DEFAULT_QUEUE})
+        queue_names.add(DEFAULT_QUEUE)
+        report.guess("queues", f"jobs without a queue go to a top-level queue {DEFAULT_QUEUE!r} without quota")
+    for group in members:
+        job = _job(group, class_names, queue_names, report)
+        if job is not None:
+            jobs.append(job)
+    for node in nodes:
+        taken = load.get(node["name"])
+        if taken:
+            _take(node, taken, report)
+    config: dict[str, Any] = {}
+    if global_default:
+        config["default_priority"] = global_default[0].get("value")
+    else:
+        config["default_priority"] = 0
+        report.guess("config.default_priority", "no globalDefault PriorityClass: 0, as Kubernetes gives such pods")
+    if source != "kai":
+        # only KAI marks jobs non-preemptible (priority 100 and up, or spec.preemptibility); Kubernetes, Kueue and
+        # Volcano may preempt any pod of lower priority
+        highest = max([*class_names.values(), *(j.get("priority", 0) for j in jobs), config["default_priority"]])
+        config["preemptible_below_priority"] = highest + 1
+        report.notes.append(f"{source}: every job is preemptible (no non-preemptible jobs outside KAI)")
+    document: dict[str, Any] = {
+        "now": format_time(now),
+        "config": config,
+        "nodes": nodes,
+        "queues": queues,
+        "priority_classes": classes,
+        "jobs": jobs,
+    }
+    return document, report
+
+
+HANDLED = {
+    ("", "Node"), ("", "Pod"), ("scheduling.k8s.io", "PriorityClass"),
+    (KAI_GROUP, "Queue"), (KAI_GROUP, "PodGroup"),
+    (KUEUE_GROUP, "ClusterQueue"), (KUEUE_GROUP, "LocalQueue"), (KUEUE_GROUP, "Cohort"), (KUEUE_GROUP, "Workload"),
+    (VOLCANO_GROUP, "Queue"), (VOLCANO_GROUP, "PodGroup"),
+}  # fmt: skip
+
+
+def _detect(by_kind: dict[tuple[str, str], list[KubeObject]]) -> QueueSource:
+    if (KAI_GROUP, "Queue") in by_kind or (KAI_GROUP, "PodGroup") in by_kind:
+        return "kai"
+    if (KUEUE_GROUP, "ClusterQueue") in by_kind or (KUEUE_GROUP, "Workload") in by_kind:
+        return "kueue"
+    if (VOLCANO_GROUP, "Queue") in by_kind or (VOLCANO_GROUP, "PodGroup") in by_kind:
+        return "volcano"
+    return "labels"
+
+
+def _queues(source: QueueSource, kind: Any, report: Report) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The queue tree, and for Kueue each LocalQueue (``namespace/name``) -> its ClusterQueue."""
+    local: dict[str, str] = {}
+    if source == "kai":
+        queues = [kai_queue(o, report) for o in kind(KAI_GROUP, "Queue")]
+    elif source == "volcano":
+        queues = [volcano_queue(o, report) for o in kind(VOLCANO_GROUP, "Queue")]
+    elif source == "kueue":
+        queues = _kueue_tree(kind, report)
+        for o in kind(KUEUE_GROUP, "LocalQueue"):
+            target = o.get("spec", "clusterQueue")
+            if not isinstance(target, str) or not target:
+                raise SnapshotError.single(o.at("spec.clusterQueue"), "missing: a LocalQueue names its ClusterQueue")
+            local[o.key] = target
+    else:
+        queues = []
+    if not queues:
+        report.guess("queues", f"none in the input: one queue {DEFAULT_QUEUE!r} without quota holds every job")
+        queues = [{"name": DEFAULT_QUEUE}]
+    return queues, local
+
+
+def _kueue_tree(kind: Any, report: Report) -> list[dict[str, Any]]:
+    leaves: list[dict[str, Any]] = []
+    for o in kind(KUEUE_GROUP, "ClusterQueue"):
+        entry, cohort = kueue_cluster_queue(o, report)
+        if cohort:
+            entry["parent"] = cohort
+        leaves.append(entry)
+    cohorts = {o.name: kueue_cohort(o, report) for o in kind(KUEUE_GROUP, "Cohort")}
+    for entry in leaves:
+        cohort = entry.get("parent")
+        if cohort and cohort not in cohorts:
+            cohorts[cohort] = {"name": cohort}
+            report.guess(f"cohort {cohort}", "no Cohort object: a parent queue without a quota of its own")
+    for entry in list(cohorts.values()):
+        if entry.get("parent") and entry["parent"] not in cohorts:
+            cohorts[entry["parent"]] = {"name": entry["parent"]}
+    # a cohort guarantees what its members are guaranteed: its deserved is the sum of theirs (cohorts nest, so the
+    # deepest are summed first)
+    summed: set[str] = set()
+
+    def total(name: str) -> Resources:
+        below = [q for q in leaves if q.get("parent") == name]
+        below += [c for c in cohorts.values() if c.get("parent") == name]
+        amounts: Resources = {}
+        for child in below:
+            if child["name"] in cohorts and child["name"] not in summed:
+                total(child["name"])
+            for resource, value in (child.get("deserved") or {}).items():
+                amounts[resource] = amounts.get(resource, 0) + parse_quantity(value)
+        summed.add(name)
+        if amounts:
+            cohorts[name]["deserved"] = quantities(amounts)
+            report.guess(
+                f"cohort {name}", f"deserved = the sum of its members' nominal quotas ({format_resources(amounts)})"
+            )
+        return amounts
+
+    for name in list(cohorts):
+        if name not in summed:
+            total(name)
+    return [*cohorts.values(), *leaves]
+
+
+def _groups(source: QueueSource, kind: Any, report: Report) -> dict[str, Group]:
+    """Scheduler groups by ``namespace/name`` (Kueue: by the uid of the workload's owner, see :func:`_assign`)."""
+    groups: dict[str, Group] = {}
+    for o in [*kind(KAI_GROUP, "PodGroup"), *kind(VOLCANO_GROUP, "PodGroup")]:
+        spec = o.get("spec") or {}
+        minimum = spec.get("minMember")
+        if minimum is not None and (isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 0):
+            raise SnapshotError.single(o.at("spec.minMember"), f"expected a whole number >= 0, got {minimum!r}")
+        preemptibility = spec.get("preemptibility")
+        started = o.annotations.get("kai.scheduler/last-start-timestamp")
+        groups[o.key] = Group(
+            name=o.key,
+            queue=spec.get("queue"),
+            priority_class=spec.get("priorityClassName"),
+            min_member=max(1, minimum or 0) if minimum is not None else None,
+            expected=minimum or 0,
+            preemptible={"preemptible": True, "non-preemptible": False}.get(preemptibility or ""),
+            started_at=instant(o, "metadata.annotations.kai.scheduler/last-start-timestamp", started),
+            created_at=instant(o, "metadata.creationTimestamp", o.get("metadata", "creationTimestamp")),
+            source=o,
+        )
+    for o in kind(KUEUE_GROUP, "Workload"):
+        spec = o.get("spec") or {}
+        count = minimum = 0
+        template: Resources | None = None
+        for podset in spec.get("podSets") or []:
+            n = podset.get("count", 1)
+            count += n
+            minimum += podset.get("minCount", n)
+            pod_spec = (podset.get("template") or {}).get("spec")
+            if template is None and isinstance(pod_spec, dict):
+                template = effective_requests(o, report, pod_spec)
+        requeue = None
+        state = o.get("status", "requeueState") or {}
+        if state or spec.get("active") is False:
+            requeue = {"count": state.get("count", 0)}
+            if state.get("requeueAt"):
+                requeue["requeue_at"] = state["requeueAt"]
+            if spec.get("active") is False:
+                requeue["active"] = False
+        priority_class = spec.get("priorityClassName") or (spec.get("priorityClassRef") or {}).get("name")
+        group = Group(
+            name=o.key,
+            queue=spec.get("queueName"),
+            priority_class=priority_class,
+            min_member=minimum or None,
+            expected=count,
+            created_at=instant(o, "metadata.creationTimestamp", o.get("metadata", "creationTimestamp")),
+            requeue=requeue,
+            template=template,
+            source=o,
+        )
+        groups[o.key] = group
+    return groups
+
+
+def _assign(
+    pods: list[Pod], groups: dict[str, Group], source: QueueSource, local: dict[str, str], report: Report
+) -> list[Group]:
+    """Every pod in its group (a group of its own when it has none), with each group's leaf queue resolved."""
+    by_owner: dict[str, Group] = {}
+    for workload in groups.values():
+        assert workload.source is not None
+        if workload.source.group == KUEUE_GROUP:
+            for owner in workload.source.get("metadata", "ownerReferences") or []:
+                if isinstance(owner, dict) and owner.get("uid"):
+                    by_owner[owner["uid"]] = workload
+    order: list[Group] = list(groups.values())
+    for p in pods:
+        namespace = p.obj.namespace or "default"
+        named = p.obj.annotations.get("pod-group-name") or p.obj.annotations.get("scheduling.k8s.io/group-name")
+        group: Group | None = groups.get(f"{namespace}/{named}") if named else None
+        if named and group is None:
+            raise SnapshotError.single(p.obj.at("metadata.annotations"), f"names pod group {named!r}, not in the input")
+        if group is None:
+            for owner in p.obj.get("metadata", "ownerReferences") or []:
+                if isinstance(owner, dict) and owner.get("uid") in by_owner:
+                    group = by_owner[owner["uid"]]
+                    break
+        if group is None:
+            group = Group(
+                name=p.obj.key,
+                created_at=instant(p.obj, "metadata.creationTimestamp", p.obj.get("metadata", "creationTimestamp")),
+            )
+            labels = p.obj.labels
+            group.queue = next((labels[k] for k in QUEUE_LABELS if labels.get(k)), None)
+            group.priority_class = p.obj.get("spec", "priorityClassName")
+            order.append(group)
+        group.pods.append(p)
+    for group in order:
+        group.queue = _leaf(group, source, local, report)
+    return order
+
+
+def _leaf(group: Group, source: QueueSource, local: dict[str, str], report: Report) -> str:
+    """The job's leaf queue: a Workload's LocalQueue resolved to its ClusterQueue, else the queue its group or its
+    pods' labels name, else :data:`DEFAULT_QUEUE` (reported)."""
+    if group.source is not None and group.source.group == KUEUE_GROUP:
+        namespace = group.source.namespace or "default"
+        if not group.queue:
+            raise SnapshotError.single(group.source.at("spec.queueName"), "missing: a Workload names its LocalQueue")
+        cluster_queue = local.get(f"{namespace}/{group.queue}")
+        if cluster_queue is None:
+            message = f"names LocalQueue {group.queue!r}, not in namespace {namespace} of the input"
+            raise SnapshotError.single(group.source.at("spec.queueName"), message)
+        return cluster_queue
+    if group.queue:
+        return group.queue
+    if source != "labels" and _asks_gpus(group):
+        where = group.source.ref if group.source is not None else f"Pod {group.name}"
+        report.guess(where, f"names no queue: queue {DEFAULT_QUEUE!r}")
+    return DEFAULT_QUEUE
+
+
+def _asks_gpus(group: Group) -> bool:
+    """Whether the group becomes a job: a pod of it, or its template, asks for GPUs."""
+    return any(p.gpus for p in group.pods) or bool(group.template and group.template.get("gpu"))
+
+
+def _job(group: Group, classes: dict[str, int], queues: set[str], report: Report) -> dict[str, Any] | None:
+    gpu_pods = sorted((p for p in group.pods if p.gpus), key=lambda p: p.obj.key)
+    if not gpu_pods and not (group.template and group.template.get("gpu")):
+        if group.source is not None and not group.pods:
+            report.ignore(group.source.kind, f"{group.name} (no pods and no GPU request)")
+        return None
+    where = group.source.ref if group.source is not None else f"Pod {group.name}"
+    assert group.queue is not None
+    if group.queue not in queues:
+        path = group.source.at("spec.queue") if group.source is not None else f"Pod {group.name}: metadata.labels"
+        raise SnapshotError.single(path, f"names queue {group.queue!r}, which is not in the input")
+    tasks: list[dict[str, Any]] = []
+    for p in gpu_pods:
+        task: dict[str, Any] = {"name": p.obj.key, "status": p.status, "resources": quantities(p.requests)}
+        if p.node is not None:
+            task["node"] = p.node
+        tasks.append(task)
+    shape = gpu_pods[0].requests if gpu_pods else group.template or {}
+    for i in range(len(tasks), group.expected):
+        tasks.append({"name": f"{group.name}/member-{i}", "status": "pending", "resources": quantities(shape)})
+    if len(tasks) > len(gpu_pods):
+        report.notes.append(f"{where}: {len(tasks) - len(gpu_pods)} member(s) without a pod yet are pending tasks")
+    job: dict[str, Any] = {"name": group.name, "queue": group.queue}
+    if all(t["resources"] == tasks[0]["resources"] for t in tasks):
+        job["task_resources"] = tasks[0]["resources"]
+        for t in tasks:
+            del t["resources"]
+    first = gpu_pods[0].obj if gpu_pods else None
+    pclass = group.priority_class or (first.get("spec", "priorityClassName") if first is not None else None)
+    if pclass in classes:
+        job["priority_class"] = pclass
+    else:
+        priority = first.get("spec", "priority") if first is not None else None
+        if isinstance(priority, int) and not isinstance(priority, bool):
+            job["priority"] = priority
+        if pclass:
+            report.guess(where, f"priority class {pclass!r} is not in the input: the pods' priority used")
+    if group.preemptible is not None:
+        job["preemptible"] = group.preemptible
+    if group.min_member is not None and group.min_member < len(tasks):
+        job["min_available"] = group.min_member
+    created = group.created_at
+    if created is None and gpu_pods:
+        found = [
+            instant(p.obj, "metadata.creationTimestamp", p.obj.get("metadata", "creationTimestamp")) for p in gpu_pods
+        ]
+        created = min((c for c in found if c is not None), default=None)
+    if created is not None:
+        job["created_at"] = format_time(created)
+    running = [p for p in gpu_pods if p.status == "running"]
+    started = group.started_at
+    if started is None and running:
+        times = [t for t in (pod_scheduled_at(p.obj) for p in running) if t is not None]
+        started = min(times, default=None)
+        if started is None:
+            report.guess(where, "running, but no start time: not protected by any min-runtime")
+    if started is not None and running:
+        job["started_at"] = format_time(started)
+    if group.requeue is not None:
+        job["requeue"] = group.requeue
+    job["tasks"] = tasks
+    uids = {p.obj.key: p.obj.get("metadata", "uid") for p in gpu_pods if p.obj.get("metadata", "uid")}
+    if uids:
+        job["annotations"] = {"pod-uids": uids}
+    return job
+
+
+def _take(node: dict[str, Any], load: Resources, report: Report) -> None:
+    """Take pods without GPUs off the node's resources."""
+    resources = node["resources"]
+    left: dict[str, Any] = {}
+    for resource, value in resources.items():
+        milli = parse_quantity(value)
+        if resource == "gpu":
+            left[resource] = value
+            continue
+        remaining = milli - load.get(resource, 0)
+        if remaining < 0:
+            report.guess(f"Node {node['name']}", f"pods without GPUs ask for more {resource} than it has: 0 left")
+            remaining = 0
+        left[resource] = quantities({resource: remaining})[resource]
+    node["resources"] = left
+    shown = ", ".join(f"{r} {v}" for r, v in quantities({r: a for r, a in load.items() if r != "gpu"}).items())
+    report.notes.append(f"Node {node['name']}: {shown} taken by pods without GPUs")

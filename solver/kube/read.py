@@ -1,0 +1,140 @@
+"""Kubernetes objects as ``kubectl get ... -o json`` prints them: a ``List`` (or ``XxxList``) of items, or one object.
+
+Several files (or ``-`` for standard input) may be given; their items are read in order. Every problem names the
+file, and the object's kind, namespace and name with the field path once the object is known.
+
+Examples
+--------
+>>> objects = parse_objects('{"kind": "List", "items": [{"apiVersion": "v1", "kind": "Node", '
+...                         '"metadata": {"name": "n0"}}]}', "dump.json")
+>>> objects[0].ref, objects[0].group
+('Node n0', '')
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from gpu_preempt.models import SnapshotError
+from gpu_preempt.models.errors import FieldError
+
+
+@dataclass(frozen=True)
+class KubeObject:
+    """One object of a dump: its kind, API group and version, namespace and name, and the whole body."""
+
+    kind: str
+    group: str
+    version: str
+    namespace: str | None
+    name: str
+    body: dict[str, Any]
+    source: str
+
+    @property
+    def ref(self) -> str:
+        """``Kind namespace/name`` (``Kind name`` for cluster-scoped objects)."""
+        return f"{self.kind} {self.key}"
+
+    @property
+    def key(self) -> str:
+        return self.name if self.namespace is None else f"{self.namespace}/{self.name}"
+
+    def at(self, field: str) -> str:
+        """The error path of ``field`` of this object."""
+        return f"{self.ref}: {field}"
+
+    def get(self, *path: str) -> Any:
+        """The value at ``path`` in the body (``None`` where any step is missing)."""
+        value: Any = self.body
+        for step in path:
+            if not isinstance(value, dict):
+                return None
+            value = value.get(step)
+        return value
+
+    @property
+    def labels(self) -> dict[str, str]:
+        found = self.get("metadata", "labels")
+        return found if isinstance(found, dict) else {}
+
+    @property
+    def annotations(self) -> dict[str, str]:
+        found = self.get("metadata", "annotations")
+        return found if isinstance(found, dict) else {}
+
+
+def read_objects(sources: list[str], stdin: IO[str]) -> list[KubeObject]:
+    """The objects of every source, in order (``-`` reads ``stdin``); raises :class:`SnapshotError`."""
+    objects: list[KubeObject] = []
+    for source in sources:
+        if source == "-":
+            text, name = stdin.read(), "<stdin>"
+        else:
+            try:
+                text, name = Path(source).read_text(encoding="utf-8"), source
+            except FileNotFoundError:
+                raise SnapshotError.single(source, "no such file") from None
+            except (OSError, UnicodeDecodeError) as err:
+                raise SnapshotError.single(source, f"cannot read ({err})") from None
+        objects += parse_objects(text, name)
+    return objects
+
+
+def parse_objects(text: str, source: str) -> list[KubeObject]:
+    """The objects of one JSON document (a List or one object)."""
+    if not text.strip():
+        raise SnapshotError.single(source, "the input is empty; expected the JSON that kubectl get -o json prints")
+    try:
+        document = json.loads(text, object_pairs_hook=_no_duplicates)
+    except json.JSONDecodeError as err:
+        raise SnapshotError.single(f"{source}: line {err.lineno} column {err.colno}", f"not JSON ({err.msg})") from None
+    except _Duplicate as err:
+        raise SnapshotError.single(source, f"duplicate key {err.args[0]!r} in one object") from None
+    if not isinstance(document, dict) or not isinstance(document.get("kind"), str):
+        raise SnapshotError.single(source, "not a Kubernetes object or List (expected a JSON object with a kind)")
+    if document["kind"] == "List" or (document["kind"].endswith("List") and "items" in document):
+        items = document.get("items")
+        if not isinstance(items, list):
+            raise SnapshotError.single(f"{source}: items", "a List needs an items array")
+        found = [_object(item, f"{source}: items[{i}]", source) for i, item in enumerate(items)]
+    else:
+        found = [_object(document, source, source)]
+    errors = [f for f in found if isinstance(f, FieldError)]
+    if errors:
+        raise SnapshotError(errors)
+    return [f for f in found if isinstance(f, KubeObject)]
+
+
+def _object(item: Any, where: str, source: str) -> KubeObject | FieldError:
+    if not isinstance(item, dict):
+        return FieldError(where, "not an object")
+    version, kind = item.get("apiVersion"), item.get("kind")
+    metadata = item.get("metadata")
+    if not isinstance(version, str) or not version:
+        return FieldError(f"{where}.apiVersion", "missing: every object has an apiVersion")
+    if not isinstance(kind, str) or not kind:
+        return FieldError(f"{where}.kind", "missing: every object has a kind")
+    if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str) or not metadata["name"]:
+        return FieldError(f"{where}.metadata.name", f"missing: every object has a name (kind {kind})")
+    namespace = metadata.get("namespace")
+    if namespace is not None and not isinstance(namespace, str):
+        return FieldError(f"{where}.metadata.namespace", "not a string")
+    group, _, ver = version.rpartition("/")
+    return KubeObject(kind, group, ver, namespace or None, metadata["name"], item, source)
+
+
+class _Duplicate(Exception):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _Duplicate(key)
+        out[key] = value
+    return out

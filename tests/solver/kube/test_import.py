@@ -1,0 +1,243 @@
+"""`gpu-preempt import`: Kubernetes objects as kubectl prints them become a valid snapshot, and decide as expected.
+
+The three clusters of fixtures/kube/ (a KAI cluster with a queue tree and pod groups, a Kueue cluster with a
+cohort, a plain cluster with priority classes and toleration annotations) are imported, validated, and decided;
+their expected victims are worked out in each test's docstring.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import FIXTURES
+from typer.testing import CliRunner
+
+from gpu_preempt.models import SnapshotError, snapshot_from_data
+from gpu_preempt.solver import run_cycle
+from gpu_preempt.solver.cli import app
+from gpu_preempt.solver.kube.importer import import_objects
+from gpu_preempt.solver.kube.read import parse_objects, read_objects
+
+KUBE = FIXTURES / "kube"
+NOW = 1795435200.0  # 2026-11-23T12:00:00Z
+RUN = CliRunner()
+
+
+def imported(name: str, **options: Any) -> tuple[dict[str, Any], Any]:
+    objects = read_objects([str(KUBE / name)], io.StringIO())
+    return import_objects(objects, now=NOW, **options)
+
+
+def victims(document: dict[str, Any]) -> list[tuple[str, str, list[str]]]:
+    result = run_cycle(snapshot_from_data(document))
+    return [(d.job, d.action, [v.job for v in d.victims]) for d in result.decisions if d.victims]
+
+
+def test_a_kai_cluster_reclaims_the_job_that_loses_the_fewest_tasks():
+    """Queue research (16 GPUs) has children nlp (quota 4) and vision (quota 12). nlp runs bert-a (1 pod x 8 GPUs)
+    and bert-b (2 pods x 4 GPUs), 16 GPUs, all of the cluster. vision's resnet (minMember 2, 2 pods x 4 GPUs) waits:
+    reclaim takes one job from nlp, and bert-a is one task where bert-b is two."""
+    document, report = imported("kai-cluster.json")
+    snapshot = snapshot_from_data(document)
+    assert {q.name: q.parent for q in snapshot.queues} == {"research": None, "nlp": "research", "vision": "research"}
+    assert snapshot.queue("vision").deserved["gpu"] == 12_000
+    assert snapshot.queue("vision").over_quota_weight["gpu"] == 2
+    bert_b = snapshot.job("nlp/bert-b")
+    assert [t.name for t in bert_b.tasks] == ["nlp/bert-b-0", "nlp/bert-b-1"] and bert_b.min_available is None
+    assert bert_b.started_at == 1795433400.0  # kai.scheduler/last-start-timestamp
+    assert snapshot.job("vision/resnet").min_available is None  # minMember 2 of 2 tasks: a whole gang
+    assert victims(document) == [("vision/resnet", "reclaim", ["nlp/bert-a"])]
+    # the exporter's load and the finished pod
+    node = snapshot.node("gpu-node-0")
+    assert node.resources["cpu"] == 95_500 - 500 and node.gpu_model == "NVIDIA-H100-80GB-HBM3"
+    assert report.ignored["Pod"] == ["nlp/bert-eval-0 (Succeeded)"] and report.ignored["Namespace"] == ["nlp"]
+
+
+def test_a_kueue_cluster_reclaims_for_the_cohort_member_below_its_quota():
+    """ClusterQueues team-a and team-b (8 GPUs nominal each, cohort ml). team-a runs a1 and a2 (2 pods x 4 GPUs
+    each, borrowing team-b's 8); team-b's b1 (2 x 4 GPUs, not admitted, so no pods yet) waits. Reclaim takes one of
+    team-a's jobs, the one started last (a2): it loses the least work."""
+    document, report = imported("kueue-cluster.json")
+    snapshot = snapshot_from_data(document)
+    assert {q.name: q.parent for q in snapshot.queues} == {"ml": None, "team-a": "ml", "team-b": "ml"}
+    assert snapshot.queue("team-a").deserved["gpu"] == 8000 and snapshot.queue("team-a").limit["gpu"] == 16_000
+    b1 = snapshot.job("team-b/job-b1-5b2c1")
+    assert len(b1.tasks) == 2 and all(t.status == "pending" for t in b1.tasks)
+    assert b1.requeue is not None and b1.requeue.count == 2
+    assert [t.node for t in snapshot.job("team-a/job-a1-5b2c1").tasks] == ["gpu-node-0", "gpu-node-0"]
+    assert victims(document) == [("team-b/job-b1-5b2c1", "reclaim", ["team-a/job-a2-5b2c1"])]
+    assert any("cohort ml" in g for g in report.guesses)
+
+
+def test_a_plain_cluster_preempts_around_a_tolerating_job():
+    """One schedulable node: train-0 (class batch-tolerant, 4000, tolerates preemptors below 10000 for an hour,
+    scheduled 10 minutes ago) and train-1 (batch, 5000). infer-0 (urgent, 9000) preempts train-1, not the
+    lower-priority train-0, whose toleration holds. The cordoned node keeps its releasing pod."""
+    document, _ = imported("plain-cluster.json")
+    snapshot = snapshot_from_data(document)
+    assert snapshot.node("gpu-node-1").schedulable is False
+    assert snapshot.job("ml/old-eval").tasks[0].status == "releasing"
+    assert snapshot.job("ml/train-1").task_resources["cpu"] == 16_000  # its init container asks for 16 CPUs
+    assert snapshot.priority_class("forever").toleration is not None
+    assert victims(document) == [("ml/infer-0", "preempt", ["ml/train-1"])]
+
+
+def test_import_then_plan_round_trip_as_evictions(tmp_path: Path):
+    """`import -o` writes the snapshot; `plan --format eviction-json` turns the decision into Eviction objects
+    that name the pod, its namespace and uid, and the reason."""
+    snapshot = tmp_path / "kai.yaml"
+    result = RUN.invoke(
+        app, ["import", str(KUBE / "kai-cluster.json"), "--now", "2026-11-23T12:00:00Z", "-o", str(snapshot)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "guessed:" in result.stderr and "ignored 1 Namespace: nlp" in result.stderr
+    planned = RUN.invoke(app, ["plan", str(snapshot), "--job", "vision/resnet", "--format", "eviction-json"])
+    assert planned.exit_code == 0, planned.output
+    evictions = json.loads(planned.stdout)
+    assert evictions["kind"] == "List"
+    [eviction] = evictions["items"]
+    assert eviction["apiVersion"] == "policy/v1" and eviction["kind"] == "Eviction"
+    assert eviction["metadata"]["name"] == "bert-a-0" and eviction["metadata"]["namespace"] == "nlp"
+    pods = {o["metadata"]["name"]: o for o in json.loads((KUBE / "kai-cluster.json").read_text())["items"]}
+    assert eviction["deleteOptions"]["preconditions"]["uid"] == pods["bert-a-0"]["metadata"]["uid"]
+    assert "reclaim for vision/resnet" in eviction["metadata"]["annotations"]["gpu-preempt/reason"]
+    script = RUN.invoke(app, ["plan", str(snapshot), "--cycle", "--format", "kubectl"])
+    assert "kubectl create --raw /api/v1/namespaces/nlp/pods/bert-a-0/eviction -f -" in script.stdout
+    assert script.stdout.startswith("#!/usr/bin/env bash") and "set -euo pipefail" in script.stdout
+
+
+def test_stdin_and_several_files_are_read_in_order(tmp_path: Path):
+    items = json.loads((KUBE / "plain-cluster.json").read_text())["items"]
+    nodes = {"kind": "NodeList", "apiVersion": "v1", "items": [i for i in items if i["kind"] == "Node"]}
+    (tmp_path / "nodes.json").write_text(json.dumps(nodes))
+    rest = {"kind": "List", "apiVersion": "v1", "items": [i for i in items if i["kind"] != "Node"]}
+    result = RUN.invoke(
+        app, ["import", str(tmp_path / "nodes.json"), "-", "--now", "2026-11-23T12:00:00Z"], input=json.dumps(rest)
+    )
+    assert result.exit_code == 0, result.output
+    document = yaml.safe_load(result.stdout)
+    assert [n["name"] for n in document["nodes"]] == ["gpu-node-0", "gpu-node-1"]
+    assert len(document["jobs"]) == 4
+
+
+def test_strict_turns_guesses_into_errors(tmp_path: Path):
+    out = tmp_path / "s.yaml"
+    result = RUN.invoke(app, ["import", str(KUBE / "plain-cluster.json"), "--strict", "-o", str(out)])
+    assert result.exit_code == 2
+    assert "--strict" in result.stderr and "guessed: now" in result.stderr
+    assert not out.exists()
+
+
+def obj(kind: str, name: str, namespace: str | None = "ml", version: str = "v1", **body: Any) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": name}
+    if namespace is not None:
+        metadata["namespace"] = namespace
+    return {"apiVersion": version, "kind": kind, "metadata": metadata, **body}
+
+
+NODE = obj("Node", "n0", None, status={"allocatable": {"nvidia.com/gpu": "8", "cpu": "64", "memory": "512Gi"}})
+
+
+def gpu_pod(name: str, gpus: str = "4", **spec: Any) -> dict[str, Any]:
+    container = {"name": "main", "resources": {"limits": {"nvidia.com/gpu": gpus}}}
+    return obj("Pod", name, spec={"containers": [container], **spec}, status={"phase": "Pending"})
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "words"),
+    [
+        ("{not json", "dump.json: line 1 column 2", "not JSON"),
+        ('{"items": []}', "dump.json", "not a Kubernetes object or List"),
+        ("", "dump.json", "empty"),
+        ('{"kind": "List", "items": [{"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "a", "name": "b"}}]}',
+         "dump.json", "duplicate key 'name'"),
+        (json.dumps({"kind": "List", "items": [{"kind": "Pod", "apiVersion": "v1", "metadata": {}}]}),
+         "dump.json: items[0].metadata.name", "every object has a name"),
+    ],
+)  # fmt: skip
+def test_unreadable_input_names_the_file_and_place(text: str, path: str, words: str):
+    with pytest.raises(SnapshotError) as caught:
+        parse_objects(text, "dump.json")
+    assert caught.value.errors[0].path == path and words in caught.value.errors[0].message
+
+
+@pytest.mark.parametrize(
+    ("items", "path", "words"),
+    [
+        ([obj("Widget", "w", version="example.com/v1")], "Widget ml/w", "unknown kind Widget"),
+        ([NODE, gpu_pod("p", nodeName="n9")], "Pod ml/p: spec.nodeName", "names node 'n9'"),
+        ([NODE, gpu_pod("p", gpus="1.5")], "Pod ml/p: spec.containers[0].resources.limits.nvidia.com/gpu",
+         "fraction of a GPU"),
+        ([NODE, gpu_pod("p", gpus="lots")], "Pod ml/p: spec.containers[0].resources.limits.nvidia.com/gpu",
+         "not a quantity"),
+        ([NODE, obj("PodGroup", "g", version="scheduling.run.ai/v2alpha2", spec={"minMember": 1, "queue": "ghost"}),
+          {**gpu_pod("p"), "metadata": {"name": "p", "namespace": "ml", "annotations": {"pod-group-name": "g"}}}],
+         "PodGroup ml/g: spec.queue", "names queue 'ghost'"),
+        ([{**NODE, "metadata": {"name": "n0", "labels": {"nvidia.com/gpu.replicas": "4"}}}],
+         "Node n0: metadata.labels", "time-sliced"),
+    ],
+)  # fmt: skip
+def test_bad_objects_exit_2_naming_kind_namespace_name_and_field(
+    tmp_path: Path, items: list[dict[str, Any]], path: str, words: str
+):
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    out = tmp_path / "snapshot.yaml"
+    result = RUN.invoke(app, ["import", str(dump), "--now", "2026-11-23T12:00:00Z", "-o", str(out)])
+    assert result.exit_code == 2, result.output
+    assert f"{path}: " in result.stderr and words in result.stderr, result.stderr
+    assert "Traceback" not in result.output and not out.exists()
+
+
+def test_effective_requests_follow_the_init_container_rule():
+    """max(sum of containers + sidecars, largest init container + the sidecars before it) + overhead; requests
+    default to limits."""
+    containers = [
+        {"name": "a", "resources": {"requests": {"cpu": "2"}, "limits": {"nvidia.com/gpu": "2"}}},
+        {"name": "b", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}},
+    ]
+    init = [
+        {"name": "side", "restartPolicy": "Always", "resources": {"requests": {"cpu": "1"}}},
+        {"name": "big", "resources": {"requests": {"cpu": "5", "memory": "512Mi"}}},
+    ]
+    pod = obj("Pod", "p", spec={"containers": containers, "initContainers": init, "overhead": {"cpu": "250m"}})
+    pod["status"] = {"phase": "Pending"}
+    document, _ = import_objects(parse_objects(json.dumps({"kind": "List", "items": [NODE, pod]}), "x"), now=NOW)
+    resources = document["jobs"][0]["task_resources"]
+    # containers 3 CPU + sidecar 1 = 4; init "big" 5 + sidecar 1 = 6; + 250m overhead
+    assert resources == {"cpu": "6250m", "gpu": 2, "memory": "1Gi"}
+
+
+@pytest.mark.parametrize(
+    ("status", "spec", "expected"),
+    [
+        ({"phase": "Running"}, {"nodeName": "n0"}, ("running", "n0")),
+        ({"phase": "Pending"}, {"nodeName": "n0"}, ("running", "n0")),
+        ({"phase": "Pending", "nominatedNodeName": "n0"}, {}, ("nominated", "n0")),
+        ({"phase": "Pending"}, {}, ("pending", None)),
+        ({"phase": "Succeeded"}, {"nodeName": "n0"}, None),
+        ({"phase": "Failed"}, {"nodeName": "n0"}, None),
+    ],
+)
+def test_task_status_is_kais(status: dict[str, Any], spec: dict[str, Any], expected: tuple[str, str | None] | None):
+    pod = gpu_pod("p", **spec)
+    pod["status"] = status
+    document, _ = import_objects(parse_objects(json.dumps({"kind": "List", "items": [NODE, pod]}), "x"), now=NOW)
+    if expected is None:
+        assert document["jobs"] == []
+    else:
+        [task] = document["jobs"][0]["tasks"]
+        assert (task["status"], task.get("node")) == expected
+
+
+def test_a_deleted_running_pod_is_releasing():
+    pod = gpu_pod("p", nodeName="n0")
+    pod["metadata"]["deletionTimestamp"] = "2026-11-23T11:59:00Z"
+    pod["status"] = {"phase": "Running"}
+    document, _ = import_objects(parse_objects(json.dumps({"kind": "List", "items": [NODE, pod]}), "x"), now=NOW)
+    assert document["jobs"][0]["tasks"][0]["status"] == "releasing"

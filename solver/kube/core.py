@@ -109,6 +109,9 @@ def node_entry(obj: KubeObject, report: Report) -> dict[str, Any]:
     product = labels.get("nvidia.com/gpu.product")
     if product:
         entry["gpu_model"] = product
+    gpu_labels = {k: v for k, v in labels.items() if k.startswith("nvidia.com/gpu.") and isinstance(v, str)}
+    if gpu_labels:
+        entry["labels"] = gpu_labels  # GPU feature discovery: product, memory (MiB), count
     why = _unschedulable(obj)
     if why:
         entry["schedulable"] = False

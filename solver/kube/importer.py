@@ -334,6 +334,13 @@ def _leaf(group: Group, source: QueueSource, local: dict[str, str], report: Repo
             message = f"names LocalQueue {group.queue!r}, not in namespace {namespace} of the input"
             raise SnapshotError.single(group.source.at("spec.queueName"), message)
         return cluster_queue
+    if group.queue and source == "kueue" and group.source is None:  # a plain pod names its LocalQueue by label
+        namespace = group.pods[0].obj.namespace or "default" if group.pods else "default"
+        cluster_queue = local.get(f"{namespace}/{group.queue}")
+        if cluster_queue is None:
+            message = f"names LocalQueue {group.queue!r}, not in namespace {namespace} of the input"
+            raise SnapshotError.single(f"Pod {group.name}: metadata.labels.kueue.x-k8s.io/queue-name", message)
+        return cluster_queue
     if group.queue:
         return group.queue
     if source != "labels" and _asks_gpus(group):

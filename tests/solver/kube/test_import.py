@@ -241,3 +241,51 @@ def test_a_deleted_running_pod_is_releasing():
     pod["status"] = {"phase": "Running"}
     document, _ = import_objects(parse_objects(json.dumps({"kind": "List", "items": [NODE, pod]}), "x"), now=NOW)
     assert document["jobs"][0]["tasks"][0]["status"] == "releasing"
+
+
+def test_a_volcano_cluster_imports_its_queues_and_pod_groups():
+    """Volcano: queues under the implicit root (deserved, capability as limit, weight), a PodGroup of minMember 2
+    whose pods name it in the group-name annotation; every job is preemptible outside KAI."""
+    queue = obj(
+        "Queue",
+        "team",
+        None,
+        "scheduling.volcano.sh/v1beta1",
+        spec={
+            "parent": "root",
+            "deserved": {"nvidia.com/gpu": "8"},
+            "capability": {"nvidia.com/gpu": "16"},
+            "weight": 2,
+        },
+    )
+    group = obj("PodGroup", "pg", version="scheduling.volcano.sh/v1beta1", spec={"minMember": 2, "queue": "team"})
+    pods = []
+    for i in range(3):
+        p = gpu_pod(f"w-{i}", gpus="2", nodeName="n0", priority=10)
+        p["metadata"]["annotations"] = {"scheduling.k8s.io/group-name": "pg"}
+        p["status"] = {"phase": "Running"}
+        pods.append(p)
+    document, _ = import_objects(
+        parse_objects(json.dumps({"kind": "List", "items": [NODE, queue, group, *pods]}), "x"), now=NOW
+    )
+    snapshot = snapshot_from_data(document)
+    team = snapshot.queue("team")
+    assert team.parent is None and team.deserved["gpu"] == 8000 and team.limit["gpu"] == 16_000
+    job = snapshot.job("ml/pg")
+    assert len(job.tasks) == 3 and job.min_available == 2 and job.queue == "team"
+    assert job.is_preemptible
+
+
+def test_a_plain_pod_names_its_kueue_local_queue_by_label():
+    cq = obj("ClusterQueue", "cq", None, "kueue.x-k8s.io/v1beta2", spec={"resourceGroups": []})
+    lq = obj("LocalQueue", "lq", version="kueue.x-k8s.io/v1beta2", spec={"clusterQueue": "cq"})
+    p = gpu_pod("p")
+    p["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "lq"}
+    document, _ = import_objects(parse_objects(json.dumps({"kind": "List", "items": [NODE, cq, lq, p]}), "x"), now=NOW)
+    assert document["jobs"][0]["queue"] == "cq"
+
+
+def test_gpu_feature_discovery_labels_are_kept_on_the_node():
+    document, _ = imported("kai-cluster.json")
+    node = snapshot_from_data(document).node("gpu-node-0")
+    assert node.labels["nvidia.com/gpu.memory"] == "81559" and node.labels["nvidia.com/gpu.count"] == "8"

@@ -92,7 +92,7 @@ def import_objects(
     nodes = [node_entry(o, report) for o in kind("", "Node")]
     classes = [priority_class_entry(o) for o in kind("scheduling.k8s.io", "PriorityClass")]
     queues, local_queues = _queues(source, kind, report)
-    groups = _groups(source, kind, report)
+    groups = _groups(kind, report)
     pods = [p for p in (pod(o, report) for o in kind("", "Pod")) if p is not None]
     node_names = {n["name"] for n in nodes}
     jobs: list[dict[str, Any]] = []
@@ -228,7 +228,7 @@ def _kueue_tree(kind: Any, report: Report) -> list[dict[str, Any]]:
     return [*cohorts.values(), *leaves]
 
 
-def _groups(source: QueueSource, kind: Any, report: Report) -> dict[str, Group]:
+def _groups(kind: Any, report: Report) -> dict[str, Group]:
     """Scheduler groups by ``namespace/name`` (Kueue: by the uid of the workload's owner, see :func:`_assign`)."""
     groups: dict[str, Group] = {}
     for o in [*kind(KAI_GROUP, "PodGroup"), *kind(VOLCANO_GROUP, "PodGroup")]:

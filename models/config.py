@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, WithJsonSchema, field_validator
 
-from .fields import Duration, SnapshotModel
+from .fields import MAX_WEIGHT, Duration, Int32, SnapshotModel
 from .requeue import RequeueConfig
 
 Criterion = Literal["priority", "jobs", "tasks", "lost_work"]
@@ -47,8 +47,8 @@ class SolverConfig(SnapshotModel):
     """CP-SAT limits. ``workers: 0`` means all cores."""
 
     time_limit: Duration = Field(1.0, description="wall-clock budget of one decision")
-    workers: int = Field(0, ge=0, description="CP-SAT search workers; 0 = all cores")
-    seed: int = Field(0, ge=0, description="CP-SAT random seed")
+    workers: int = Field(0, ge=0, le=1024, description="CP-SAT search workers; 0 = all cores")
+    seed: int = Field(0, ge=0, le=2**31 - 1, description="CP-SAT random seed")
 
     @field_validator("time_limit")
     @classmethod
@@ -61,26 +61,30 @@ class SolverConfig(SnapshotModel):
 class Config(SnapshotModel):
     """Node-pool defaults; every field is optional."""
 
-    preempt_min_runtime: Duration = Field(0.0, description="node-pool preempt-min-runtime (seed 000)")
-    reclaim_min_runtime: Duration = Field(0.0, description="node-pool reclaim-min-runtime (seed 000)")
+    preempt_min_runtime: Duration = Field(0.0, description="node-pool preempt-min-runtime")
+    reclaim_min_runtime: Duration = Field(0.0, description="node-pool reclaim-min-runtime")
     min_runtime_resolve: Literal["lca", "queue"] = Field(
-        "lca", description="how reclaim-min-runtime is resolved (seed 000)"
+        "lca", description="how reclaim-min-runtime is resolved"
     )
-    preemptible_below_priority: int = Field(
+    preemptible_below_priority: Int32 = Field(
         100, description="a job without an explicit `preemptible` is preemptible iff its priority is below this"
     )
-    default_priority: int = Field(50, description="priority of a job naming neither priority nor priority_class")
+    default_priority: Int32 = Field(50, description="priority of a job naming neither priority nor priority_class")
     reclaimer_saturation_multiplier: float = Field(
-        1.0, ge=1.0, description="parent-level saturation rule of reclaim (KAI proportion plugin)"
+        1.0,
+        ge=1.0,
+        le=MAX_WEIGHT,
+        allow_inf_nan=False,
+        description="parent-level saturation rule of reclaim (KAI proportion plugin)",
     )
     objective: tuple[Criterion, ...] = Field(DEFAULT_OBJECTIVE, min_length=1, description="most important first")
     solver: SolverConfig = Field(default_factory=SolverConfig)
     quota_preemption_enabled: bool = Field(
-        False, description="switch of quota enforcement through preemption (seed 002); off by default"
+        False, description="switch of quota enforcement through preemption; off by default"
     )
     quota_miss: QuotaMiss = Field(
         0.0,
-        description="fraction over the limit a best-effort quota enforcement may leave (seed 002 'miss'); 0 = none; "
+        description="fraction over the limit a best-effort quota enforcement may leave; 0 = none; "
         "best_effort = evict the best partial set whatever remains (YuniKorn)",
     )
     reclaim_guarantee: ReclaimLine = Field(
@@ -89,7 +93,7 @@ class Config(SnapshotModel):
         "its last chunk (KAI); strict: never below its line",
     )
     moves: bool = Field(True, description="a victim task may be moved to free room on another node instead of evicted")
-    requeue: RequeueConfig = Field(default_factory=RequeueConfig, description="requeue with backoff (seed 003)")
+    requeue: RequeueConfig = Field(default_factory=RequeueConfig, description="requeue with backoff after eviction")
 
     @property
     def best_effort(self) -> bool:

@@ -7,6 +7,9 @@ from typing import Any, Literal
 
 from gpu_preempt.models import RequeueState, format_time
 
+CYCLE_ACTIONS: tuple[str, ...] = ("enforce-quota", "allocate", "reclaim", "preempt")
+"""Every action a cycle may run, in their default order."""
+
 Outcome = Literal["allocated", "pipelined", "infeasible", "unknown", "skipped", "enforced", "partial"]
 """``enforced`` and ``partial`` are outcomes of quota enforcement (:mod:`gpu_preempt.models.quota_decision`)."""
 

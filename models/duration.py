@@ -20,12 +20,26 @@ Examples
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Final
 
+from .errors import shown
+
 FOREVER: Final = -1.0
 """Stored value of a duration of ``-1`` (forever)."""
+
+MIN_INSTANT: Final = -62135596800.0
+"""0001-01-01T00:00:00Z, the earliest instant a snapshot may hold."""
+
+MAX_INSTANT: Final = 253402300799.0
+"""9999-12-31T23:59:59Z, the latest instant a snapshot may hold; a protection or backoff that would end later
+lasts forever."""
+
+MAX_DURATION: Final = MAX_INSTANT - MIN_INSTANT
+"""The longest duration (10,000 years): longer ones are refused (write -1 where a field allows forever)."""
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 _UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
 _DURATION = re.compile(r"^(?:\d+(?:\.\d+)?(?:h|ms|m|s))+$")
@@ -49,6 +63,9 @@ def parse_duration(value: object, *, allow_forever: bool = False) -> float:
         seconds = float(value)
         if seconds != seconds or seconds in (float("inf"), float("-inf")):
             raise ValueError(f"{value!r} is not a finite duration")
+    if seconds > MAX_DURATION:
+        hint = "; use -1 for forever" if allow_forever else ""
+        raise ValueError(f"{shown(value, 40)} is longer than the longest duration supported, 10,000 years{hint}")
     if seconds == FOREVER:
         if allow_forever:
             return FOREVER
@@ -68,7 +85,7 @@ def parse_time(value: object) -> float:
     if isinstance(value, (int, float)):
         if value != value or value in (float("inf"), float("-inf")):
             raise ValueError(f"{value!r} is not a finite time")
-        return float(value)
+        return _in_range(float(value), value)
     if isinstance(value, datetime):  # YAML turns unquoted timestamps into datetimes
         moment = value
     elif isinstance(value, str):
@@ -80,7 +97,7 @@ def parse_time(value: object) -> float:
         raise ValueError(f"expected an RFC 3339 time or seconds since the epoch, got {value!r}")
     if moment.tzinfo is None:
         raise ValueError(f"{value!r} has no time zone; write it as '...Z' or with an offset such as '+02:00'")
-    return moment.timestamp()
+    return _in_range((moment - _EPOCH).total_seconds(), value)
 
 
 @lru_cache(maxsize=65536)
@@ -91,14 +108,33 @@ def _parse_instant(text: str) -> float:
         raise ValueError(f"{text!r} is not an RFC 3339 time such as '2026-01-01T12:00:00Z'") from err
     if moment.tzinfo is None:
         raise ValueError(f"{text!r} has no time zone; write it as '...Z' or with an offset such as '+02:00'")
-    return moment.timestamp()
+    return _in_range((moment - _EPOCH).total_seconds(), text)
+
+
+def _in_range(seconds: float, value: object) -> float:
+    if not MIN_INSTANT <= seconds <= MAX_INSTANT:
+        raise ValueError(f"{shown(value, 40)} is outside the years 1 to 9999")
+    return seconds
 
 
 def format_time(seconds: float) -> str:
-    """Render seconds since the epoch as RFC 3339 in UTC (``...Z``)."""
-    moment = datetime.fromtimestamp(seconds, tz=UTC)
+    """Render seconds since the epoch as RFC 3339 in UTC (``...Z``), within the years 1 to 9999.
+
+    An instant after :data:`MAX_INSTANT` (a protection that ends after the year 9999) is shown as
+    ``9999-12-31T23:59:59Z``, one before :data:`MIN_INSTANT` as ``0001-01-01T00:00:00Z``.
+
+    >>> format_time(1e300)
+    '9999-12-31T23:59:59Z'
+    """
+    seconds = min(max(seconds, MIN_INSTANT), MAX_INSTANT)
+    moment = _EPOCH + timedelta(seconds=seconds)
     text = moment.isoformat(timespec="milliseconds" if moment.microsecond else "seconds")
     return text.replace("+00:00", "Z")
+
+
+def format_end(seconds: float) -> str | None:
+    """When something ends, as :func:`format_time`; ``None`` (never) when that is after the year 9999."""
+    return None if seconds > MAX_INSTANT else format_time(seconds)
 
 
 def format_duration(seconds: float) -> str:

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import re
+import reprlib
 from dataclasses import dataclass
 
 from pydantic import ValidationError
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+
+MAX_MESSAGE: int = 1000
+"""The most characters an error's path or message keeps; the rest is cut, saying how much."""
+
 
 _MESSAGES = {
     "extra_forbidden": "unknown field",
@@ -21,6 +26,10 @@ class FieldError:
 
     path: str
     message: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "path", _cut(self.path))
+        object.__setattr__(self, "message", _cut(self.message))
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}" if self.path else self.message
@@ -43,9 +52,36 @@ class SnapshotError(Exception):
         for item in error.errors(include_url=False):
             message = _MESSAGES.get(item["type"]) or _clean(item["msg"])
             if item["type"].endswith("_type") and item["input"] is not None:
-                message = f"{message} (got {item['input']!r})"
+                message = f"{message} (got {shown(item['input'])})"
             found.append(FieldError(format_loc(item["loc"]), message))
         return cls(_unique(found))
+
+
+def shown(value: object, limit: int = 80) -> str:
+    """``repr(value)``, bounded: long strings and deep or long containers are abbreviated with ``...``.
+
+    >>> shown("x" * 100)
+    "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx'"
+    >>> shown([[[[1]]]])
+    '[[[[...]]]]'
+    """
+    if isinstance(value, str) and len(value) <= limit:
+        return repr(value)
+    bounded = reprlib.Repr()  # attributes, not keywords: Python 3.11
+    bounded.maxlevel, bounded.maxlist, bounded.maxtuple, bounded.maxdict, bounded.maxset = 3, 6, 6, 6, 6
+    bounded.maxstring, bounded.maxother, bounded.maxlong = limit, limit, limit
+    return bounded.repr(value)
+
+
+def kind_of(data: object) -> str:
+    """What a document holds instead of a mapping, for messages: ``a list`` or ``a single value (3)``."""
+    return "a list" if isinstance(data, list) else f"a single value ({shown(data, 40)})"
+
+
+def _cut(text: str) -> str:
+    if len(text) <= MAX_MESSAGE:
+        return text
+    return f"{text[: MAX_MESSAGE - 40]}... ({len(text) - MAX_MESSAGE + 40:,} more characters)"
 
 
 def format_loc(loc: tuple[str | int, ...]) -> str:

@@ -56,11 +56,39 @@ DurationOrForever = Annotated[
 Time = Annotated[float, BeforeValidator(parse_time), WithJsonSchema(_TIME_SCHEMA)]
 """An instant, in seconds since the epoch."""
 
+Int32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]
+"""A priority or another signed whole number that Kubernetes keeps in 32 bits."""
+
+Count = Annotated[int, Field(ge=0, le=2**31 - 1)]
+"""A count: whole, from 0 to 2^31 - 1."""
+
+MAX_WEIGHT = 1e6
+"""The largest weight or multiplier (fair-share arithmetic stays well inside a float's range)."""
+
 Name = Annotated[str, Field(min_length=1)]
 """A non-empty name."""
 
-FreeMap = dict[str, Any]
-"""Content under ``labels``/``annotations``: free, never checked."""
+MAX_FREE_DEPTH = 32
+"""How deeply free content (labels, annotations, a fixture's ``expect``) may nest."""
+
+
+def bounded_depth(value: object) -> object:
+    """``value`` unchanged if it nests at most :data:`MAX_FREE_DEPTH` levels (checked without recursion)."""
+    level = [value]
+    for _ in range(MAX_FREE_DEPTH):
+        level = [
+            child
+            for item in level
+            for child in (item.values() if isinstance(item, dict) else item if isinstance(item, list) else ())
+            if isinstance(child, (dict, list))
+        ]
+        if not level:
+            return value
+    raise PydanticCustomError("depth", "nested more than {depth} levels deep", {"depth": MAX_FREE_DEPTH})
+
+
+FreeMap = Annotated[dict[str, Any], BeforeValidator(bounded_depth)]
+"""Content under ``labels``/``annotations``: free, never checked beyond a bounded depth."""
 
 
 def raise_errors(title: str, errors: list[tuple[tuple[str | int, ...], str]]) -> None:

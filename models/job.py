@@ -14,6 +14,7 @@ from pydantic import Field, model_validator
 from .fields import (
     AmountMap,
     FreeMap,
+    Int32,
     Name,
     SnapshotModel,
     Time,
@@ -59,16 +60,16 @@ class Job(SnapshotModel):
     name: Name
     queue: Name
     priority_class: str | None = None
-    priority: int | None = None
+    priority: Int32 | None = None
     preemptible: bool | None = Field(None, description="default: priority below config.preemptible_below_priority")
-    min_available: int | None = Field(None, ge=1, description="gang minimum; default = number of tasks")
+    min_available: int | None = Field(None, ge=1, le=2**31 - 1, description="gang minimum; default = number of tasks")
     task_resources: AmountMap = Field(default_factory=dict, description="per task")
     created_at: Time | None = None
     started_at: Time | None = Field(None, description="last start: the min-runtime and toleration clock")
     tasks: list[Task] = Field(min_length=1)
     labels: FreeMap = Field(default_factory=dict)
     annotations: FreeMap = Field(default_factory=dict)
-    requeue: RequeueState | None = Field(None, description="requeue state after evictions (seed 003)")
+    requeue: RequeueState | None = Field(None, description="requeue state after evictions")
 
     @model_validator(mode="after")
     def _check_tasks(self) -> Job:

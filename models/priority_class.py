@@ -22,7 +22,7 @@ from typing import Literal
 from pydantic import Field, PrivateAttr, model_validator
 
 from .duration import FOREVER, parse_duration
-from .fields import DurationOrForever, FreeMap, Name, SnapshotModel, raise_errors
+from .fields import DurationOrForever, FreeMap, Int32, Name, SnapshotModel, raise_errors
 
 ANNOTATION_PREFIX = "preemption-toleration.scheduling.x-k8s.io/"
 MINIMUM_ANNOTATION = ANNOTATION_PREFIX + "minimum-preemptable-priority"
@@ -31,7 +31,7 @@ SECONDS_ANNOTATION = ANNOTATION_PREFIX + "toleration-seconds"
 
 @dataclass(frozen=True)
 class Toleration:
-    """A resolved toleration policy (seed 001).
+    """A resolved preemption toleration policy.
 
     A victim of this class tolerates preemptors whose priority is below
     ``minimum_preemptable_priority`` for ``toleration_seconds`` after it
@@ -47,9 +47,9 @@ class Toleration:
 
 
 class PreemptionToleration(SnapshotModel):
-    """Structured form of the toleration policy; defaults as in seed 001."""
+    """Structured form of the preemption toleration policy (as the annotations of scheduler-plugins)."""
 
-    minimum_preemptable_priority: int | None = Field(None, description="default: the class value + 1")
+    minimum_preemptable_priority: Int32 | None = Field(None, description="default: the class value + 1")
     toleration_seconds: DurationOrForever = Field(0.0, description="0 = no toleration; -1 = forever")
 
 
@@ -61,7 +61,7 @@ class PriorityClass(SnapshotModel):
     """A named priority value, optionally with a preemption toleration policy."""
 
     name: Name
-    value: int
+    value: Int32
     preemption_policy: PreemptionPolicy = Field(
         "PreemptLowerPriority",
         description="Never: jobs of this class are placed on free capacity but never evict (Kubernetes)",

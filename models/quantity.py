@@ -27,11 +27,21 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Final
 
+from .errors import shown
+
 UNLIMITED: Final = -1
 """Stored value of an unlimited amount (``-1`` or ``unlimited`` in a snapshot)."""
 
 MILLI: Final = 1000
 """Milli-units in one whole unit."""
+
+MAX_AMOUNT: Final = 2**60
+"""The largest amount, in milli-units (about 1 PiB of memory, or 10^15 CPUs): sums and products of amounts must fit
+the solver's 64-bit integers."""
+
+MAX_GPUS: Final = 16384
+"""The most GPUs one node or one task may have: a task's GPUs times the longest possible running time, in
+milliseconds, must fit in 63 bits (the lost-work objective)."""
 
 Resources = dict[str, int]
 """Resource name -> amount in milli-units."""
@@ -67,7 +77,7 @@ def parse_quantity(value: object, *, allow_unlimited: bool = False) -> int:
     precision finer than one milli-unit, and malformed strings are rejected.
     ``-1`` and ``"unlimited"`` are accepted only when ``allow_unlimited``.
     """
-    if type(value) is int and value >= 0:  # the common case, kept fast for large snapshots
+    if type(value) is int and 0 <= value <= MAX_AMOUNT // MILLI:  # the common case, kept fast for large snapshots
         return value * MILLI
     if isinstance(value, str):
         return _parse_text(value, allow_unlimited)
@@ -82,7 +92,7 @@ def _parse_text(value: str, allow_unlimited: bool) -> int:
 
 def _parse(value: object, allow_unlimited: bool) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValueError(f"expected a number or a quantity string such as '500m' or '64Gi', got {value!r}")
+        raise ValueError(f"expected a number or a quantity string such as '500m' or '64Gi', got {shown(value, 40)}")
     if isinstance(value, str) and value.strip().lower() == "unlimited":
         if allow_unlimited:
             return UNLIMITED
@@ -93,10 +103,12 @@ def _parse(value: object, allow_unlimited: bool) -> int:
             return UNLIMITED
         raise ValueError("-1 (unlimited) is not allowed here")
     if number < 0:
-        raise ValueError(f"negative amount {value!r} is not allowed")
+        raise ValueError(f"negative amount {shown(value, 40)} is not allowed")
     milli = number * MILLI
+    if milli > MAX_AMOUNT:
+        raise ValueError(f"{shown(value, 40)} is more than the largest amount supported, 2^60 milli-units")
     if milli != milli.to_integral_value():
-        raise ValueError(f"{value!r} is more precise than 1m (one milli-unit), which is not supported")
+        raise ValueError(f"{shown(value, 40)} is more precise than 1m (one milli-unit), which is not supported")
     return int(milli)
 
 
@@ -105,20 +117,23 @@ def _to_decimal(value: int | float | str) -> Decimal:
         return Decimal(value)
     if isinstance(value, float):
         if value != value or value in (float("inf"), float("-inf")):
-            raise ValueError(f"{value!r} is not a finite number")
+            raise ValueError(f"{shown(value, 40)} is not a finite number")
         return Decimal(repr(value))
     match = _QUANTITY.match(value.strip())
     if match is None:
-        raise ValueError(f"{value!r} is not a quantity (examples: 2, 500m, 1.5, 64Gi, 1Ti, unlimited)")
+        raise ValueError(f"{shown(value, 40)} is not a quantity (examples: 2, 500m, 1.5, 64Gi, 1Ti, unlimited)")
     try:
         number = Decimal(match["number"])
     except InvalidOperation as err:  # pragma: no cover - the regex admits only decimals
-        raise ValueError(f"{value!r} is not a quantity") from err
+        raise ValueError(f"{shown(value, 40)} is not a quantity") from err
     suffix = match["suffix"] or ""
     if suffix in _BINARY:
         return number * _BINARY[suffix]
     if suffix in _DECIMAL:
         return number * _DECIMAL[suffix]
+    exponent = suffix[1:].lstrip("+-").lstrip("0")
+    if len(exponent) > 3:
+        raise ValueError(f"{shown(value, 40)} is more than the largest amount supported, 2^60 milli-units")
     return number.scaleb(int(suffix[1:]))
 
 

@@ -6,7 +6,7 @@ import math
 
 from pydantic import Field, model_validator
 
-from .fields import BoundMap, Duration, FreeMap, Name, SnapshotModel, Time, raise_errors
+from .fields import MAX_WEIGHT, BoundMap, Duration, FreeMap, Int32, Name, SnapshotModel, Time, raise_errors
 from .quantity import UNLIMITED, format_quantity
 
 
@@ -26,16 +26,16 @@ class Queue(SnapshotModel):
         description="share of capacity beyond deserved: a number for every resource, or a map per resource "
         "(resources not named: 1)",
     )
-    priority: int = Field(100, description="queue priority for over-quota division and ordering")
-    preempt_min_runtime: Duration | None = Field(None, description="absent = inherit (seed 000)")
-    reclaim_min_runtime: Duration | None = Field(None, description="absent = inherit (seed 000)")
+    priority: Int32 = Field(100, description="queue priority for over-quota division and ordering")
+    preempt_min_runtime: Duration | None = Field(None, description="absent = inherit from the parent queue, then config")
+    reclaim_min_runtime: Duration | None = Field(None, description="absent = inherit from the parent queue, then config")
     labels: FreeMap = Field(default_factory=dict)
     annotations: FreeMap = Field(default_factory=dict)
     limit_changed_at: Time | None = Field(
-        None, description="when limit or quota_preemption_delay last changed: the delay timer's start (seed 002)"
+        None, description="when limit or quota_preemption_delay last changed: the delay timer's start"
     )
     quota_preemption_delay: Duration = Field(
-        0.0, description="enforce the limit by preemption this long after limit_changed_at; 0 = never (seed 002)"
+        0.0, description="enforce the limit by preemption this long after limit_changed_at; 0 = never"
     )
 
     @model_validator(mode="after")
@@ -43,9 +43,9 @@ class Queue(SnapshotModel):
         errors: list[tuple[tuple[str | int, ...], str]] = []
         weights = self.over_quota_weight
         for key, weight in weights.items() if isinstance(weights, dict) else [(None, weights)]:
-            if not math.isfinite(weight) or weight < 0:
+            if not math.isfinite(weight) or not 0 <= weight <= MAX_WEIGHT:
                 where: tuple[str | int, ...] = ("over_quota_weight",) if key is None else ("over_quota_weight", key)
-                errors.append((where, f"a weight must be finite and greater than or equal to 0 (got {weight})"))
+                errors.append((where, f"a weight must be from 0 to {MAX_WEIGHT:,.0f} (got {weight})"))
         for name, amount in self.deserved.items():
             limit = self.limit_of(name)
             if limit is not None and (amount == UNLIMITED or amount > limit):

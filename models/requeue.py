@@ -13,19 +13,19 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from .fields import Duration, SnapshotModel, Time, raise_errors
+from .fields import Count, Duration, SnapshotModel, Time, raise_errors
 
 
 class RequeueConfig(SnapshotModel):
-    """How evicted jobs are requeued (seed 003 ``requeuingStrategy``)."""
+    """How evicted jobs are requeued (as Kueue's ``requeuingStrategy``)."""
 
     timestamp: Literal["eviction", "creation"] = Field(
         "eviction", description="which time orders a requeued job in its queue: its last eviction or its creation"
     )
     backoff_base: Duration = Field(60.0, description="delay after the first eviction; doubles with each one")
     backoff_max: Duration = Field(3600.0, description="the delay never exceeds this")
-    backoff_limit_count: int | None = Field(
-        None, ge=0, description="null = requeue forever; else deactivate the job when its count would exceed this"
+    backoff_limit_count: Count | None = Field(
+        None, description="null = requeue forever; else deactivate the job when its count would exceed this"
     )
 
     @model_validator(mode="after")
@@ -37,13 +37,20 @@ class RequeueConfig(SnapshotModel):
 
 
 class RequeueState(SnapshotModel):
-    """A job's requeue state (seed 003 ``requeueState``): evictions so far, the last one, and when it may run again.
+    """A job's requeue state (as Kueue's ``requeueState``): evictions so far, the last one, and when it may run again.
 
     ``active: false`` means the job was deactivated (its count passed ``backoff_limit_count``);
     it is never scheduled until a user sets it back to ``true``.
     """
 
-    count: int = Field(0, ge=0, description="evictions requeued so far")
+    count: Count = Field(0, description="evictions requeued so far")
     evicted_at: Time | None = Field(None, description="the last eviction")
     requeue_at: Time | None = Field(None, description="not eligible before this instant")
     active: bool = Field(True, description="false = deactivated; never scheduled")
+
+    @model_validator(mode="after")
+    def _requeued_after_eviction(self) -> RequeueState:
+        if self.requeue_at is not None and self.evicted_at is not None and self.requeue_at < self.evicted_at:
+            message = "requeue_at is before evicted_at: a job is requeued after it is evicted"
+            raise_errors("RequeueState", [(("requeue_at",), message)])
+        return self

@@ -21,10 +21,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, ValidationError, WithJsonSchema, model_validator
 
 from .config import Config
-from .errors import SnapshotError
+from .errors import SnapshotError, kind_of
 from .fields import QUANTITY_SCHEMA, AmountMap, Duration, FreeMap, Name, SnapshotModel, raise_errors
 from .priority_class import PriorityClass
-from .quantity import parse_quantity
+from .quantity import MAX_GPUS, parse_quantity
 from .queue import Queue
 
 TraceFormat = Literal["itp", "csv"]
@@ -37,8 +37,8 @@ Quantity = Annotated[int, BeforeValidator(parse_quantity), WithJsonSchema(QUANTI
 class NodeGroup(SnapshotModel):
     """``count`` identical nodes named ``<name>-<i>`` (numbered across groups of the same name)."""
 
-    count: int = Field(ge=1)
-    gpu: int = Field(ge=0, description="GPUs per node")
+    count: int = Field(ge=1, le=1_000_000)
+    gpu: int = Field(ge=0, le=MAX_GPUS, description="GPUs per node")
     cpu: Quantity = Field(64_000, description="default 64 cores")
     memory: Quantity = Field(512 * 1024**3 * 1000, description="default 512Gi")
     gpu_model: str | None = None
@@ -100,7 +100,7 @@ class Weighted(SnapshotModel):
 class SizeClass(SnapshotModel):
     """Jobs with at most ``max_gpus`` GPUs (the first class that fits) get ``priority_class``."""
 
-    max_gpus: int | None = Field(None, ge=0, description="null = any size")
+    max_gpus: int | None = Field(None, ge=0, le=2**31 - 1, description="null = any size")
     priority_class: Name
 
 
@@ -123,7 +123,7 @@ class Window(SnapshotModel):
 
     start: Duration | None = None
     end: Duration | None = None
-    first: int | None = Field(None, ge=1)
+    first: int | None = Field(None, ge=1, le=2**31 - 1)
 
 
 class Durations(SnapshotModel):
@@ -201,7 +201,7 @@ class ScheduledChange(SnapshotModel):
     """At ``at`` seconds of simulated time (from the first arrival): set queue fields, drain or add nodes."""
 
     at: Duration
-    set: dict[str, Any] = Field(
+    set: FreeMap = Field(
         default_factory=dict, description="queues.<name>.<field>[.<resource>]: value, e.g. queues.a.limit.gpu: 16"
     )
     drain: list[str] = Field(default_factory=list, description="nodes made unschedulable (running work stays)")
@@ -235,7 +235,7 @@ def scenario_from_data(data: Any) -> Scenario:
     """Validate already-parsed data (a mapping) as a scenario; errors name field paths."""
     if not isinstance(data, dict):
         raise SnapshotError.single(
-            "", f"a scenario is a mapping with cluster, queues, workload, ...; got {type(data).__name__}"
+            "", f"a scenario is a mapping with cluster, queues, workload, ...; the file holds {kind_of(data)}"
         )
     try:
         return Scenario.model_validate(data)

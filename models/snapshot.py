@@ -204,7 +204,8 @@ class Snapshot(SnapshotModel):
                     errors.append(
                         (
                             ("nodes", i, "resources", resource),
-                            f"over-committed: running and releasing tasks use {format_quantity(resource, amount)} "
+                            f"node {node.name} is over-committed: running and releasing tasks use "
+                            f"{format_quantity(resource, amount)} "
                             f"{resource} but the node has {format_quantity(resource, capacity)} "
                             f"(tasks: {_shown(names)})",
                         )
@@ -216,7 +217,8 @@ class Snapshot(SnapshotModel):
                     errors.append(
                         (
                             ("nodes", i, "resources", resource),
-                            f"over-promised: running and nominated tasks would use {format_quantity(resource, amount)} "
+                            f"node {node.name} is over-promised: running and nominated tasks would use "
+                            f"{format_quantity(resource, amount)} "
                             f"{resource} once releasing tasks leave, but the node has "
                             f"{format_quantity(resource, capacity)} (nominated: {_shown(names)})",
                         )

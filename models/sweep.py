@@ -19,11 +19,11 @@ Examples
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
-from .fields import SnapshotModel, raise_errors
+from .fields import FreeMap, SnapshotModel, bounded_depth, raise_errors
 
 PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.([A-Za-z_][A-Za-z0-9_-]*|[0-9]+))*$")
 """A dotted path into a scenario document: names, and list indexes as numbers."""
@@ -39,10 +39,10 @@ class Sweep(SnapshotModel):
     """Runs of a base scenario over axes (spec simulate-v1, ``sweep``)."""
 
     scenario: str = Field(description="the base scenario file, relative to the sweep file")
-    grid: dict[str, list[Any]] = Field(
+    grid: Annotated[dict[str, list[Any]], BeforeValidator(bounded_depth)] = Field(
         default_factory=dict, description="path -> values; every combination of the axes is run"
     )
-    points: list[dict[str, Any]] = Field(
+    points: list[FreeMap] = Field(
         default_factory=list, description="settings taken as they are (path -> value), each crossed with the grid"
     )
     seeds: list[int] = Field(default_factory=list, description="simulation.seed values; default: the scenario's")

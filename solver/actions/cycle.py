@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpu_preempt.models import Job, RequeueState, Snapshot
-from gpu_preempt.models.decision import Decision, requeue_dict
+from gpu_preempt.models.decision import CYCLE_ACTIONS, Decision, requeue_dict
 from gpu_preempt.solver.problem.data import Action
 from gpu_preempt.solver.rules.job_order import Placeable, WaitingOrder
 from gpu_preempt.solver.rules.requeue import queue_order_time
@@ -47,8 +47,6 @@ from .job_solver import SolverName, attempt
 from .quota_enforcement import QUOTA_ACTION, enforce, enforcement_order
 
 ACTIONS: tuple[Action, ...] = ("allocate", "reclaim", "preempt")
-CYCLE_ACTIONS: tuple[str, ...] = (QUOTA_ACTION, *ACTIONS)
-"""Every action a cycle may run."""
 
 
 def default_actions(snapshot: Snapshot) -> tuple[str, ...]:

@@ -9,14 +9,61 @@ another reason (no GPUs for ``inventory --as-node``, a decision failing
 from __future__ import annotations
 
 import json
+import math
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from gpu_preempt.models import Snapshot, SnapshotError, load_snapshot
+from gpu_preempt.models.duration import MAX_DURATION
 
 from .render import err, print_problems
+
+
+def _plain(params: list[Any]) -> None:
+    """Help shows ``FILE`` for an argument and nothing after a flag (not ``{file}``, ``<path>`` or ``<bool>``)."""
+    for param in params:
+        if param.param_type_name == "argument" and param.metavar is None:
+            param.metavar = (param.name or "arg").upper()
+        elif param.param_type_name == "option" and getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+
+
+class Command(TyperCommand):
+    """A command whose usage line reads ``gpu-preempt cycle [OPTIONS] FILE``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _plain(self.params)
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if param.param_type_name == "argument":
+                name = param.metavar or (param.name or "arg").upper()
+                name = name if param.required else f"[{name}]"
+                pieces.append(name + ("..." if param.nargs != 1 else ""))
+        return pieces
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)
+        if option is not None:
+            _plain([option])
+        return option
+
+
+class Group(TyperGroup):
+    """The top level: ``--help`` without a type placeholder."""
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)
+        if option is not None:
+            _plain([option])
+        return option
+
 
 app = typer.Typer(
     name="gpu-preempt",
@@ -24,15 +71,62 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    cls=Group,
 )
+
+
+def command(name: str | None = None) -> Any:
+    """``@app.command`` with this CLI's :class:`Command` (plain usage line and help)."""
+    return app.command(name, cls=Command)
+
+
+def _version(value: bool) -> None:
+    if value:
+        try:
+            print(f"gpu-preempt {version('gpu-preempt')}")
+        except PackageNotFoundError:  # run from a source tree that is not installed
+            print("gpu-preempt (not installed)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    _: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, metavar="", help="print the version and exit"),
+    ] = False,
+) -> None:
+    """Exact, explainable victim selection for GPU batch clusters."""
+
+
+SolverName = Literal["cpsat", "greedy"]
 
 FileArg = Annotated[Path, typer.Argument(help="snapshot file (YAML, or JSON if it ends in .json)")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON document for programs")]
-SolverOpt = Annotated[str, typer.Option("--solver", help="cpsat (exact) or greedy (the KAI-like baseline)")]
+SolverOpt = Annotated[SolverName, typer.Option("--solver", help="cpsat (exact) or greedy (the KAI-like baseline)")]
 VerifyOpt = Annotated[bool, typer.Option("--verify", help="re-check every decision with the independent verifier")]
-WorkersOpt = Annotated[int | None, typer.Option("--workers", help="CP-SAT workers (overrides config.solver.workers)")]
-TimeOpt = Annotated[float | None, typer.Option("--time-limit", help="seconds per decision (overrides the config)")]
+WorkersOpt = Annotated[
+    int | None,
+    typer.Option("--workers", metavar="N", help="CP-SAT workers, 0 = all cores (overrides config.solver.workers)"),
+]
+TimeOpt = Annotated[
+    float | None,
+    typer.Option("--time-limit", metavar="SECONDS", help="seconds per decision, above 0 (overrides the config)"),
+]
 TimingOpt = Annotated[bool, typer.Option("--timing/--no-timing", help="include solve_ms in --json output")]
+
+
+def check_limits(workers: int | None, time_limit: float | None) -> None:
+    """Exit 2 on ``--workers`` outside 0..1024 or a ``--time-limit`` that is not a positive number of seconds."""
+    if workers is not None and not 0 <= workers <= 1024:
+        usage_error("--workers", f"expected 0 (all cores) to 1024, got {workers}")
+    if time_limit is not None and not (math.isfinite(time_limit) and 0 < time_limit <= MAX_DURATION):
+        usage_error("--time-limit", f"expected a positive number of seconds, got {time_limit}")
+
+
+def usage_error(option: str, message: str) -> None:
+    err.print(f"error: {option}: {message}", markup=False)
+    raise typer.Exit(2)
 
 
 def load(path: Path, as_json: bool) -> Snapshot:
@@ -48,12 +142,24 @@ def load(path: Path, as_json: bool) -> Snapshot:
 
 
 def tuned(snapshot: Snapshot, workers: int | None, time_limit: float | None) -> Snapshot:
+    """``snapshot`` with ``--workers`` and ``--time-limit`` applied (exit 2 if either is out of range)."""
     solver = snapshot.config.solver
     if workers is not None:
         solver = solver.model_copy(update={"workers": workers})
     if time_limit is not None:
         solver = solver.model_copy(update={"time_limit": time_limit})
     return snapshot.model_copy(update={"config": snapshot.config.model_copy(update={"solver": solver})})
+
+
+def write_file(option: str, target: Path, text: str) -> None:
+    """Write ``text`` to ``target`` whole or not at all (a temporary file, then renamed); exit 2 if it cannot be."""
+    partial = target.with_name(f".{target.name}.partial")
+    try:
+        partial.write_text(text, encoding="utf-8")
+        partial.replace(target)
+    except OSError as error:
+        partial.unlink(missing_ok=True)
+        usage_error(option, f"cannot write {target} ({error.strerror})")
 
 
 def check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:

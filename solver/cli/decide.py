@@ -1,21 +1,19 @@
-"""Decisions: ``solve`` (one pending job), ``cycle`` (every pending job), ``enforce-quota`` (seed 002)."""
+"""Decisions: ``solve`` (one pending job), ``cycle`` (every pending job), ``enforce-quota``.
+
+The engine (and OR-Tools with it) is imported inside each command, so that ``--help`` and the commands that do not
+solve start fast.
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
-import yaml
 
 from gpu_preempt.models import read_document
-from gpu_preempt.models.decision import Decision
-from gpu_preempt.solver.actions.cycle import CYCLE_ACTIONS, CycleResult, final_decision, run_cycle, solve_one
-from gpu_preempt.solver.actions.next_snapshot import next_snapshot
-from gpu_preempt.solver.actions.quota_enforcement import enforce, enforcement_order
-from gpu_preempt.solver.check.verifier import verify_decisions
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.models.decision import CYCLE_ACTIONS
 
 from .app import (
     FileArg,
@@ -25,19 +23,29 @@ from .app import (
     TimingOpt,
     VerifyOpt,
     WorkersOpt,
-    app,
-    check_choice,
+    check_limits,
+    command,
     load,
     tuned,
+    usage_error,
+    write_file,
 )
 from .render import err, out, print_decision
 
+if TYPE_CHECKING:
+    from gpu_preempt.models.decision import Decision
+    from gpu_preempt.solver.actions.cycle import CycleResult
+    from gpu_preempt.solver.state.cluster import Cluster
 
-@app.command()
+
+@command()
 def solve(
     file: FileArg,
-    job: Annotated[str, typer.Option("--job", help="the pending job to decide for")],
-    action: Annotated[str, typer.Option("--action", help="reclaim, preempt, allocate, or auto")] = "auto",
+    job: Annotated[str, typer.Option("--job", metavar="NAME", help="the pending job to decide for")],
+    action: Annotated[
+        Literal["auto", "allocate", "reclaim", "preempt"],
+        typer.Option("--action", help="auto tries allocate, then reclaim, then preempt"),
+    ] = "auto",
     solver: SolverOpt = "cpsat",
     as_json: JsonOpt = False,
     verify_: VerifyOpt = False,
@@ -46,8 +54,10 @@ def solve(
     timing: TimingOpt = True,
 ) -> None:
     """Decide for one pending job: victims, placements, and why."""
-    check_choice("--action", action, ("auto", "allocate", "reclaim", "preempt"))
-    check_choice("--solver", solver, ("cpsat", "greedy"))
+    from gpu_preempt.solver.actions.cycle import final_decision, solve_one
+    from gpu_preempt.solver.state.cluster import Cluster
+
+    check_limits(workers, time_limit)
     snapshot = tuned(load(file, as_json), workers, time_limit)
     names = [j.name for j in snapshot.jobs]
     if job not in names:
@@ -56,7 +66,7 @@ def solve(
         )
         raise typer.Exit(2)
     cluster = Cluster.of(snapshot)
-    tried = solve_one(cluster, snapshot.job(job), action, solver=solver)  # type: ignore[arg-type]
+    tried = solve_one(cluster, snapshot.job(job), action, solver=solver)
     decision = final_decision(tried)
     if as_json:
         document = {
@@ -76,13 +86,14 @@ def solve(
         _verify_all([decision], [cluster])
 
 
-@app.command()
+@command()
 def cycle(
     file: FileArg,
     actions: Annotated[
         str | None,
         typer.Option(
             "--actions",
+            metavar="A,B,...",
             help="comma-separated, run in this order (enforce-quota, allocate, reclaim, preempt); default: "
             "allocate,reclaim,preempt, with enforce-quota first when config.quota_preemption_enabled is true",
         ),
@@ -97,18 +108,19 @@ def cycle(
         Path | None,
         typer.Option(
             "--next-snapshot",
+            metavar="FILE",
             help="write the snapshot this cycle leaves (bound tasks running, pipelined ones nominated, victims "
             "releasing, requeue states) to this file: YAML, or JSON for a .json name",
         ),
     ] = None,
 ) -> None:
     """Run one scheduling cycle over all pending jobs (allocate, reclaim, preempt; enforce-quota first if on)."""
-    chosen = None if actions is None else [a.strip() for a in actions.split(",") if a.strip()]
-    for name in chosen or ():
-        check_choice("--actions", name, CYCLE_ACTIONS)
-    check_choice("--solver", solver, ("cpsat", "greedy"))
+    from gpu_preempt.solver.actions.cycle import run_cycle
+
+    chosen = None if actions is None else _actions(actions)
+    check_limits(workers, time_limit)
     snapshot = tuned(load(file, as_json), workers, time_limit)
-    result = run_cycle(snapshot, chosen, solver=solver)  # type: ignore[arg-type]
+    result = run_cycle(snapshot, chosen, solver=solver)
     if next_file is not None:
         _write_next(file, next_file, result)
     if as_json:
@@ -128,11 +140,12 @@ def cycle(
         _verify_all(result.decisions, result.states)
 
 
-@app.command("enforce-quota")
+@command("enforce-quota")
 def enforce_quota(
     file: FileArg,
     queue: Annotated[
-        str | None, typer.Option("--queue", help="only this queue (default: every queue above its limit)")
+        str | None,
+        typer.Option("--queue", metavar="NAME", help="only this queue (default: every queue above its limit)"),
     ] = None,
     as_json: JsonOpt = False,
     verify_: VerifyOpt = False,
@@ -140,7 +153,11 @@ def enforce_quota(
     time_limit: TimeOpt = None,
     timing: TimingOpt = True,
 ) -> None:
-    """Bring queues above their limit back within it by preemption (seed 002), deepest queues first."""
+    """Bring queues above their limit back within it by preemption, deepest queues first."""
+    from gpu_preempt.solver.actions.quota_enforcement import enforce, enforcement_order
+    from gpu_preempt.solver.state.cluster import Cluster
+
+    check_limits(workers, time_limit)
     snapshot = tuned(load(file, as_json), workers, time_limit)
     names = [q.name for q in snapshot.queues]
     if queue is not None and queue not in names:
@@ -167,17 +184,29 @@ def enforce_quota(
         _verify_all(decisions, states)
 
 
+def _actions(text: str) -> list[str]:
+    """``--actions``: names from :data:`CYCLE_ACTIONS`, at least one (exit 2 otherwise)."""
+    chosen = [a.strip() for a in text.split(",") if a.strip()]
+    if not chosen:
+        usage_error("--actions", f"name at least one of {', '.join(CYCLE_ACTIONS)}")
+    for name in chosen:
+        if name not in CYCLE_ACTIONS:
+            usage_error("--actions", f"'{name}' is not one of {', '.join(CYCLE_ACTIONS)}")
+    return chosen
+
+
 def _write_next(source: Path, target: Path, result: CycleResult) -> None:
-    """Seed 004: the state the cycle leaves, as a snapshot to feed the next cycle."""
+    """The state the cycle leaves, as a snapshot to feed the next cycle (YAML, or JSON for a ``.json`` name)."""
+    import yaml
+
+    from gpu_preempt.solver.actions.next_snapshot import next_snapshot
+
     document = next_snapshot(read_document(source), result)
-    try:
-        if target.suffix.lower() == ".json":
-            target.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-        else:
-            target.write_text(yaml.safe_dump(document, sort_keys=False, width=120), encoding="utf-8")
-    except OSError as error:
-        err.print(f"error: --next-snapshot: cannot write {target} ({error.strerror})", markup=False)
-        raise typer.Exit(2) from None
+    if target.suffix.lower() == ".json":
+        text = json.dumps(document, indent=2) + "\n"
+    else:
+        text = yaml.safe_dump(document, sort_keys=False, width=120)
+    write_file("--next-snapshot", target, text)
 
 
 def _job_states(cluster: Cluster, names: list[str]) -> dict[str, Any]:
@@ -194,6 +223,8 @@ def _job_states(cluster: Cluster, names: list[str]) -> dict[str, Any]:
 
 def _verify_all(decisions: list[Decision], states: list[Cluster]) -> None:
     """``--verify``: re-check every decision in the state it was made in; list every broken rule and exit 1."""
+    from gpu_preempt.solver.check.verifier import verify_decisions
+
     failures = verify_decisions(decisions, states)
     if failures:
         for failure in failures:

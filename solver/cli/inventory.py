@@ -11,11 +11,11 @@ import yaml
 
 from gpu_preempt.solver.inventory.nvml import RecordedNVML, inventory_as_node, read_inventory
 
-from .app import JsonOpt, app
+from .app import JsonOpt, command
 from .render import err, print_inventory
 
 
-@app.command()
+@command()
 def inventory(
     as_json: JsonOpt = False,
     as_node: Annotated[

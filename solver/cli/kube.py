@@ -5,42 +5,44 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
-import yaml
 
 from gpu_preempt.models import SnapshotError, parse_time, snapshot_from_data
-from gpu_preempt.models.decision import Decision
-from gpu_preempt.solver.actions.cycle import final_decision, run_cycle, solve_one
-from gpu_preempt.solver.kube.core import Report
-from gpu_preempt.solver.kube.importer import import_objects
-from gpu_preempt.solver.kube.plan import PodEviction, eviction_list, evictions, kubectl_script
-from gpu_preempt.solver.kube.read import read_objects
-from gpu_preempt.solver.state.cluster import Cluster
 
-from .app import FileArg, SolverOpt, app, check_choice, load
+from .app import FileArg, SolverOpt, command, load, usage_error, write_file
 from .render import err, out, print_problems
 
-SOURCES = ("kai", "kueue", "volcano", "labels")
-FORMATS = ("eviction-json", "kubectl", "table")
+if TYPE_CHECKING:
+    from gpu_preempt.models.decision import Decision
+    from gpu_preempt.solver.kube.core import Report
+    from gpu_preempt.solver.kube.plan import PodEviction
 
 
-@app.command("import")
+@command("import")
 def import_(
-    files: Annotated[list[str], typer.Argument(help="kubectl get ... -o json output: files, or - for stdin")],
+    files: Annotated[
+        list[str], typer.Argument(metavar="FILE", help="kubectl get ... -o json output: files, or - for stdin")
+    ],
     output: Annotated[
-        Path | None, typer.Option("-o", "--output", help="write the snapshot here (default: stdout)")
+        Path | None, typer.Option("-o", "--output", metavar="FILE", help="write the snapshot here (default: stdout)")
     ] = None,
-    now: Annotated[str | None, typer.Option("--now", help="the snapshot's instant (RFC 3339); default: now")] = None,
+    now: Annotated[
+        str | None, typer.Option("--now", metavar="TIME", help="the snapshot's instant (RFC 3339); default: now")
+    ] = None,
     queue_source: Annotated[
-        str | None, typer.Option("--queue-source", help="kai, kueue, volcano or labels; default: from the objects")
+        Literal["kai", "kueue", "volcano", "labels"] | None,
+        typer.Option("--queue-source", help="where queues come from; default: from the objects"),
     ] = None,
     strict: Annotated[bool, typer.Option("--strict", help="refuse to guess: every guess is an error")] = False,
 ) -> None:
     """Read Kubernetes objects (nodes, pods, priority classes, queues, pod groups) and write a snapshot."""
-    if queue_source is not None:
-        check_choice("--queue-source", queue_source, SOURCES)
+    import yaml
+
+    from gpu_preempt.solver.kube.importer import import_objects
+    from gpu_preempt.solver.kube.read import read_objects
+
     try:
         instant = None if now is None else parse_time(now)
     except ValueError as error:
@@ -48,7 +50,7 @@ def import_(
         raise typer.Exit(2) from None
     try:
         objects = read_objects(files, sys.stdin)
-        document, report = import_objects(objects, now=instant, queue_source=queue_source)  # type: ignore[arg-type]
+        document, report = import_objects(objects, now=instant, queue_source=queue_source)
         snapshot_from_data(document)  # what is written is a valid snapshot
     except SnapshotError as error:
         print_problems("the input cannot be imported", error.errors)
@@ -61,7 +63,7 @@ def import_(
     if output is None:
         sys.stdout.write(text)
     else:
-        output.write_text(text, encoding="utf-8")
+        write_file("--output", output, text)
         err.print(f"wrote {output}", markup=False)
 
 
@@ -76,30 +78,34 @@ def _print_report(report: Report, count: int) -> None:
         err.print(f"note: {line}", markup=False)
 
 
-@app.command()
+@command()
 def plan(
     file: FileArg,
-    job: Annotated[str | None, typer.Option("--job", help="decide for this pending job")] = None,
+    job: Annotated[str | None, typer.Option("--job", metavar="NAME", help="decide for this pending job")] = None,
     cycle: Annotated[bool, typer.Option("--cycle", help="run a whole scheduling cycle")] = False,
-    format_: Annotated[str, typer.Option("--format", help="eviction-json, kubectl or table")] = "table",
+    format_: Annotated[
+        Literal["table", "eviction-json", "kubectl"],
+        typer.Option("--format", help="a table to read, policy/v1 Evictions, or a kubectl script"),
+    ] = "table",
     solver: SolverOpt = "cpsat",
 ) -> None:
     """The evictions a decision needs, as Eviction objects or a kubectl script to review (nothing is sent)."""
-    check_choice("--format", format_, FORMATS)
-    check_choice("--solver", solver, ("cpsat", "greedy"))
+    from gpu_preempt.solver.actions.cycle import final_decision, run_cycle, solve_one
+    from gpu_preempt.solver.kube.plan import eviction_list, evictions, kubectl_script
+    from gpu_preempt.solver.state.cluster import Cluster
+
     if (job is None) == (not cycle):
-        err.print("error: give either --job NAME or --cycle", markup=False)
-        raise typer.Exit(2)
+        usage_error("--job/--cycle", "give either --job NAME or --cycle")
     snapshot = load(file, False)
     decisions: list[Decision]
     if job is not None:
         if job not in {j.name for j in snapshot.jobs}:
             err.print(f"error: --job: unknown job {job!r}", markup=False)
             raise typer.Exit(2)
-        tried = solve_one(Cluster.of(snapshot), snapshot.job(job), "auto", solver=solver)  # type: ignore[arg-type]
+        tried = solve_one(Cluster.of(snapshot), snapshot.job(job), "auto", solver=solver)
         decisions = [final_decision(tried)]
     else:
-        decisions = run_cycle(snapshot, solver=solver).decisions  # type: ignore[arg-type]
+        decisions = run_cycle(snapshot, solver=solver).decisions
     pods = evictions(snapshot, decisions)
     if format_ == "eviction-json":
         sys.stdout.write(json.dumps(eviction_list(pods), indent=2) + "\n")

@@ -25,14 +25,12 @@ from gpu_preempt.models import (
 from gpu_preempt.models.decision import Decision, VictimTasks
 from gpu_preempt.models.quantity import add
 from gpu_preempt.models.quota_decision import QuotaDecision
-from gpu_preempt.solver.explain.reasons import why_victim
-from gpu_preempt.solver.explain.summary import Summary
-from gpu_preempt.solver.inventory.nvml import Inventory
-from gpu_preempt.solver.planning.table import FIGURES
-from gpu_preempt.solver.state.cluster import Cluster
 
 if TYPE_CHECKING:
+    from gpu_preempt.solver.explain.summary import Summary
+    from gpu_preempt.solver.inventory.nvml import Inventory
     from gpu_preempt.solver.planning.run_sweep import SweepResult
+    from gpu_preempt.solver.state.cluster import Cluster
 
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -86,6 +84,8 @@ def _quota_resources(s: Summary) -> tuple[str, ...]:
 
 
 def print_decision(cluster: Cluster, d: Decision) -> None:
+    from gpu_preempt.solver.explain.reasons import why_victim  # with the engine: imported when a decision is shown
+
     if isinstance(d, QuotaDecision):
         _print_quota(cluster, d)
         return
@@ -267,6 +267,8 @@ def _span(seconds: float | None) -> str:
 
 
 def print_sweep(folder: Path, result: SweepResult) -> None:
+    from gpu_preempt.solver.planning.table import FIGURES
+
     """The sweep's table: one row per run (its axes, then the figures operators compare first), then the target."""
     rows = result.rows
     figures = ("wait.p50", "wait.p95", "preemptions", "lost_gpu_h", "utilisation", "jain_index")

@@ -6,28 +6,34 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from gpu_preempt.models import SnapshotError, parse_duration
-from gpu_preempt.solver.planning.run import simulate as replay
 
-from .app import app
+from .app import command
 from .render import err, print_problems, print_simulation
 
 
-@app.command()
+@command()
 def simulate(
-    scenario: Annotated[Path, typer.Argument(help="scenario file (YAML; spec simulate-v1)")],
-    out: Annotated[Path, typer.Option("--out", help="output folder (summary.json, jobs.parquet, ...)")],
+    scenario: Annotated[Path, typer.Argument(metavar="SCENARIO", help="scenario file (YAML; spec simulate-v1)")],
+    out: Annotated[
+        Path, typer.Option("--out", metavar="FOLDER", help="output folder (summary.json, jobs.parquet, ...)")
+    ],
     dump_at: Annotated[
         str | None,
-        typer.Option("--dump-at", help="write dump.json: the snapshot of the first cycle at or after this time"),
+        typer.Option(
+            "--dump-at", metavar="TIME", help="write dump.json: the snapshot of the first cycle at or after this time"
+        ),
     ] = None,
     check: Annotated[
         bool, typer.Option("--check", help="check invariants and verify every decision, every cycle")
     ] = False,
 ) -> None:
     """Replay a scenario: waits, preemptions, fairness, utilisation and lost work, as files and plots."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from gpu_preempt.solver.planning.run import simulate as replay
+
     try:
         at = None if dump_at is None else parse_duration(dump_at)
     except ValueError as error:

@@ -9,16 +9,17 @@ import typer
 
 from gpu_preempt.models import Snapshot
 from gpu_preempt.models.scenario import Scenario
-from gpu_preempt.solver.explain.summary import summarize
-from gpu_preempt.solver.state.cluster import Cluster
 
-from .app import FileArg, JsonOpt, app, load
+from .app import FileArg, JsonOpt, command, load
 from .render import print_summary
 
 
-@app.command()
+@command()
 def validate(file: FileArg, as_json: JsonOpt = False) -> None:
     """Check a snapshot; print nodes, the queue tree with fair shares, jobs, and protected jobs."""
+    from gpu_preempt.solver.explain.summary import summarize
+    from gpu_preempt.solver.state.cluster import Cluster
+
     snapshot = load(file, as_json)
     summary = summarize(Cluster.of(snapshot))
     if as_json:
@@ -27,7 +28,7 @@ def validate(file: FileArg, as_json: JsonOpt = False) -> None:
         print_summary(file, summary)
 
 
-@app.command()
+@command()
 def schema(
     scenario: Annotated[bool, typer.Option("--scenario", help="the scenario format (simulate-v1) instead")] = False,
 ) -> None:

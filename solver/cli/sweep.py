@@ -4,42 +4,48 @@ cluster that meets a target)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from gpu_preempt.models import SnapshotError
 
-from .app import app
+from .app import command, usage_error
 from .render import err, print_problems, print_sweep
 
 if TYPE_CHECKING:
     from gpu_preempt.solver.planning.sweep import Run
 
 
-@app.command()
+@command()
 def sweep(
     file: Annotated[Path, typer.Argument(help="sweep file (YAML: scenario, grid, points, seeds, solvers, size)")],
-    out: Annotated[Path, typer.Option("--out", help="output folder (results.csv, runs.jsonl, plots)")],
-    workers: Annotated[int, typer.Option("--workers", help="local worker processes")] = 1,
+    out: Annotated[
+        Path, typer.Option("--out", metavar="FOLDER", help="output folder (results.csv, runs.jsonl, plots)")
+    ],
+    workers: Annotated[int, typer.Option("--workers", metavar="N", help="local worker processes, 1 to 256")] = 1,
     backend: Annotated[
-        str, typer.Option("--backend", help="local, or ray (pip install 'gpu-preempt[ray]'; ray.init() finds it)")
+        Literal["local", "ray"],
+        typer.Option("--backend", help="ray: pip install 'gpu-preempt[ray]'; ray.init() finds the cluster"),
     ] = "local",
     target: Annotated[
         str | None,
-        typer.Option("--target", help="e.g. 'wait.p95 <= 1h': the smallest size on the size axis that meets it"),
+        typer.Option(
+            "--target", metavar="GOAL", help="e.g. 'wait.p95 <= 1h': the smallest size on the size axis that meets it"
+        ),
     ] = None,
     cache: Annotated[
-        Path | None, typer.Option("--cache", help="run cache folder (default ~/.cache/gpu-preempt/runs)")
+        Path | None,
+        typer.Option("--cache", metavar="FOLDER", help="run cache folder (default ~/.cache/gpu-preempt/runs)"),
     ] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="replay every run, store nothing")] = False,
 ) -> None:
     """Replay a scenario at every point of some axes (CP-SAT and greedy side by side); a table and plots."""
-    if backend not in ("local", "ray"):
-        err.print(f"error: --backend: expected local or ray, got {backend!r}", markup=False)
-        raise typer.Exit(2)
-    from gpu_preempt.solver.planning.run_sweep import sweep as run_sweep  # only this command needs the sweep modules
+    if not 1 <= workers <= 256:
+        usage_error("--workers", f"expected 1 to 256 worker processes, got {workers}")
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from gpu_preempt.solver.planning.run_sweep import sweep as run_sweep
 
     columns = (TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=True) as progress:
@@ -56,7 +62,7 @@ def sweep(
                 file,
                 out,
                 workers=workers,
-                backend=backend,  # type: ignore[arg-type]
+                backend=backend,
                 target=target,
                 cache=cache,
                 use_cache=not no_cache,

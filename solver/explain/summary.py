@@ -11,7 +11,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from gpu_preempt.models import Job, format_duration, format_time, is_gpu_resource
+from gpu_preempt.models import Job, format_duration, is_gpu_resource
+from gpu_preempt.models.duration import format_end
 from gpu_preempt.solver.rules.min_runtime import preempt_min_runtime, protected_until, reclaim_min_runtime
 from gpu_preempt.solver.state.cluster import Cluster
 
@@ -115,7 +116,7 @@ def protected_jobs(cluster: Cluster) -> list[ProtectedJob]:
                     job.name,
                     job.queue,
                     "preempt-min-runtime",
-                    format_time(until),
+                    format_end(until),
                     f"{format_duration(runtime)} against preemption in its own queue{elastic}",
                 )
             )
@@ -129,7 +130,7 @@ def protected_jobs(cluster: Cluster) -> list[ProtectedJob]:
                         job.name,
                         job.queue,
                         "toleration",
-                        None if window is None else format_time(window),
+                        None if window is None else format_end(window),
                         f"tolerates preemptors below priority {policy.minimum_preemptable_priority}",
                     )
                 )
@@ -155,7 +156,7 @@ def _reclaim_protection(cluster: Cluster, job: Job, leaves: list[str], elastic: 
                 job.name,
                 job.queue,
                 "reclaim-min-runtime",
-                format_time(until),
+                format_end(until),
                 f"{format_duration(until - (job.started_at or 0))} against {scope}{elastic}",
             )
         )

@@ -13,12 +13,12 @@ Examples
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from gpu_preempt.models import SnapshotError
+from gpu_preempt.models.document import parse_document
 from gpu_preempt.models.errors import FieldError
 
 
@@ -88,12 +88,7 @@ def parse_objects(text: str, source: str) -> list[KubeObject]:
     """The objects of one JSON document (a List or one object)."""
     if not text.strip():
         raise SnapshotError.single(source, "the input is empty; expected the JSON that kubectl get -o json prints")
-    try:
-        document = json.loads(text, object_pairs_hook=_no_duplicates)
-    except json.JSONDecodeError as err:
-        raise SnapshotError.single(f"{source}: line {err.lineno} column {err.colno}", f"not JSON ({err.msg})") from None
-    except _Duplicate as err:
-        raise SnapshotError.single(source, f"duplicate key {err.args[0]!r} in one object") from None
+    document = parse_document(text, json_format=True, source=source)
     if not isinstance(document, dict) or not isinstance(document.get("kind"), str):
         raise SnapshotError.single(source, "not a Kubernetes object or List (expected a JSON object with a kind)")
     if document["kind"] == "List" or (document["kind"].endswith("List") and "items" in document):
@@ -125,16 +120,3 @@ def _object(item: Any, where: str, source: str) -> KubeObject | FieldError:
         return FieldError(f"{where}.metadata.namespace", "not a string")
     group, _, ver = version.rpartition("/")
     return KubeObject(kind, group, ver, namespace or None, metadata["name"], item, source)
-
-
-class _Duplicate(Exception):
-    pass
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _Duplicate(key)
-        out[key] = value
-    return out

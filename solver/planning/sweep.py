@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from gpu_preempt.models import SnapshotError, read_document
-from gpu_preempt.models.errors import FieldError, format_loc
+from gpu_preempt.models.errors import FieldError, format_loc, kind_of
 from gpu_preempt.models.scenario import Scenario, scenario_from_data
 from gpu_preempt.models.sweep import Sweep
 
@@ -97,7 +97,7 @@ def load_sweep(path: Path) -> SweepPlan:
     """The sweep file at ``path`` and its base scenario, validated; raises :class:`SnapshotError`."""
     raw = read_document(path)
     if not isinstance(raw, dict):
-        raise SnapshotError.single("", f"a sweep is a mapping with scenario, grid, ...; got {type(raw).__name__}")
+        raise SnapshotError.single("", f"a sweep is a mapping with scenario, grid, ...; the file holds {kind_of(raw)}")
     try:
         sweep = Sweep.model_validate(raw)
     except ValidationError as error:

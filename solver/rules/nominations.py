@@ -113,4 +113,4 @@ def held_against(cluster: Cluster, job: Job) -> str | None:
         return None
     named = ", ".join(f"{name} on {', '.join(sorted(nodes))}" for name, nodes in sorted(holders.items())[:5])
     more = f" and {len(holders) - 5} more" if len(holders) > 5 else ""
-    return f"places promised to jobs of equal or higher priority hold (seed 004): {named}{more}"
+    return f"places promised to jobs of equal or higher priority hold: {named}{more}"

@@ -13,11 +13,11 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Literal
 
 from gpu_preempt.models import Job, format_duration, format_time
+from gpu_preempt.models.duration import MAX_INSTANT
 from gpu_preempt.solver.state.cluster import Cluster
 
 from .min_runtime import preempt_min_runtime, protected_until, reclaim_min_runtime
@@ -68,7 +68,7 @@ def protections(cluster: Cluster, victim: Job, preemptor: Job, action: Action) -
                 Protection(
                     victim.name,
                     "min-runtime",
-                    until,
+                    None if until > MAX_INSTANT else until,
                     victim.is_elastic,
                     f"{action}-min-runtime {format_duration(runtime)} since its start at {format_time(started)}"
                     + (f"; only tasks above min_available {victim.gang_minimum} may go" if victim.is_elastic else ""),
@@ -82,7 +82,7 @@ def protections(cluster: Cluster, victim: Job, preemptor: Job, action: Action) -
                 Protection(
                     victim.name,
                     "toleration",
-                    None if math.isinf(tolerated) else tolerated,
+                    None if tolerated > MAX_INSTANT else tolerated,
                     False,
                     f"class '{victim.priority_class}' tolerates preemptors below priority "
                     f"{policy.minimum_preemptable_priority} (this one has {preemptor.resolved_priority})",

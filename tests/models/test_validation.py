@@ -103,7 +103,7 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
         "node over-committed",
         lambda d: (job(d).update(task_resources={"gpu": 5}), job(d)["tasks"][1].update(node="n0")),
         "nodes[0].resources.gpu",
-        "over-committed: running and releasing tasks use 10 gpu but the node has 8 (tasks: run-0, run-1)",
+        "node n0 is over-committed: running and releasing tasks use 10 gpu but the node has 8 (tasks: run-0, run-1)",
     ),
     (
         "node over-committed by releasing tasks",
@@ -167,7 +167,7 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
         "negative weight",
         lambda d: queue(d, "a").update(over_quota_weight=-1),
         "queues[1].over_quota_weight",
-        "greater than or equal to 0",
+        "a weight must be from 0 to 1,000,000",
     ),
     # unknown fields
     ("unknown top-level field", lambda d: d.update(nodez=[]), "nodez", "unknown field"),
@@ -204,7 +204,7 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
         "weight map with a negative weight",
         lambda d: queue(d, "a").update(over_quota_weight={"gpu": -2}),
         "queues[1].over_quota_weight.gpu",
-        "greater than or equal to 0",
+        "a weight must be from 0 to 1,000,000",
     ),
     (
         "unknown reclaim line",
@@ -392,7 +392,7 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
         "nominations over-promise a node",
         lambda d: job(d, "wait").update(task_resources={"gpu": 6}, tasks=[{"status": "nominated", "node": "n0"}]),
         "nodes[0].resources.gpu",
-        "over-promised: running and nominated tasks would use 10 gpu",
+        "node n0 is over-promised: running and nominated tasks would use 10 gpu",
     ),
 ]
 
@@ -436,7 +436,8 @@ def test_json_errors_for_programs(cli):
     [
         ("now: [1,\n", "invalid YAML at line"),
         ("- just\n- a list\n", "a snapshot is a mapping"),
-        ("", "a snapshot is a mapping"),
+        ("", "the file is empty"),
+        ("  \n# only a comment\n", "the file is empty"),
     ],
 )
 def test_unreadable_documents(cli, text, message):

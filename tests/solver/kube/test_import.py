@@ -151,11 +151,12 @@ def gpu_pod(name: str, gpus: str = "4", **spec: Any) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("text", "path", "words"),
     [
-        ("{not json", "dump.json: line 1 column 2", "not JSON"),
+        ("{not json", "", "dump.json: invalid JSON at line 1 column 2"),
         ('{"items": []}', "dump.json", "not a Kubernetes object or List"),
         ("", "dump.json", "empty"),
         ('{"kind": "List", "items": [{"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "a", "name": "b"}}]}',
-         "dump.json", "duplicate key 'name'"),
+         "", "dump.json: duplicate key 'name' (line 1 column 90)"),
+        ("[" * 5000 + "]" * 5000, "", "dump.json: nested too deeply"),
         (json.dumps({"kind": "List", "items": [{"kind": "Pod", "apiVersion": "v1", "metadata": {}}]}),
          "dump.json: items[0].metadata.name", "every object has a name"),
     ],

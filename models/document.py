@@ -1,0 +1,178 @@
+"""Reading a YAML or JSON document safely: bounded nesting, bounded aliases, no duplicate keys.
+
+Every input file (snapshot, scenario, sweep, Kubernetes dump) goes through
+:func:`parse_document` before anything is built from it. It refuses, naming the
+line:
+
+* YAML nested deeper than :data:`MAX_DEPTH` levels (the formats need fewer than
+  15; YAML nested 100,000 deep would otherwise crash the composer), JSON nested
+  deeper than its decoder allows (about 1,000 levels; deeper values are refused
+  by the models with a short message, as any value of the wrong type);
+* YAML aliases that would expand the document by more than
+  :data:`MAX_ALIAS_NODES` nodes ("billion laughs": 550 bytes that expand to
+  a billion strings);
+* a key given twice in one mapping (YAML and JSON would silently keep the last).
+
+YAML is checked on the parser's event stream, which needs no recursion and
+builds nothing; only then is the document composed. JSON is checked while it is
+decoded.
+
+Examples
+--------
+>>> parse_document("a: 1\\nb: [2, 3]", json_format=False, source="x.yaml")
+{'a': 1, 'b': [2, 3]}
+>>> parse_document('{"a": 1, "a": 2}', json_format=True, source="x.json")
+Traceback (most recent call last):
+...
+gpu_preempt.models.errors.SnapshotError: x.json: duplicate key 'a' (line 1 column 10)
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+import yaml
+
+from .errors import SnapshotError, shown
+
+try:  # the C parser is many times faster on large documents
+    from yaml import CSafeLoader as _YamlLoader
+except ImportError:  # pragma: no cover - depends on how PyYAML was built
+    from yaml import SafeLoader as _YamlLoader  # type: ignore[assignment]
+
+MAX_DEPTH: Final = 64
+"""The deepest nesting of mappings and lists a document may have."""
+
+MAX_ALIAS_NODES: Final = 1_000_000
+"""How many nodes YAML aliases may add to a document once expanded."""
+
+_MERGE_KEY = "<<"
+
+
+def parse_document(text: str, *, json_format: bool, source: str) -> Any:
+    """The data in ``text`` (JSON when ``json_format``, else YAML); :class:`SnapshotError` naming the line if bad."""
+    if not text.strip():
+        raise SnapshotError.single("", f"{source}: the file is empty")
+    if json_format:
+        return _parse_json(text, source)
+    _check_yaml_events(text, source)
+    try:
+        data = yaml.load(text, Loader=_YamlLoader)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(err, "problem", None) or str(err)
+        raise SnapshotError.single("", f"{source}: invalid YAML{where}: {problem}") from None
+    except ValueError as err:  # a scalar the constructor cannot convert, e.g. an integer of 5,000 digits
+        raise SnapshotError.single("", f"{source}: invalid YAML: {err}") from None
+    if data is None:
+        raise SnapshotError.single("", f"{source}: the file is empty (it holds only comments or null)")
+    return data
+
+
+class _Duplicate(Exception):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Duplicate(key)
+            seen.add(key)
+    return found
+
+
+def _parse_json(text: str, source: str) -> Any:
+    try:
+        data = json.loads(text, object_pairs_hook=_unique_keys)
+    except json.JSONDecodeError as err:
+        where = f"line {err.lineno} column {err.colno}"
+        raise SnapshotError.single("", f"{source}: invalid JSON at {where}: {err.msg}") from None
+    except _Duplicate as dup:
+        key = dup.args[0]
+        raise SnapshotError.single("", f"{source}: duplicate key {shown(key)}{_json_place(text, key)}") from None
+    except RecursionError:  # the decoder's own limit, near 1,000 levels
+        raise SnapshotError.single("", f"{source}: nested too deeply") from None
+    except ValueError as err:  # e.g. an integer of more than 4,300 digits
+        raise SnapshotError.single("", f"{source}: invalid JSON: {err}") from None
+    return data
+
+
+def _json_place(text: str, key: str) -> str:
+    """`` (line L column C)`` of the second occurrence of ``"key":`` in ``text``, if it can be found."""
+    needle = json.dumps(key)
+    first = text.find(needle)
+    second = text.find(needle, first + 1) if first >= 0 else -1
+    while second >= 0 and not text[second + len(needle) :].lstrip().startswith(":"):
+        second = text.find(needle, second + 1)
+    if second < 0:
+        return ""
+    line = text.count("\n", 0, second) + 1
+    column = second - (text.rfind("\n", 0, second) + 1) + 1
+    return f" (line {line} column {column})"
+
+
+class _Frame:
+    """An open mapping or list while the events are read."""
+
+    __slots__ = ("anchor", "is_mapping", "keys", "nodes", "want_key")
+
+    def __init__(self, anchor: str | None, is_mapping: bool) -> None:
+        self.anchor = anchor
+        self.is_mapping = is_mapping
+        self.keys: set[str] = set()
+        self.nodes = 1
+        self.want_key = is_mapping
+
+
+def _check_yaml_events(text: str, source: str) -> None:
+    """Depth, alias expansion and duplicate keys, from the parser's events (no recursion, nothing built)."""
+    stack: list[_Frame] = []
+    sizes: dict[str, int] = {}
+    added = 0
+
+    def refuse(event: yaml.Event, message: str) -> SnapshotError:
+        mark = event.start_mark
+        return SnapshotError.single("", f"{source}: {message} (line {mark.line + 1} column {mark.column + 1})")
+
+    def finished(size: int) -> None:
+        """A node of ``size`` expanded nodes ended: count it in its parent; a mapping then expects a key."""
+        if stack:
+            parent = stack[-1]
+            parent.nodes += size
+            if parent.is_mapping:
+                parent.want_key = not parent.want_key
+
+    try:
+        for event in yaml.parse(text, Loader=_YamlLoader):
+            kind = type(event)
+            if kind is yaml.ScalarEvent:
+                if stack and stack[-1].is_mapping and stack[-1].want_key:
+                    keys = stack[-1].keys
+                    if event.value in keys and event.value != _MERGE_KEY:
+                        raise refuse(event, f"duplicate key {shown(event.value)}")
+                    keys.add(event.value)
+                if event.anchor is not None:
+                    sizes[event.anchor] = 1
+                finished(1)
+            elif kind is yaml.AliasEvent:
+                size = sizes.get(event.anchor, 1)  # an unknown anchor is reported by the composer
+                added += size - 1
+                if added > MAX_ALIAS_NODES:
+                    raise refuse(event, f"aliases expand to more than {MAX_ALIAS_NODES:,} nodes")
+                finished(size)
+            elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+                stack.append(_Frame(event.anchor, kind is yaml.MappingStartEvent))
+                if len(stack) > MAX_DEPTH:
+                    raise refuse(event, f"nested more than {MAX_DEPTH} levels deep")
+            elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+                frame = stack.pop()
+                if frame.anchor is not None:
+                    sizes[frame.anchor] = frame.nodes
+                finished(frame.nodes)
+    except yaml.YAMLError:
+        return  # the composer reports it, with its line

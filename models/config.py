@@ -63,9 +63,7 @@ class Config(SnapshotModel):
 
     preempt_min_runtime: Duration = Field(0.0, description="node-pool preempt-min-runtime")
     reclaim_min_runtime: Duration = Field(0.0, description="node-pool reclaim-min-runtime")
-    min_runtime_resolve: Literal["lca", "queue"] = Field(
-        "lca", description="how reclaim-min-runtime is resolved"
-    )
+    min_runtime_resolve: Literal["lca", "queue"] = Field("lca", description="how reclaim-min-runtime is resolved")
     preemptible_below_priority: Int32 = Field(
         100, description="a job without an explicit `preemptible` is preemptible iff its priority is below this"
     )

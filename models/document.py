@@ -137,7 +137,8 @@ def _check_yaml_events(text: str, source: str) -> None:
 
     def refuse(event: yaml.Event, message: str) -> SnapshotError:
         mark = event.start_mark
-        return SnapshotError.single("", f"{source}: {message} (line {mark.line + 1} column {mark.column + 1})")
+        where = "" if mark is None else f" (line {mark.line + 1} column {mark.column + 1})"
+        return SnapshotError.single("", f"{source}: {message}{where}")
 
     def finished(size: int) -> None:
         """A node of ``size`` expanded nodes ended: count it in its parent; a mapping then expects a key."""
@@ -149,8 +150,7 @@ def _check_yaml_events(text: str, source: str) -> None:
 
     try:
         for event in yaml.parse(text, Loader=_YamlLoader):
-            kind = type(event)
-            if kind is yaml.ScalarEvent:
+            if isinstance(event, yaml.ScalarEvent):
                 if stack and stack[-1].is_mapping and stack[-1].want_key:
                     keys = stack[-1].keys
                     if event.value in keys and event.value != _MERGE_KEY:
@@ -159,17 +159,17 @@ def _check_yaml_events(text: str, source: str) -> None:
                 if event.anchor is not None:
                     sizes[event.anchor] = 1
                 finished(1)
-            elif kind is yaml.AliasEvent:
-                size = sizes.get(event.anchor, 1)  # an unknown anchor is reported by the composer
+            elif isinstance(event, yaml.AliasEvent):
+                size = sizes.get(event.anchor or "", 1)  # an unknown anchor is reported by the composer
                 added += size - 1
                 if added > MAX_ALIAS_NODES:
                     raise refuse(event, f"aliases expand to more than {MAX_ALIAS_NODES:,} nodes")
                 finished(size)
-            elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
-                stack.append(_Frame(event.anchor, kind is yaml.MappingStartEvent))
+            elif isinstance(event, yaml.CollectionStartEvent):
+                stack.append(_Frame(event.anchor, isinstance(event, yaml.MappingStartEvent)))
                 if len(stack) > MAX_DEPTH:
                     raise refuse(event, f"nested more than {MAX_DEPTH} levels deep")
-            elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+            elif isinstance(event, yaml.CollectionEndEvent):
                 frame = stack.pop()
                 if frame.anchor is not None:
                     sizes[frame.anchor] = frame.nodes

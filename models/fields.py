@@ -18,28 +18,38 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from .duration import parse_duration, parse_time
-from .quantity import MILLI, UNLIMITED, is_gpu_resource, parse_quantity
+from .duration import MAX_DURATION, MAX_INSTANT, MIN_INSTANT, parse_duration, parse_time
+from .quantity import MAX_AMOUNT, MAX_GPUS, MILLI, UNLIMITED, is_gpu_resource, parse_quantity
 
 QUANTITY_SCHEMA = {
-    "anyOf": [{"type": "number", "minimum": 0}, {"type": "string", "pattern": r"^[0-9.]+([numkMGTPE]|[KMGTPE]i)?$"}],
-    "description": "a number or Kubernetes quantity (500m, 2, 64Gi, 1Ti)",
+    "anyOf": [
+        {"type": "number", "minimum": 0, "maximum": MAX_AMOUNT // MILLI},
+        {"type": "string", "pattern": r"^[0-9.]+([numkMGTPE]|[KMGTPE]i)?$"},
+    ],
+    "description": "a number or Kubernetes quantity (500m, 2, 64Gi, 1Ti), at most 2^60 milli-units (about 1 PiB); "
+    f"GPUs whole, at most {MAX_GPUS} on one node or task",
 }
 _BOUND_SCHEMA = {
     "anyOf": [*QUANTITY_SCHEMA["anyOf"], {"const": -1}, {"const": "unlimited"}],
     "description": "a quantity, or -1 / 'unlimited'",
 }
 _DURATION_SCHEMA = {
-    "anyOf": [{"type": "number", "minimum": 0}, {"type": "string", "pattern": r"^([0-9.]+(h|m|s|ms))+$|^[0-9.]+$"}],
-    "description": "seconds, or a duration such as 90s, 10m, 1h30m",
+    "anyOf": [
+        {"type": "number", "minimum": 0, "maximum": MAX_DURATION},
+        {"type": "string", "pattern": r"^([0-9.]+(h|m|s|ms))+$|^[0-9.]+$"},
+    ],
+    "description": "seconds, or a duration such as 90s, 10m, 1h30m; at most 10,000 years",
 }
 _FOREVER_SCHEMA = {
     "anyOf": [*_DURATION_SCHEMA["anyOf"], {"const": -1}, {"const": "-1"}],
     "description": "seconds, a duration such as 10m, or -1 for forever",
 }
 _TIME_SCHEMA = {
-    "anyOf": [{"type": "number"}, {"type": "string", "format": "date-time"}],
-    "description": "an RFC 3339 time or seconds since the epoch",
+    "anyOf": [
+        {"type": "number", "minimum": MIN_INSTANT, "maximum": MAX_INSTANT},
+        {"type": "string", "format": "date-time"},
+    ],
+    "description": "an RFC 3339 time or seconds since the epoch, in the years 1 to 9999 (UTC)",
 }
 
 
@@ -121,6 +131,9 @@ def _resource_map(value: object, *, allow_unlimited: bool) -> dict[str, int]:
         if is_gpu_resource(name) and amount != UNLIMITED and amount % MILLI:
             whole = f"fractional GPUs are not supported in v1 (got {amount / MILLI:g}); use whole GPUs"
             errors.append(((name,), whole))
+            continue
+        if not allow_unlimited and is_gpu_resource(name) and amount > MAX_GPUS * MILLI:
+            errors.append(((name,), f"{amount // MILLI} GPUs: a node or a task has at most {MAX_GPUS}"))
             continue
         parsed[name] = amount
     raise_errors("resources", errors)

@@ -27,8 +27,8 @@ class Queue(SnapshotModel):
         "(resources not named: 1)",
     )
     priority: Int32 = Field(100, description="queue priority for over-quota division and ordering")
-    preempt_min_runtime: Duration | None = Field(None, description="absent = inherit from the parent queue, then config")
-    reclaim_min_runtime: Duration | None = Field(None, description="absent = inherit from the parent queue, then config")
+    preempt_min_runtime: Duration | None = Field(None, description="absent = the parent's, then config's")
+    reclaim_min_runtime: Duration | None = Field(None, description="absent = the parent's, then config's")
     labels: FreeMap = Field(default_factory=dict)
     annotations: FreeMap = Field(default_factory=dict)
     limit_changed_at: Time | None = Field(

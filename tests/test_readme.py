@@ -1,4 +1,4 @@
-"""The README's Python examples run as written, from the repository root, against the installed package."""
+"""The README's Python examples run as written, and its console examples print what it shows."""
 
 from __future__ import annotations
 
@@ -21,3 +21,28 @@ def test_readme_python_block_runs(
     monkeypatch.chdir(ROOT)
     exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
     assert capsys.readouterr().out.strip()
+
+
+def _readme_examples():
+    import sys
+
+    sys.path.insert(0, str(ROOT / "docs"))
+    import readme_examples
+
+    return readme_examples
+
+
+def test_every_readme_console_example_prints_what_the_readme_shows() -> None:
+    """The outputs in the README come from real runs (``python docs/readme_examples.py --write``)."""
+    examples = _readme_examples()
+    blocks = examples.examples((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert sum(len(block) for block in blocks) >= 6
+    assert examples.check() == []
+
+
+def test_an_example_whose_output_changed_is_reported() -> None:
+    examples = _readme_examples()
+    assert examples.matches(["a", "...", "z (optimal, 1.0 ms)"], ["a", "b", "c", "z (optimal, 7.25 ms)"])
+    assert examples.matches(["a", "..."], ["a"])
+    assert not examples.matches(["a", "b"], ["a", "c"])
+    assert not examples.matches(["a"], ["a", "extra"])

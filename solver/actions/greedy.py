@@ -42,6 +42,8 @@ def solve(problem: Problem) -> Solution:
         solution = Solution("feasible", dict(taken), placed)
         if not broken_rows(problem, solution):
             return solution
+    if not problem.victims:
+        return Solution("unknown", reason="the greedy first-fit placement found no room (it tries one packing)")
     return Solution("unknown", reason="the greedy search ran out of victims without finding room")
 
 

@@ -10,6 +10,7 @@ placements, with the objective recomputed from them and reasons in words.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Literal
 
@@ -19,7 +20,7 @@ from gpu_preempt.models.decision import BelowLine, Decision, Move, Outcome, Vict
 from gpu_preempt.models.quantity import add
 from gpu_preempt.solver import cpsat
 from gpu_preempt.solver.cpsat.reduced import solve_reduced
-from gpu_preempt.solver.cpsat.search import ModelError
+from gpu_preempt.solver.cpsat.search import ModelError, too_large
 from gpu_preempt.solver.explain.reasons import protected_jobs, why_infeasible
 from gpu_preempt.solver.problem.builder import plan
 from gpu_preempt.solver.problem.data import Action, Problem, Solution, objective_values
@@ -55,15 +56,19 @@ def _attempt(cluster: Cluster, job: Job, action: Action, solver: SolverName) -> 
         return Decision(job.name, action, "skipped", reason=planned.skip, solver=solver, solve_ms=_ms(start))
     reason: str | None = None
     reduced = None
-    if solver == "cpsat":
-        if action == "allocate":
-            allocated = solve_allocation(planned)
-            if allocated is not None:
-                reduced = allocated[:2]
-                reason = allocated[2]
-        else:
+    if action == "allocate":  # one task type: exact and search-free, so the greedy baseline uses it too
+        allocated = solve_allocation(planned)
+        if allocated is not None:
+            problem, solution, reason = allocated
+            if solver == "greedy" and solution.status == "optimal":
+                solution = dataclasses.replace(solution, status="feasible")  # the baseline never claims a proof
+            reduced = problem, solution
+    elif solver == "cpsat":
+        try:
             found = solve_reduced(planned)
-            reduced = None if found is None else found[:2]
+        except ModelError as error:
+            return Decision(job.name, action, "unknown", reason=too_large(error), solver=solver, solve_ms=_ms(start))
+        reduced = None if found is None else found[:2]
     if reduced is not None:
         problem, solution = reduced
     else:
@@ -74,7 +79,7 @@ def _attempt(cluster: Cluster, job: Job, action: Action, solver: SolverName) -> 
         try:
             solution = baseline if solver == "greedy" else cpsat.solve(problem, hint=baseline)
         except ModelError as error:
-            solution = Solution("unknown", reason=f"the model could not be solved: {error}")
+            solution = Solution("unknown", reason=too_large(error))
     decision = _assemble(cluster, problem, solution, solver)
     if action == "reclaim" and decision.placed:
         decision.below_line = below_line(cluster, job, decision, planned.required)

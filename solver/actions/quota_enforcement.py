@@ -68,7 +68,7 @@ from gpu_preempt.models.collector import paused_collection
 from gpu_preempt.models.decision import Outcome, Protected
 from gpu_preempt.models.quota_decision import QuotaDecision, QuotaResource
 from gpu_preempt.solver import cpsat
-from gpu_preempt.solver.cpsat.search import ModelError
+from gpu_preempt.solver.cpsat.search import ModelError, too_large
 from gpu_preempt.solver.problem.data import (
     GuaranteeRow,
     LimitRow,
@@ -224,7 +224,7 @@ def _solve(problem: Problem, deadline: float) -> Solution:
     try:
         return cpsat.solve(problem, hint=greedy_hint(problem))
     except ModelError as error:
-        return Solution("unknown", reason=f"the model could not be solved: {error}")
+        return Solution("unknown", reason=too_large(error))
 
 
 def _jobs_under(cluster: Cluster, queue: str) -> list[Job]:

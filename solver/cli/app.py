@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -65,6 +66,8 @@ class Group(TyperGroup):
         return option
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 app = typer.Typer(
     name="gpu-preempt",
     help="Exact, explainable victim selection for GPU batch clusters.",
@@ -75,9 +78,10 @@ app = typer.Typer(
 )
 
 
-def command(name: str | None = None) -> Any:
+def command(name: str | None = None) -> Callable[[F], F]:
     """``@app.command`` with this CLI's :class:`Command` (plain usage line and help)."""
-    return app.command(name, cls=Command)
+    decorate: Callable[[F], F] = app.command(name, cls=Command)
+    return decorate
 
 
 def _version(value: bool) -> None:
@@ -129,13 +133,18 @@ def usage_error(option: str, message: str) -> None:
     raise typer.Exit(2)
 
 
+JSON_PROBLEMS = 1000
+"""The most problems ``--json`` lists (``error_count`` has them all)."""
+
+
 def load(path: Path, as_json: bool) -> Snapshot:
     try:
         return load_snapshot(path)
     except SnapshotError as error:
         if as_json:
-            problems = [{"path": e.path, "message": e.message} for e in error.errors]
-            print(json.dumps({"valid": False, "file": str(path), "errors": problems}, indent=2))
+            problems = [{"path": e.path, "message": e.message} for e in error.errors[:JSON_PROBLEMS]]
+            report = {"valid": False, "file": str(path), "errors": problems, "error_count": len(error.errors)}
+            print(json.dumps(report, indent=2))
         else:
             print_problems(f"{path} is not a valid snapshot", error.errors)
         raise typer.Exit(2) from None

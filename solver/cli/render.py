@@ -219,11 +219,17 @@ def _gib(size: int) -> str:
     return f"{size / 2**30:.1f} GiB"
 
 
+SHOWN_PROBLEMS = 50
+"""The most problems listed; a file with thousands of bad entries says how many more there are."""
+
+
 def print_problems(headline: str, problems: list[Any]) -> None:
     """An input error on stderr: the headline with the number of problems, then one problem a line."""
     err.print(f"error: {headline} ({len(problems)} problem(s)):", markup=False)
-    for problem in problems:
+    for problem in problems[:SHOWN_PROBLEMS]:
         err.print(f"  {problem}", markup=False)
+    if len(problems) > SHOWN_PROBLEMS:
+        err.print(f"  ... and {len(problems) - SHOWN_PROBLEMS} more", markup=False)
 
 
 def print_simulation(scenario: Path, folder: Path, s: dict[str, Any]) -> None:

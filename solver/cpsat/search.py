@@ -95,6 +95,16 @@ class ModelError(RuntimeError):
     """CP-SAT rejected a model (e.g. coefficients beyond 64-bit integers)."""
 
 
+def too_large(error: ModelError) -> str:
+    """The reason of an ``unknown`` answer whose model CP-SAT refused, e.g. a sum past 64-bit integers.
+
+    Every single quantity, time and product is bounded at load (schema), but the sums over a whole cluster are not:
+    800,000 GPUs held for 400 years are more GPU-milliseconds of lost work than 63 bits count.
+    """
+    first = str(error).splitlines()[0].split(":")[0]
+    return f"CP-SAT refused the model ({first}): the sums of these amounts and times exceed its 64-bit integers"
+
+
 HINTED_SETTLE = 64
 """A tie-break solve starts from the current solution only on models with more victims than this: on smaller ones,
 adding the hints costs more than the search they save (the answer is the same: each step is solved to optimality)."""

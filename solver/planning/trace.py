@@ -29,11 +29,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpu_preempt.models import SnapshotError
+from gpu_preempt.models.duration import MAX_DURATION
+from gpu_preempt.models.errors import shown
 from gpu_preempt.models.scenario import TraceSpec
 
 ITP_COLUMNS = {"id": "job_id", "submit": "submission_time", "duration": "duration", "gpus": "num_gpu"}
 REQUIRED = ("id", "submit", "duration", "gpus")
 OPTIONAL = ("queue", "priority_class")
+MAX_JOB_GPUS = 2**20
+"""The most GPUs one job of a trace may ask for (its tasks are built one per node's worth of GPUs)."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,8 @@ def read_trace(spec: TraceSpec, base: Path) -> list[TraceJob]:
     try:
         with path.open(newline="", encoding="utf-8") as file:
             jobs = read_rows(file, columns, str(path))
+    except csv.Error as err:  # a NUL byte, a field over the csv module's size limit, ...
+        raise SnapshotError.single("workload.trace.path", f"{path}: not a CSV file ({err})") from None
     except FileNotFoundError:
         raise SnapshotError.single("workload.trace.path", f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as err:
@@ -96,7 +102,7 @@ def read_rows(lines: Iterable[str], columns: Mapping[str, str], source: str) -> 
         if not job_id:
             raise SnapshotError.single(f"{source} line {line}", f"{columns['id']}: empty job id")
         if job_id in seen:
-            raise SnapshotError.single(f"{source} line {line}", f"{columns['id']}: job {job_id!r} appears twice")
+            raise SnapshotError.single(f"{source} line {line}", f"{columns['id']}: job {shown(job_id)} appears twice")
         seen.add(job_id)
         jobs.append(
             TraceJob(
@@ -115,10 +121,11 @@ def _number(text: str, column: str, source: str, line: int, *, positive: bool) -
     try:
         value = float(text)
     except ValueError:
-        raise SnapshotError.single(f"{source} line {line}", f"{column}: not a number ({text!r})") from None
-    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+        raise SnapshotError.single(f"{source} line {line}", f"{column}: not a number ({shown(text)})") from None
+    if not math.isfinite(value) or value < 0 or (positive and value == 0) or value > MAX_DURATION:
         need = "a positive number of seconds" if positive else "a number of seconds >= 0"
-        raise SnapshotError.single(f"{source} line {line}", f"{column}: {text} is not {need}")
+        message = f"{column}: {shown(text)} is not {need}, up to 10,000 years"
+        raise SnapshotError.single(f"{source} line {line}", message)
     return value
 
 
@@ -127,8 +134,10 @@ def _gpus(text: str, column: str, source: str, line: int) -> int:
         value = int(text)
     except ValueError:
         raise SnapshotError.single(
-            f"{source} line {line}", f"{column}: not a whole number of GPUs ({text!r})"
+            f"{source} line {line}", f"{column}: not a whole number of GPUs ({shown(text)})"
         ) from None
-    if value < 1:
-        raise SnapshotError.single(f"{source} line {line}", f"{column}: {value} GPUs; a job needs at least 1")
+    if not 1 <= value <= MAX_JOB_GPUS:
+        raise SnapshotError.single(
+            f"{source} line {line}", f"{column}: {shown(value)} GPUs; a job needs 1 to {MAX_JOB_GPUS:,}"
+        )
     return value

@@ -31,7 +31,7 @@ def test_a_csv_with_a_column_mapping(tmp_path: Path):
     ("text", "where", "message"),
     [
         ("job_id,submission_time,duration\na,1,2\n", "line 1", "missing column num_gpu (gpus)"),
-        ("job_id,submission_time,duration,num_gpu\na,1,600,1\nb,2,-5,1\n", "line 3", "duration: -5 is not"),
+        ("job_id,submission_time,duration,num_gpu\na,1,600,1\nb,2,-5,1\n", "line 3", "duration: '-5' is not"),
         ("job_id,submission_time,duration,num_gpu\na,1,600,1\nb,2,600,two\n", "line 3", "num_gpu: not a whole"),
         ("job_id,submission_time,duration,num_gpu\na,x,600,1\n", "line 2", "submission_time: not a number"),
         ("job_id,submission_time,duration,num_gpu\na,1,600,0\n", "line 2", "0 GPUs"),

@@ -56,19 +56,137 @@ def parse_document(text: str, *, json_format: bool, source: str) -> Any:
         raise SnapshotError.single("", f"{source}: the file is empty")
     if json_format:
         return _parse_json(text, source)
-    _check_yaml_events(text, source)
     try:
-        data = yaml.load(text, Loader=_YamlLoader)
+        data = _build_yaml(text, source)
+    except _Unusual:  # explicit tags, merge keys, several documents: checked on the events, then built by PyYAML
+        _check_yaml_events(text, source)
+        try:
+            data = yaml.load(text, Loader=_YamlLoader)
+        except yaml.YAMLError as err:
+            raise _yaml_error(err, source) from None
+        except ValueError as err:  # a scalar the constructor cannot convert, e.g. an integer of 5,000 digits
+            raise SnapshotError.single("", f"{source}: invalid YAML: {err}") from None
     except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(err, "problem", None) or str(err)
-        raise SnapshotError.single("", f"{source}: invalid YAML{where}: {problem}") from None
-    except ValueError as err:  # a scalar the constructor cannot convert, e.g. an integer of 5,000 digits
-        raise SnapshotError.single("", f"{source}: invalid YAML: {err}") from None
+        raise _yaml_error(err, source) from None
     if data is None:
         raise SnapshotError.single("", f"{source}: the file is empty (it holds only comments or null)")
     return data
+
+
+def _yaml_error(err: yaml.YAMLError, source: str) -> SnapshotError:
+    mark = getattr(err, "problem_mark", None)
+    where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+    problem = getattr(err, "problem", None) or str(err)
+    return SnapshotError.single("", f"{source}: invalid YAML{where}: {problem}")
+
+
+class _Unusual(Exception):
+    """A construct :func:`_build_yaml` leaves to PyYAML."""
+
+
+class _Open:
+    """A mapping or list being built from the events."""
+
+    __slots__ = ("anchor", "key", "keys", "nodes", "value", "want_key")
+
+    def __init__(self, value: dict[Any, Any] | list[Any], anchor: str | None) -> None:
+        self.value = value
+        self.anchor = anchor
+        self.nodes = 1
+        self.want_key = isinstance(value, dict)
+        self.key: Any = None
+
+
+def _build_yaml(text: str, source: str) -> Any:
+    """The document in ``text``, built from the parser's events in one pass, with the checks of
+    :func:`_check_yaml_events` on the way: no recursion, so no depth can crash it.
+
+    Scalars are resolved and constructed by PyYAML's own safe loader (so ``8`` is an int, ``2026-01-01`` a date,
+    ``yes`` a string in YAML 1.1's way, exactly as ``yaml.safe_load``); plain scalars are constructed once per
+    distinct text. Explicit tags, merge keys (``<<``) and streams of several documents raise :class:`_Unusual`.
+    """
+    loader = _YamlLoader("")
+    cache: dict[str, Any] = {}
+    anchors: dict[str, tuple[Any, int]] = {}
+    stack: list[_Open] = []
+    root: Any = None
+    added = 0
+    documents = 0
+
+    def refuse(event: yaml.Event, message: str) -> SnapshotError:
+        mark = event.start_mark
+        where = "" if mark is None else f" (line {mark.line + 1} column {mark.column + 1})"
+        return SnapshotError.single("", f"{source}: {message}{where}")
+
+    def place(value: Any, size: int, event: yaml.Event) -> None:
+        nonlocal root
+        if not stack:
+            root = value
+            return
+        parent = stack[-1]
+        parent.nodes += size
+        if not parent.want_key and isinstance(parent.value, dict):
+            parent.value[parent.key] = value
+            parent.want_key = True
+        elif isinstance(parent.value, list):
+            parent.value.append(value)
+        else:
+            if value == _MERGE_KEY or isinstance(value, (dict, list)):
+                raise _Unusual
+            if value in parent.value:
+                raise refuse(event, f"duplicate key {shown(value)}")
+            parent.value[value] = None  # keeps the key's place, as PyYAML's dict does
+            parent.key = value
+            parent.want_key = False
+
+    for event in yaml.parse(text, Loader=_YamlLoader):
+        if isinstance(event, yaml.ScalarEvent):
+            if event.tag not in (None, "!"):
+                raise _Unusual
+            if event.implicit[0]:  # plain: resolved by its text (int, float, bool, null, date, string)
+                text_ = event.value
+                if text_ == _MERGE_KEY:
+                    raise _Unusual
+                value = cache.get(text_, cache)
+                if value is cache:
+                    tag = loader.resolve(yaml.ScalarNode, text_, (True, False))  # type: ignore[no-untyped-call]
+                    node = yaml.ScalarNode(tag, text_)
+                    try:
+                        value = cache[text_] = loader.construct_object(node)
+                    except ValueError as err:
+                        raise refuse(event, f"invalid YAML: {err}") from None
+            else:
+                value = event.value
+            if event.anchor is not None:
+                anchors[event.anchor] = (value, 1)
+            place(value, 1, event)
+        elif isinstance(event, yaml.AliasEvent):
+            if event.anchor not in anchors:
+                raise _Unusual  # PyYAML reports the undefined alias with its line
+            value, size = anchors[event.anchor]
+            added += size - 1
+            if added > MAX_ALIAS_NODES:
+                raise refuse(event, f"aliases expand to more than {MAX_ALIAS_NODES:,} nodes")
+            place(value, size, event)
+        elif isinstance(event, yaml.CollectionStartEvent):
+            if event.tag not in (None, "!"):
+                raise _Unusual
+            container: dict[Any, Any] | list[Any] = {} if isinstance(event, yaml.MappingStartEvent) else []
+            stack.append(_Open(container, event.anchor))
+            if len(stack) > MAX_DEPTH:
+                raise refuse(event, f"nested more than {MAX_DEPTH} levels deep")
+            if event.anchor is not None:
+                anchors[event.anchor] = (container, 1)  # an alias inside its own anchor: a recursive structure
+        elif isinstance(event, yaml.CollectionEndEvent):
+            done = stack.pop()
+            if done.anchor is not None:
+                anchors[done.anchor] = (done.value, done.nodes)
+            place(done.value, done.nodes, event)
+        elif isinstance(event, yaml.DocumentStartEvent):
+            documents += 1
+            if documents > 1:
+                raise _Unusual  # PyYAML says "expected a single document"
+    return root
 
 
 class _Duplicate(Exception):

@@ -50,7 +50,7 @@ _NUMBER = re.compile(r"^[+-]?\d+(?:\.\d+)?$")
 def parse_duration(value: object, *, allow_forever: bool = False) -> float:
     """Parse a duration into seconds; ``ValueError`` with a user-facing message on bad input."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValueError(f"expected seconds or a duration such as '90s' or '1h30m', got {value!r}")
+        raise ValueError(f"expected seconds or a duration such as '90s' or '1h30m', got {shown(value)}")
     if isinstance(value, str):
         text = value.strip()
         if _NUMBER.match(text):
@@ -58,11 +58,11 @@ def parse_duration(value: object, *, allow_forever: bool = False) -> float:
         elif _DURATION.match(text):
             seconds = sum(float(n) * _UNIT_SECONDS[u] for n, u in _PART.findall(text))
         else:
-            raise ValueError(f"{value!r} is not a duration (examples: 90, 90s, 10m, 1h30m, 0)")
+            raise ValueError(f"{shown(value)} is not a duration (examples: 90, 90s, 10m, 1h30m, 0)")
     else:
         seconds = float(value)
         if seconds != seconds or seconds in (float("inf"), float("-inf")):
-            raise ValueError(f"{value!r} is not a finite duration")
+            raise ValueError(f"{shown(value)} is not a finite duration")
     if seconds > MAX_DURATION:
         hint = "; use -1 for forever" if allow_forever else ""
         raise ValueError(f"{shown(value, 40)} is longer than the longest duration supported, 10,000 years{hint}")
@@ -72,7 +72,7 @@ def parse_duration(value: object, *, allow_forever: bool = False) -> float:
         raise ValueError("-1 (forever) is not allowed here")
     if seconds < 0:
         hint = "; use -1 for forever" if allow_forever else ""
-        raise ValueError(f"negative duration {value!r} is not allowed{hint}")
+        raise ValueError(f"negative duration {shown(value)} is not allowed{hint}")
     return seconds
 
 
@@ -81,10 +81,10 @@ def parse_time(value: object) -> float:
     if type(value) is str:
         return _parse_instant(value)
     if isinstance(value, bool):
-        raise ValueError(f"expected an RFC 3339 time or seconds since the epoch, got {value!r}")
+        raise ValueError(f"expected an RFC 3339 time or seconds since the epoch, got {shown(value)}")
     if isinstance(value, (int, float)):
         if value != value or value in (float("inf"), float("-inf")):
-            raise ValueError(f"{value!r} is not a finite time")
+            raise ValueError(f"{shown(value)} is not a finite time")
         return _in_range(float(value), value)
     if isinstance(value, datetime):  # YAML turns unquoted timestamps into datetimes
         moment = value
@@ -92,11 +92,11 @@ def parse_time(value: object) -> float:
         try:
             moment = datetime.fromisoformat(value.strip())
         except ValueError as err:
-            raise ValueError(f"{value!r} is not an RFC 3339 time such as '2026-01-01T12:00:00Z'") from err
+            raise ValueError(f"{shown(value)} is not an RFC 3339 time such as '2026-01-01T12:00:00Z'") from err
     else:
-        raise ValueError(f"expected an RFC 3339 time or seconds since the epoch, got {value!r}")
+        raise ValueError(f"expected an RFC 3339 time or seconds since the epoch, got {shown(value)}")
     if moment.tzinfo is None:
-        raise ValueError(f"{value!r} has no time zone; write it as '...Z' or with an offset such as '+02:00'")
+        raise ValueError(f"{shown(value)} has no time zone; write it as '...Z' or with an offset such as '+02:00'")
     return _in_range((moment - _EPOCH).total_seconds(), value)
 
 
@@ -105,9 +105,9 @@ def _parse_instant(text: str) -> float:
     try:
         moment = datetime.fromisoformat(text.strip())
     except ValueError as err:
-        raise ValueError(f"{text!r} is not an RFC 3339 time such as '2026-01-01T12:00:00Z'") from err
+        raise ValueError(f"{shown(text)} is not an RFC 3339 time such as '2026-01-01T12:00:00Z'") from err
     if moment.tzinfo is None:
-        raise ValueError(f"{text!r} has no time zone; write it as '...Z' or with an offset such as '+02:00'")
+        raise ValueError(f"{shown(text)} has no time zone; write it as '...Z' or with an offset such as '+02:00'")
     return _in_range((moment - _EPOCH).total_seconds(), text)
 
 

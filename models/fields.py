@@ -19,6 +19,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from .duration import MAX_DURATION, MAX_INSTANT, MIN_INSTANT, parse_duration, parse_time
+from .errors import shown
 from .quantity import MAX_AMOUNT, MAX_GPUS, MILLI, UNLIMITED, is_gpu_resource, parse_quantity
 
 QUANTITY_SCHEMA = {
@@ -115,26 +116,27 @@ def _resource_map(value: object, *, allow_unlimited: bool) -> dict[str, int]:
     """Parse ``{resource: quantity}``, collecting every bad entry; GPUs must be whole (v1)."""
     if not isinstance(value, dict):
         raise PydanticCustomError(
-            "resources", "expected a mapping of resource name to amount, got {got}", {"got": repr(value)}
+            "resources", "expected a mapping of resource name to amount, got {got}", {"got": shown(value)}
         )
     parsed: dict[str, int] = {}
     errors: list[tuple[tuple[str | int, ...], str]] = []
     for name, raw in value.items():
         if not isinstance(name, str) or not name:
-            errors.append(((str(name),), "a resource name must be a non-empty string"))
+            errors.append(((shown(name),), "a resource name must be a non-empty string"))
             continue
         try:
             amount = parse_quantity(raw, allow_unlimited=allow_unlimited)
         except ValueError as err:
             errors.append(((name,), str(err)))
             continue
-        if is_gpu_resource(name) and amount != UNLIMITED and amount % MILLI:
-            whole = f"fractional GPUs are not supported in v1 (got {amount / MILLI:g}); use whole GPUs"
-            errors.append(((name,), whole))
-            continue
-        if not allow_unlimited and is_gpu_resource(name) and amount > MAX_GPUS * MILLI:
-            errors.append(((name,), f"{amount // MILLI} GPUs: a node or a task has at most {MAX_GPUS}"))
-            continue
+        if amount != UNLIMITED and is_gpu_resource(name):
+            if amount % MILLI:
+                whole = f"fractional GPUs are not supported in v1 (got {amount / MILLI:g}); use whole GPUs"
+                errors.append(((name,), whole))
+                continue
+            if not allow_unlimited and amount > MAX_GPUS * MILLI:
+                errors.append(((name,), f"{amount // MILLI} GPUs: a node or a task has at most {MAX_GPUS}"))
+                continue
         parsed[name] = amount
     raise_errors("resources", errors)
     return parsed

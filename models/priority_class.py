@@ -22,6 +22,7 @@ from typing import Literal
 from pydantic import Field, PrivateAttr, model_validator
 
 from .duration import FOREVER, parse_duration
+from .errors import shown
 from .fields import DurationOrForever, FreeMap, Int32, Name, SnapshotModel, raise_errors
 
 ANNOTATION_PREFIX = "preemption-toleration.scheduling.x-k8s.io/"
@@ -114,14 +115,17 @@ class PriorityClass(SnapshotModel):
             try:
                 minimum = _parse_int(raw)
             except ValueError:
-                errors.append((("annotations", MINIMUM_ANNOTATION), f"{raw!r} is not a whole number"))
+                errors.append((("annotations", MINIMUM_ANNOTATION), f"{shown(raw)} is not a whole number"))
         if SECONDS_ANNOTATION in self.annotations:
             raw = self.annotations[SECONDS_ANNOTATION]
             try:
                 seconds = parse_duration(_parse_int(raw), allow_forever=True)
             except ValueError:
                 errors.append(
-                    (("annotations", SECONDS_ANNOTATION), f"{raw!r} is not a whole number of seconds (-1 = forever)")
+                    (
+                        ("annotations", SECONDS_ANNOTATION),
+                        f"{shown(raw)} is not a whole number of seconds (-1 = forever)",
+                    )
                 )
         return minimum, seconds
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from gpu_preempt.models import MILLI, Resources, SnapshotError, format_quantity, parse_quantity
 from gpu_preempt.models.duration import parse_time
+from gpu_preempt.models.errors import shown
 
 from .read import KubeObject
 
@@ -49,7 +50,7 @@ class Report:
 def amount(obj: KubeObject, where: str, value: Any, resource: str) -> int:
     """A quantity of a Kubernetes resource in milli-units (whole GPUs only)."""
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise SnapshotError.single(obj.at(where), f"expected a quantity, got {value!r}")
+        raise SnapshotError.single(obj.at(where), f"expected a quantity, got {shown(value)}")
     try:
         milli = parse_quantity(value)
     except ValueError as err:
@@ -64,7 +65,7 @@ def resource_map(obj: KubeObject, where: str, values: Any, report: Report) -> Re
     if values is None:
         return {}
     if not isinstance(values, dict):
-        raise SnapshotError.single(obj.at(where), f"expected a map of resource quantities, got {values!r}")
+        raise SnapshotError.single(obj.at(where), f"expected a map of resource quantities, got {shown(values)}")
     out: Resources = {}
     for name, value in values.items():
         kept = KEPT.get(name)
@@ -161,7 +162,7 @@ def pod(obj: KubeObject, report: Report) -> Pod | None:
     if phase == "Unknown":
         report.guess(obj.ref, "phase Unknown: taken as running")
     if phase not in ("Running", "Pending", "Unknown", None):
-        raise SnapshotError.single(obj.at("status.phase"), f"unknown phase {phase!r}")
+        raise SnapshotError.single(obj.at("status.phase"), f"unknown phase {shown(phase)}")
     if node is not None:
         status = "releasing" if deleting else "running"
     elif deleting:
@@ -232,13 +233,13 @@ def priority_class_entry(obj: KubeObject) -> dict[str, Any]:
     """The snapshot priority class of a PriorityClass object (with its preemption-toleration annotations)."""
     value = obj.get("value")
     if isinstance(value, bool) or not isinstance(value, int):
-        raise SnapshotError.single(obj.at("value"), f"expected a whole number, got {value!r}")
+        raise SnapshotError.single(obj.at("value"), f"expected a whole number, got {shown(value)}")
     entry: dict[str, Any] = {"name": obj.name, "value": value}
     policy = obj.get("preemptionPolicy")
     if policy is not None:
         if policy not in ("PreemptLowerPriority", "Never"):
             raise SnapshotError.single(
-                obj.at("preemptionPolicy"), f"expected PreemptLowerPriority or Never, got {policy!r}"
+                obj.at("preemptionPolicy"), f"expected PreemptLowerPriority or Never, got {shown(policy)}"
             )
         entry["preemption_policy"] = policy
     tolerations = {k: v for k, v in obj.annotations.items() if k.startswith(TOLERATION)}

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from gpu_preempt.models import Resources, SnapshotError, format_resources, parse_quantity
 from gpu_preempt.models.duration import format_time
-from gpu_preempt.models.errors import FieldError
+from gpu_preempt.models.errors import FieldError, shown
 
 from .core import Pod, Report, effective_requests, instant, node_entry, pod, priority_class_entry, quantities
 from .core import scheduled_at as pod_scheduled_at
@@ -101,7 +101,7 @@ def import_objects(
     for p in pods:
         if p.node is not None and p.node not in node_names:
             field_name = "status.nominatedNodeName" if p.status == "nominated" else "spec.nodeName"
-            raise SnapshotError.single(p.obj.at(field_name), f"names node {p.node!r}, which is not in the input")
+            raise SnapshotError.single(p.obj.at(field_name), f"names node {shown(p.node)}, which is not in the input")
         if not p.gpus:
             if p.node is not None and p.status in ("running", "releasing"):
                 load[p.node] = {r: load.get(p.node, {}).get(r, 0) + a for r, a in p.requests.items()}
@@ -113,7 +113,7 @@ def import_objects(
     if DEFAULT_QUEUE not in queue_names and any(g.queue == DEFAULT_QUEUE and _asks_gpus(g) for g in members):
         queues.append({"name": DEFAULT_QUEUE})
         queue_names.add(DEFAULT_QUEUE)
-        report.guess("queues", f"jobs without a queue go to a top-level queue {DEFAULT_QUEUE!r} without quota")
+        report.guess("queues", f"jobs without a queue go to a top-level queue {shown(DEFAULT_QUEUE)} without quota")
     for group in members:
         job = _job(group, class_names, queue_names, report)
         if job is not None:
@@ -180,7 +180,7 @@ def _queues(source: QueueSource, kind: Any, report: Report) -> tuple[list[dict[s
     else:
         queues = []
     if not queues:
-        report.guess("queues", f"none in the input: one queue {DEFAULT_QUEUE!r} without quota holds every job")
+        report.guess("queues", f"none in the input: one queue {shown(DEFAULT_QUEUE)} without quota holds every job")
         queues = [{"name": DEFAULT_QUEUE}]
     return queues, local
 
@@ -235,7 +235,7 @@ def _groups(kind: Any, report: Report) -> dict[str, Group]:
         spec = o.get("spec") or {}
         minimum = spec.get("minMember")
         if minimum is not None and (isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 0):
-            raise SnapshotError.single(o.at("spec.minMember"), f"expected a whole number >= 0, got {minimum!r}")
+            raise SnapshotError.single(o.at("spec.minMember"), f"expected a whole number >= 0, got {shown(minimum)}")
         preemptibility = spec.get("preemptibility")
         started = o.annotations.get("kai.scheduler/last-start-timestamp")
         groups[o.key] = Group(
@@ -301,7 +301,9 @@ def _assign(
         named = p.obj.annotations.get("pod-group-name") or p.obj.annotations.get("scheduling.k8s.io/group-name")
         group: Group | None = groups.get(f"{namespace}/{named}") if named else None
         if named and group is None:
-            raise SnapshotError.single(p.obj.at("metadata.annotations"), f"names pod group {named!r}, not in the input")
+            raise SnapshotError.single(
+                p.obj.at("metadata.annotations"), f"names pod group {shown(named)}, not in the input"
+            )
         if group is None:
             for owner in p.obj.get("metadata", "ownerReferences") or []:
                 if isinstance(owner, dict) and owner.get("uid") in by_owner:
@@ -331,21 +333,21 @@ def _leaf(group: Group, source: QueueSource, local: dict[str, str], report: Repo
             raise SnapshotError.single(group.source.at("spec.queueName"), "missing: a Workload names its LocalQueue")
         cluster_queue = local.get(f"{namespace}/{group.queue}")
         if cluster_queue is None:
-            message = f"names LocalQueue {group.queue!r}, not in namespace {namespace} of the input"
+            message = f"names LocalQueue {shown(group.queue)}, not in namespace {namespace} of the input"
             raise SnapshotError.single(group.source.at("spec.queueName"), message)
         return cluster_queue
     if group.queue and source == "kueue" and group.source is None:  # a plain pod names its LocalQueue by label
         namespace = group.pods[0].obj.namespace or "default" if group.pods else "default"
         cluster_queue = local.get(f"{namespace}/{group.queue}")
         if cluster_queue is None:
-            message = f"names LocalQueue {group.queue!r}, not in namespace {namespace} of the input"
+            message = f"names LocalQueue {shown(group.queue)}, not in namespace {namespace} of the input"
             raise SnapshotError.single(f"Pod {group.name}: metadata.labels.kueue.x-k8s.io/queue-name", message)
         return cluster_queue
     if group.queue:
         return group.queue
     if source != "labels" and _asks_gpus(group):
         where = group.source.ref if group.source is not None else f"Pod {group.name}"
-        report.guess(where, f"names no queue: queue {DEFAULT_QUEUE!r}")
+        report.guess(where, f"names no queue: queue {shown(DEFAULT_QUEUE)}")
     return DEFAULT_QUEUE
 
 
@@ -364,7 +366,7 @@ def _job(group: Group, classes: dict[str, int], queues: set[str], report: Report
     assert group.queue is not None
     if group.queue not in queues:
         path = group.source.at("spec.queue") if group.source is not None else f"Pod {group.name}: metadata.labels"
-        raise SnapshotError.single(path, f"names queue {group.queue!r}, which is not in the input")
+        raise SnapshotError.single(path, f"names queue {shown(group.queue)}, which is not in the input")
     tasks: list[dict[str, Any]] = []
     for p in gpu_pods:
         task: dict[str, Any] = {"name": p.obj.key, "status": p.status, "resources": quantities(p.requests)}
@@ -390,7 +392,7 @@ def _job(group: Group, classes: dict[str, int], queues: set[str], report: Report
         if isinstance(priority, int) and not isinstance(priority, bool):
             job["priority"] = priority
         if pclass:
-            report.guess(where, f"priority class {pclass!r} is not in the input: the pods' priority used")
+            report.guess(where, f"priority class {shown(pclass)} is not in the input: the pods' priority used")
     if group.preemptible is not None:
         job["preemptible"] = group.preemptible
     if group.min_member is not None and group.min_member < len(tasks):

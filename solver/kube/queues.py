@@ -14,9 +14,11 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from gpu_preempt.models import MILLI, Resources, SnapshotError, format_quantity
+from gpu_preempt.models.errors import shown
 
 from .core import Report, amount, resource_map
 from .read import KubeObject
@@ -77,8 +79,8 @@ def kai_queue(obj: KubeObject, report: Report) -> dict[str, Any]:
 
 
 def _kai_amount(obj: KubeObject, where: str, value: Any, resource: str, unit: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise SnapshotError.single(obj.at(where), f"expected a number, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value > 2**50:
+        raise SnapshotError.single(obj.at(where), f"expected a number up to 2^50, got {shown(value, 40)}")
     if value == -1:
         return -1
     if value < 0:

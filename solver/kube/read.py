@@ -21,6 +21,8 @@ from gpu_preempt.models import SnapshotError
 from gpu_preempt.models.document import parse_document
 from gpu_preempt.models.errors import FieldError
 
+from .shapes import wrong_types
+
 
 @dataclass(frozen=True)
 class KubeObject:
@@ -119,4 +121,8 @@ def _object(item: Any, where: str, source: str) -> KubeObject | FieldError:
     if namespace is not None and not isinstance(namespace, str):
         return FieldError(f"{where}.metadata.namespace", "not a string")
     group, _, ver = version.rpartition("/")
-    return KubeObject(kind, group, ver, namespace or None, metadata["name"], item, source)
+    found = KubeObject(kind, group, ver, namespace or None, metadata["name"], item, source)
+    problems = wrong_types(item, group, kind)
+    if problems:
+        return FieldError(found.at(problems[0][0]), problems[0][1])
+    return found

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_preempt.models import SnapshotError
+from gpu_preempt.models.errors import shown
 
 
 def read_runtimes(path: Path, where: str) -> list[float]:
@@ -71,7 +72,7 @@ class Quotas:
             return 0
         if date not in self.days:
             held = f"the file holds {self.days[0]} to {self.days[-1]}"
-            raise SnapshotError.single(where, f"no such day {date!r} ({held})")
+            raise SnapshotError.single(where, f"no such day {shown(date)} ({held})")
         return self.days.index(date)
 
 

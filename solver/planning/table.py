@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_preempt.models import SnapshotError, parse_duration
+from gpu_preempt.models.errors import shown
 
 FIGURES: dict[str, tuple[str, ...]] = {
     "wait.p50": ("overall", "wait", "p50"),
@@ -82,15 +83,17 @@ def parse_target(text: str) -> Target:
     """``'wait.p95 <= 1h'`` as a :class:`Target`; raises :class:`SnapshotError` naming ``--target``."""
     match = _TARGET.match(text)
     if match is None:
-        raise SnapshotError.single("--target", f"expected '<figure> <op> <value>', e.g. 'wait.p95 <= 1h'; got {text!r}")
+        raise SnapshotError.single(
+            "--target", f"expected '<figure> <op> <value>', e.g. 'wait.p95 <= 1h'; got {shown(text)}"
+        )
     name, op, raw = match.groups()
     if name not in FIGURES:
-        raise SnapshotError.single("--target", f"unknown figure {name!r}; one of: {', '.join(FIGURES)}")
+        raise SnapshotError.single("--target", f"unknown figure {shown(name)}; one of: {', '.join(FIGURES)}")
     try:
         value = float(raw)
     except ValueError:
         try:
             value = parse_duration(raw)
         except ValueError as error:
-            raise SnapshotError.single("--target", f"{raw!r} is not a number or a duration ({error})") from None
+            raise SnapshotError.single("--target", f"{shown(raw)} is not a number or a duration ({error})") from None
     return Target(name, op, value, f"{name} {op} {raw}")

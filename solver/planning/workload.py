@@ -35,6 +35,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from gpu_preempt.models import MILLI, Node, RequeueState, Snapshot, SnapshotError, read_document, snapshot_from_data
+from gpu_preempt.models.errors import shown
 from gpu_preempt.models.scenario import ClusterShape, NodeGroup, Scenario, ScheduledChange, SizeClass, Weighted
 
 from .adapters import helios_queues, read_quotas, read_runtimes, runtime_at
@@ -176,7 +177,7 @@ def load_workload(scenario: Scenario, raw: dict[str, Any], base_dir: Path) -> Wo
     jobs, synthetic = _jobs(scenario, snapshot, trace)
     clash = sorted({j.spec.name for j in initial} & {j.name for j in jobs})
     if clash:
-        message = f"job {clash[0]!r} is both in the cluster snapshot and in the trace"
+        message = f"job {shown(clash[0])} is both in the cluster snapshot and in the trace"
         raise SnapshotError.single("workload.trace", message)
     if initial:
         notes.append(f"{len(initial)} job(s) of the cluster snapshot at the start, {_remaining(scenario.cluster)}")
@@ -236,12 +237,12 @@ def starting_jobs(start: Snapshot, shape: ClusterShape, cluster: Snapshot) -> li
     names = [job.name for job in start.jobs]
     unknown = sorted(set(shape.remaining_of) - set(names))
     if unknown:
-        raise SnapshotError.single("cluster.remaining_of", f"no job {unknown[0]!r} in the cluster snapshot")
+        raise SnapshotError.single("cluster.remaining_of", f"no job {shown(unknown[0])} in the cluster snapshot")
     if shape.remaining is None:
         missing = [n for n in names if n not in shape.remaining_of]
         if missing:
-            shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
-            message = f"the cluster snapshot holds jobs ({shown}): give the work they have left"
+            listed = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+            message = f"the cluster snapshot holds jobs ({listed}): give the work they have left"
             raise SnapshotError.single("cluster.remaining", message)
     shift = EPOCH - start.now
     jobs = []
@@ -254,9 +255,9 @@ def starting_jobs(start: Snapshot, shape: ClusterShape, cluster: Snapshot) -> li
         if not sum(gpus):
             raise SnapshotError.single(where, "the job asks for no GPU; the replay measures work in GPU-time")
         if job.queue not in {q.name for q in cluster.queues} or not cluster.is_leaf(job.queue):
-            raise SnapshotError.single(where, f"queue {job.queue!r} is not a leaf queue of the scenario")
+            raise SnapshotError.single(where, f"queue {shown(job.queue)} is not a leaf queue of the scenario")
         if job.priority_class is not None and job.priority_class not in {c.name for c in cluster.priority_classes}:
-            raise SnapshotError.single(where, f"unknown priority class {job.priority_class!r} in the scenario")
+            raise SnapshotError.single(where, f"unknown priority class {shown(job.priority_class)} in the scenario")
         remaining = shape.remaining_of.get(job.name, shape.remaining)
         assert remaining is not None
         spec = JobSpec(
@@ -347,10 +348,12 @@ def _jobs(scenario: Scenario, snapshot: Snapshot, trace: list[TraceJob]) -> tupl
     for t in trace:
         queue = t.queue if t.queue is not None else pick(queue_weights, draw(seed, "queue", t.id))
         if queue not in leaves:
-            raise SnapshotError.single(f"workload (job {t.id})", f"queue {queue!r} is not a leaf queue of the cluster")
+            raise SnapshotError.single(
+                f"workload (job {t.id})", f"queue {shown(queue)} is not a leaf queue of the cluster"
+            )
         pclass = t.priority_class or _class_for(assign.priority_class, t, seed)
         if pclass is not None and pclass not in classes:
-            raise SnapshotError.single(f"workload (job {t.id})", f"unknown priority class {pclass!r}")
+            raise SnapshotError.single(f"workload (job {t.id})", f"unknown priority class {shown(pclass)}")
         split = tuple(tasks_of(t.gpus, per_node))
         minimum = None
         if len(split) > 1 and draw(seed, "elastic", t.id) < assign.elastic:

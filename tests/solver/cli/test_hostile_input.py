@@ -458,3 +458,46 @@ def test_hostile_values_anywhere_exit_0_or_2_and_never_crash(tmp_path: Path, cha
         assert "Traceback" not in result.output
         if result.exit_code == 2:
             assert result.stderr.strip(), "a refusal says why"
+
+
+DUMPS = {n: json.loads((FIXTURES / "kube" / f"{n}-cluster.json").read_text()) for n in ("kai", "kueue", "plain")}
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (lambda d: d["items"][6]["spec"].update(containers=5), "spec.containers: expected a list, got 5"),
+        (lambda d: d["items"][0]["status"]["allocatable"].update({"cpu": None}), "status.allocatable.cpu: expected a"),
+        (lambda d: d["items"][0]["metadata"]["labels"].update(x=[1]), "metadata.labels.x: expected a string"),
+    ],
+    ids=["containers as a number", "a null quantity", "a label that is a list"],
+)
+def test_a_dump_with_a_wrong_type_names_the_object_and_field(tmp_path: Path, change, words: str):
+    import copy
+
+    dump = copy.deepcopy(DUMPS["plain"])
+    change(dump)
+    path = tmp_path / "dump.json"
+    path.write_text(json.dumps(dump), encoding="utf-8")
+    refused(invoke("import", "-o", str(tmp_path / "out.yaml"), str(path)), words)
+    assert not (tmp_path / "out.yaml").exists()
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(sorted(DUMPS)), st.data())
+def test_hostile_values_anywhere_in_a_dump_exit_0_or_2_and_never_crash(tmp_path: Path, name: str, data):
+    import copy
+
+    dump = copy.deepcopy(DUMPS[name])
+    for _ in range(data.draw(st.integers(1, 3))):
+        place = data.draw(st.sampled_from(_places(dump)))
+        try:
+            dump = _put(dump, place, copy.deepcopy(data.draw(st.sampled_from(HOSTILE))))
+        except (KeyError, IndexError, TypeError):
+            continue
+    path = tmp_path / "dump.json"
+    path.write_text(json.dumps(dump), encoding="utf-8")
+    result = invoke("import", "--now", "2026-11-23T12:00:00Z", "-o", str(tmp_path / "out.yaml"), str(path))
+    assert result.exit_code in (0, 2), (result.output[-3000:], result.exception)
+    assert isinstance(result.exception, SystemExit) or result.exception is None, repr(result.exception)
+    assert "Traceback" not in result.output

@@ -1,0 +1,96 @@
+"""Reading documents: the one-pass YAML builder gives what PyYAML's safe loader gives, and refuses what it must."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from conftest import ROOT
+
+from gpu_preempt.models import SnapshotError
+from gpu_preempt.models.document import MAX_DEPTH, parse_document
+
+BUNDLED = sorted([*ROOT.glob("fixtures/**/*.yaml"), *ROOT.glob("docs/**/*.yaml"), *ROOT.glob("benchmarks/**/*.yaml")])
+
+
+def read(text: str, json_format: bool = False) -> object:
+    return parse_document(text, json_format=json_format, source="f")
+
+
+def refusal(text: str, json_format: bool = False) -> str:
+    with pytest.raises(SnapshotError) as caught:
+        read(text, json_format)
+    return str(caught.value)
+
+
+def test_every_bundled_yaml_file_reads_as_pyyaml_reads_it():
+    assert len(BUNDLED) > 50
+    for path in BUNDLED:
+        text = path.read_text(encoding="utf-8")
+        assert repr(read(text)) == repr(yaml.safe_load(text)), path
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: 1\nb: 0x1F\nc: 1.5e3\nd: .inf\ne: ~\nf: yes\ng: 'yes'\nh: 2026-01-01\ni: 2026-01-01T12:00:00Z\nj: \"8\"\n",
+        "base: &b {gpu: 8, cpu: 4}\ncopy: *b\nlist: &l [1, [2, 3]]\nagain: [*l, *l]\n",
+        "base: &b {gpu: 8}\nmerged: {<<: *b, cpu: 4}\n",  # a merge key: left to PyYAML
+        "a: !!str 8\nb: !!float 1\nc: !!binary aGVsbG8=\n",  # explicit tags: left to PyYAML
+        "? [1, 2]\n: complex key\n",
+        "1: one\n2.5: two\nnull: nothing\n",
+        "- |\n  literal\n  text\n- >\n  folded\n  text\n",
+        "",
+    ],
+    ids=["scalars", "aliases", "merge key", "tags", "complex key", "non-string keys", "block scalars", "empty"],
+)
+def test_yaml_constructs_read_as_pyyaml_reads_them(text: str):
+    try:
+        expected = yaml.safe_load(text)
+    except yaml.YAMLError:
+        assert "invalid YAML" in refusal(text)
+        return
+    if not text:
+        assert "the file is empty" in refusal(text)
+    else:
+        assert repr(read(text)) == repr(expected)
+
+
+def test_a_list_that_holds_itself_is_built_as_pyyaml_builds_it():
+    built = read("a: &a [1, *a]\n")
+    assert isinstance(built, dict) and built["a"][1] is built["a"]
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("a: 1\na: 2\n", "f: duplicate key 'a' (line 2 column 1)"),
+        ("a: {x: 1, x: 2}\n", "duplicate key 'x' (line 1 column 11)"),
+        ("base: &b {gpu: 8}\nmerged: {<<: *b, cpu: 4, cpu: 5}\n", "duplicate key 'cpu' (line 2 column 26)"),
+        ("a: " + "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), f"nested more than {MAX_DEPTH} levels deep"),
+        ("a: 2026-13-45\n", "invalid YAML: month must be in 1..12 (line 1 column 4)"),
+        ("a: *nowhere\n", "found undefined alias"),
+        ("a: 1\n---\nb: 2\n", "invalid YAML at line 2 column 1: but found another document"),
+        ("a: [1, 2\n", "invalid YAML at line 2 column 1"),
+        ('{"a": 1, "a": 2}', "duplicate key 'a' (line 1 column 10)"),
+        ("1: one\ntrue: yes\n", "duplicate key True (line 2 column 1)"),  # 1 == True: PyYAML keeps one silently
+    ],
+    ids=["top level", "flow", "after a merge", "depth", "bad date", "undefined alias", "two documents",
+         "truncated", "JSON", "1 and true"],
+)  # fmt: skip
+def test_a_bad_document_is_refused_naming_the_line(text: str, words: str):
+    assert words in refusal(text, json_format=text.startswith("{"))
+
+
+def test_a_kept_alias_expansion_is_counted_and_bounded():
+    laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{c}: &{c} [{', '.join([f'*{p}'] * 10)}]\n" for p, c in zip("abcde", "bcdef", strict=True)
+    )
+    assert "aliases expand to more than 1,000,000 nodes" in refusal(laughs)
+    assert len(read(laughs.rsplit("\n", 2)[0] + "\n")["e"]) == 10  # a 100,000-node expansion is fine
+
+
+def test_json_reads_as_the_json_module_reads_it():
+    text = (ROOT / "fixtures" / "kube" / "kai-cluster.json").read_text(encoding="utf-8")
+    assert read(text, json_format=True) == json.loads(text)

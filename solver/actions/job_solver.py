@@ -69,6 +69,8 @@ def _attempt(cluster: Cluster, job: Job, action: Action, solver: SolverName) -> 
         except ModelError as error:
             return Decision(job.name, action, "unknown", reason=too_large(error), solver=solver, solve_ms=_ms(start))
         reduced = None if found is None else found[:2]
+    else:  # the greedy baseline builds victims only as far as its order needs them
+        reduced = greedy.solve_plan(planned)
     if reduced is not None:
         problem, solution = reduced
     else:

@@ -22,7 +22,7 @@ from gpu_preempt.models.quantity import add
 from gpu_preempt.solver.rules.candidates import Candidate, CandidateSet, preempt_candidates, reclaim_candidates
 from gpu_preempt.solver.rules.reclaim_gate import reclaim_gate
 from gpu_preempt.solver.rules.reclaim_line import reclaim_line
-from gpu_preempt.solver.rules.victim_order import evict_key, keep_order
+from gpu_preempt.solver.rules.victim_order import greedy_key, keep_order, ranked
 from gpu_preempt.solver.state.cluster import Cluster
 
 from .data import (
@@ -440,12 +440,8 @@ def _saturation_rows(
 
 
 def _greedy_order(cluster: Cluster, victims: tuple[Victim, ...]) -> tuple[int, ...]:
-    """KAI's victim queue, simplified (reference/kai.md §2.3), in the canonical order's terms: the queue furthest
-    over its fair share first, then lower queue priority; within them the lowest job priority, elastic surplus
-    first, then the newest job and the name."""
+    """The victims in the greedy baseline's order (:func:`greedy_key`)."""
     shares: dict[str, Fraction] = {}
-    keys = []
-    for v, victim in enumerate(victims):
-        ratio, queue_priority, newest, name = evict_key(cluster, cluster.snapshot.job(victim.job), shares)
-        keys.append((ratio, queue_priority, victim.priority, victim.surplus == 0, newest, name, v))
-    return tuple(key[-1] for key in sorted(keys))
+    snapshot = cluster.snapshot
+    keys = [(*greedy_key(cluster, snapshot.job(v.job), v.surplus, shares), i) for i, v in enumerate(victims)]
+    return tuple(key[-1] for key in sorted(ranked(keys)))

@@ -315,7 +315,7 @@ def objective_values(problem: Problem, solution: Solution) -> dict[str, object]:
 
 def freed(problem: Problem, solution: Solution, victims: tuple[int, ...], resource: str) -> int:
     """Amount of ``resource`` the solution takes from ``victims``."""
-    wanted = set(victims)
+    wanted = problem.members(victims)
     return sum(
         n * problem.victims[v].slots[s].requests.get(resource, 0)
         for (v, s), n in solution.evicted.items()

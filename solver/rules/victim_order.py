@@ -55,22 +55,45 @@ def over_share(cluster: Cluster, queue: str) -> Fraction:
 def evict_key(cluster: Cluster, job: Job, shares: dict[str, Fraction] | None = None) -> EvictKey:
     """The sort key of ``job`` as a victim: smaller keys are evicted first (see the module docstring).
 
-    ``shares`` caches :func:`over_share` per queue across calls.
+    ``shares`` caches ``-over_share(...)`` per queue across calls: the jobs of one queue share one object.
     """
     if shares is None:
         shares = {}
-    ratio = shares.get(job.queue)
-    if ratio is None:
-        ratio = shares[job.queue] = over_share(cluster, job.queue)
+    negated = shares.get(job.queue)
+    if negated is None:
+        negated = shares[job.queue] = -over_share(cluster, job.queue)
     created = job.created_at if job.created_at is not None else job.started_at
-    return (-ratio, cluster.tree.queue(job.queue).priority, -(created if created is not None else -1e300), job.name)
+    return (negated, cluster.tree.queue(job.queue).priority, -(created if created is not None else -1e300), job.name)
+
+
+def greedy_key(cluster: Cluster, job: Job, surplus: int, shares: dict[str, Fraction]) -> tuple[Any, ...]:
+    """The greedy baseline's victim order (KAI's victim queue, simplified; reference/kai.md §2.3), in the canonical
+    order's terms: the queue furthest over its fair share first, then lower queue priority; within them the lowest
+    job priority, elastic surplus (``surplus`` tasks) first, then the newest job and the name."""
+    ratio, queue_priority, newest, name = evict_key(cluster, job, shares)
+    return (ratio, queue_priority, job.resolved_priority, surplus == 0, newest, name)
 
 
 def keep_order(cluster: Cluster, jobs: list[str]) -> tuple[int, ...]:
     """Indices of ``jobs`` from the most worth keeping to the least: the canonical order reversed."""
     shares: dict[str, Fraction] = {}
-    keys = [evict_key(cluster, cluster.snapshot.job(name), shares) for name in jobs]
+    keys = ranked([evict_key(cluster, cluster.snapshot.job(name), shares) for name in jobs])
     return tuple(sorted(range(len(jobs)), key=keys.__getitem__, reverse=True))
+
+
+def ranked(keys: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """``keys`` with their first element (a :class:`Fraction`) replaced by its rank among the distinct ones.
+
+    The order and the ties are the same, but a sort of 300,000 keys then compares integers, not fractions (whose
+    equality test is Python code: 11 million calls and 11 s for one greedy decision on 100,000 nodes).
+
+    >>> ranked([(Fraction(1, 2), "a"), (Fraction(-1), "b"), (Fraction(1, 2), "c")])
+    [(1, 'a'), (0, 'b'), (1, 'c')]
+    """
+    distinct = {id(key[0]): key[0] for key in keys}  # by identity first: the keys of one queue share their object
+    rank = {value: i for i, value in enumerate(sorted(set(distinct.values())))}
+    by_id = {ident: rank[value] for ident, value in distinct.items()}
+    return [(by_id[id(key[0])], *key[1:]) for key in keys]
 
 
 class Keep(tuple[Any, ...]):

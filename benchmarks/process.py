@@ -1,0 +1,119 @@
+"""Whole processes at 1,000, 10,000 and 100,000 nodes: ``gpu-preempt solve`` against a plain ``json.load`` of the file.
+
+Run on demand (never part of the test command):
+
+    .venv/bin/python benchmarks/process.py                        # 1,000, 10,000 and 100,000 nodes
+    .venv/bin/python benchmarks/process.py --sizes 1000 10000     # choose sizes
+    .venv/bin/python benchmarks/process.py --keep /tmp/snapshots  # keep (and reuse) the generated files
+
+For each size the generator (benchmarks/generate.py) writes a JSON snapshot with three pending jobs. Then, each
+in a fresh process and in this order, one after the other (never two at once):
+
+* ``python -c "import json; json.load(open(F))"``: the floor, reading the bytes;
+* ``gpu-preempt solve F --job pending-0001 --action reclaim`` with CP-SAT, then with ``--solver greedy``: load,
+  validate, decide, print, exit; the ratio to the floor is the figure of issue 14;
+* an in-process probe that splits the same work into load (read and validate), decide (cluster state and the
+  decision), and a further decision after a small change (the decision applied, then the next pending job).
+
+Wall times and peak RSS (``wait4``) are per process; ratios are taken within one run, since this machine is noisy.
+Results print as a Markdown table; the README quotes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI = str(Path(sys.executable).parent / "gpu-preempt")
+JOB = "pending-0001"
+
+PROBE = """
+import json, sys, time
+from gpu_preempt.models import load_snapshot
+from gpu_preempt.solver.actions.job_solver import attempt
+from gpu_preempt.solver.state.cluster import Cluster
+path, solver = sys.argv[1], sys.argv[2]
+started = time.perf_counter()
+snapshot = load_snapshot(path)
+loaded = time.perf_counter()
+cluster = Cluster.of(snapshot)
+first = attempt(cluster, snapshot.job("pending-0001"), "reclaim", solver=solver)
+decided = time.perf_counter()
+after = cluster.with_changes(first.changes())
+second = attempt(after, snapshot.job("pending-0002"), "preempt", solver=solver)
+again = time.perf_counter()
+print(json.dumps({"load": loaded - started, "decide": decided - loaded, "again": again - decided,
+                  "outcome": first.outcome, "optimal": first.optimal, "victims": len(first.victims)}))
+"""
+
+
+def timed(argv: list[str]) -> tuple[float, float, str]:
+    """Wall seconds, peak RSS in MB (``wait4``) and standard output of one child process."""
+    started = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        child = subprocess.Popen(argv, stdout=out, stderr=err, text=True)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - started
+        out.seek(0)
+        err.seek(0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"{' '.join(argv)} failed:\n{err.read()[-3000:]}")
+        return wall, usage.ru_maxrss / 1024, out.read()
+
+
+def snapshot_file(nodes: int, folder: Path) -> Path:
+    path = folder / f"snapshot-{nodes}.json"
+    if not path.exists():
+        with path.open("w") as handle:
+            subprocess.run([sys.executable, str(ROOT / "benchmarks" / "generate.py"), str(nodes), "--pending", "3"],
+                           stdout=handle, check=True)  # fmt: skip
+    return path
+
+
+def measure(nodes: int, folder: Path) -> dict[str, float | str]:
+    path = snapshot_file(nodes, folder)
+    floor, _, _ = timed([sys.executable, "-c", f"import json; json.load(open({str(path)!r}))"])
+    row: dict[str, float | str] = {"nodes": nodes, "MB": path.stat().st_size / 1e6, "json": floor}
+    for solver in ("cpsat", "greedy"):
+        argv = [CLI, "solve", str(path), "--job", JOB, "--action", "reclaim", "--solver", solver]
+        wall, rss, _ = timed(argv)
+        row[f"{solver}_wall"], row[f"{solver}_rss"] = wall, rss
+        _, _, out = timed([sys.executable, "-c", PROBE, str(path), solver])
+        probe = json.loads(out)
+        for key in ("load", "decide", "again"):
+            row[f"{solver}_{key}"] = probe[key]
+        row[f"{solver}_outcome"] = f"{probe['outcome']}{' (optimal)' if probe['optimal'] else ''}"
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="*", default=[1000, 10000, 100000])
+    parser.add_argument("--keep", type=Path, help="a folder for the generated snapshots (reused when present)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = args.keep or Path(scratch)
+        folder.mkdir(parents=True, exist_ok=True)
+        rows = [measure(n, folder) for n in args.sizes]
+    print("| nodes | file | `json.load` | solver | `solve` process | ratio | peak RSS | load | decide | again |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        for solver in ("cpsat", "greedy"):
+            wall = float(r[f"{solver}_wall"])
+            print(
+                f"| {int(r['nodes']):,} | {float(r['MB']):.0f} MB | {float(r['json']):.2f} s | {solver} "
+                f"({r[f'{solver}_outcome']}) | {wall:.2f} s | {wall / float(r['json']):.1f}x | "
+                f"{float(r[f'{solver}_rss']):.0f} MB | {float(r[f'{solver}_load']):.2f} s | "
+                f"{float(r[f'{solver}_decide']):.2f} s | {float(r[f'{solver}_again']):.2f} s |"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""The greedy baseline on prefixes of its victim order gives the answer it gives on every candidate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from conftest import FIXTURES, generated_cases
+
+from gpu_preempt.models import load_snapshot
+from gpu_preempt.solver.actions import greedy
+from gpu_preempt.solver.actions.job_solver import named_victims
+from gpu_preempt.solver.problem.builder import Plan, plan
+from gpu_preempt.solver.problem.data import Problem, Solution
+from gpu_preempt.solver.state.cluster import Cluster
+
+
+def answer(cluster: Cluster, problem: Problem, solution: Solution) -> tuple[Any, ...]:
+    """A solution in names: status, victims with their tasks, and placements per node."""
+    victims = [(v.job, v.tasks, v.whole_job) for v in named_victims(cluster, problem, solution)]
+    placed = sorted((t, problem.nodes[n].name, k) for (t, n), k in solution.placed.items() if k)
+    return solution.status, sorted(victims), placed
+
+
+def both(planned: Plan) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    full = planned.problem
+    assert full is not None
+    problem, solution = greedy.solve_plan(planned)
+    return answer(planned.cluster, full, greedy.solve(full)), answer(planned.cluster, problem, solution)
+
+
+FIXTURE_CASES = [
+    (path.name, job.name, action)
+    for path in sorted(FIXTURES.glob("*.yaml"))
+    for job in load_snapshot(path).jobs
+    if job.tasks and all(t.status == "pending" for t in job.tasks)
+    for action in ("reclaim", "preempt")
+]
+
+
+@pytest.mark.parametrize(("fixture", "job", "action"), FIXTURE_CASES)
+def test_prefixes_of_one_give_every_fixture_the_full_answer(monkeypatch, fixture: str, job: str, action: str):
+    monkeypatch.setattr(greedy, "FIRST_PREFIX", 1)  # the smallest prefixes, so that they grow
+    snapshot = load_snapshot(FIXTURES / fixture)
+    planned = plan(Cluster.of(snapshot), snapshot.job(job), action)  # type: ignore[arg-type]
+    if planned.skip is None:
+        expected, found = both(planned)
+        assert found == expected
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_prefixes_give_a_generated_cluster_the_full_answer(monkeypatch, seed: int):
+    monkeypatch.setattr(greedy, "FIRST_PREFIX", 4)
+    snapshot, cases = generated_cases(150, seed=seed, pending=6)
+    cluster = Cluster.of(snapshot)
+    compared = 0
+    for job, action in cases:
+        planned = plan(cluster, job, action)
+        if planned.skip is None and planned.candidates is not None and len(planned.candidates.candidates) > 4:
+            expected, found = both(planned)
+            assert found == expected, (job.name, action)
+            compared += 1
+    assert compared >= 4

@@ -112,8 +112,34 @@ def raise_errors(title: str, errors: list[tuple[tuple[str | int, ...], str]]) ->
         raise ValidationError.from_exception_data(title, details)
 
 
+_PARSED: dict[tuple[object, ...], dict[str, int]] = {}
+"""Resource maps already parsed, by their entries: a snapshot repeats a few shapes thousands of times."""
+
+
 def _resource_map(value: object, *, allow_unlimited: bool) -> dict[str, int]:
-    """Parse ``{resource: quantity}``, collecting every bad entry; GPUs must be whole (v1)."""
+    """Parse ``{resource: quantity}``, collecting every bad entry; GPUs must be whole (v1).
+
+    A map seen before (same entries, same ``allow_unlimited``) is not parsed again: a copy of its result is
+    returned. Only valid maps are kept, at most 4,096 of them.
+    """
+    if type(value) is dict:
+        try:
+            key = (allow_unlimited, *value.items(), *map(type, value.values()))  # True is not 1 here
+            found = _PARSED.get(key)
+        except TypeError:  # an unhashable amount: parsed (and refused) below
+            key, found = (), None
+        if found is not None:
+            return dict(found)
+        parsed = _parse_resource_map(value, allow_unlimited=allow_unlimited)
+        if key:
+            if len(_PARSED) >= 4096:
+                _PARSED.clear()
+            _PARSED[key] = dict(parsed)
+        return parsed
+    return _parse_resource_map(value, allow_unlimited=allow_unlimited)
+
+
+def _parse_resource_map(value: object, *, allow_unlimited: bool) -> dict[str, int]:
     if not isinstance(value, dict):
         raise PydanticCustomError(
             "resources", "expected a mapping of resource name to amount, got {got}", {"got": shown(value)}

@@ -144,6 +144,11 @@ class Snapshot(SnapshotModel):
     def _check_jobs(self, errors: list[tuple[Loc, str]], fitted: bool = False) -> None:
         config = self.config
         queues, classes, nodes, children = self._queues, self._classes, self._nodes, self._children
+        known = False  # every task names a known node (checked at once: the common case on large snapshots)
+        if not fitted:
+            used = {task.node for job in self.jobs for task in job.tasks}
+            used.discard(None)
+            known = used.issubset(nodes)
         for i, job in enumerate(self.jobs):
             if fitted and "_resolved_priority" in job.__dict__:
                 continue  # resolved by an earlier assembled snapshot (see assemble)
@@ -174,9 +179,10 @@ class Snapshot(SnapshotModel):
             job.__dict__["_resolved_preemptible"] = (
                 job.preemptible if job.preemptible is not None else resolved < config.preemptible_below_priority
             )
-            for t, task in enumerate(job.tasks):
-                if task.node is not None and task.node not in nodes:
-                    errors.append((("jobs", i, "tasks", t, "node"), f"unknown node '{task.node}'"))
+            if not known:
+                for t, task in enumerate(job.tasks):
+                    if task.node is not None and task.node not in nodes:
+                        errors.append((("jobs", i, "tasks", t, "node"), f"unknown node '{task.node}'"))
 
     def _check_node_capacity(self, errors: list[tuple[Loc, str]]) -> None:
         """Running and releasing tasks fit their node now; running and nominated ones fit once releasing ones leave."""
@@ -186,13 +192,16 @@ class Snapshot(SnapshotModel):
         by_status = {"running": running, "releasing": releasing, "nominated": nominated}
         nodes = self._nodes
         for job in self.jobs:
-            shared = job.task_resources
+            shared = tuple(job.task_resources.items())
             for task in job.tasks:
-                loads = by_status.get(str(task.status))
-                if loads is None or task.node not in nodes:
+                loads = by_status.get(task.status)  # type: ignore[arg-type]
+                host = task.node
+                if loads is None or host not in nodes:
                     continue
-                load = loads.setdefault(task.node, {})
-                for r, a in (shared if task.resources is None else task.resources).items():
+                load = loads.get(host)
+                if load is None:
+                    load = loads[host] = {}
+                for r, a in shared if task.resources is None else task.resources.items():
                     load[r] = load.get(r, 0) + a
         used = _plus(running, releasing)
         promised = _plus(running, nominated)
@@ -250,7 +259,10 @@ def _shown(names: list[str]) -> str:
 
 
 def _index(section: str, items: list[Any], errors: list[tuple[Loc, str]]) -> dict[str, Any]:
-    index: dict[str, Any] = {}
+    index: dict[str, Any] = {item.name: item for item in items}
+    if len(index) == len(items):  # no duplicate: the common case, kept cheap on large snapshots
+        return index
+    index = {}
     for i, item in enumerate(items):
         if item.name in index:
             first = f"{section}[{_pos(items, item.name)}]"

@@ -17,7 +17,7 @@ import sys
 from typing import Any
 
 from . import decide, inventory, kube, simulate, snapshot, sweep
-from .app import app
+from .app import Process, app
 
 __all__ = ["app", "decide", "inventory", "kube", "main", "simulate", "snapshot", "sweep"]
 
@@ -29,6 +29,7 @@ def main() -> Any:
     reclaims the memory at once. The usual exit (``atexit`` handlers, finalizers) is kept when child processes or
     Ray are running, so that they are shut down properly.
     """
+    Process.own = True
     try:
         app()
         code: Any = 0

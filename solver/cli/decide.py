@@ -26,6 +26,7 @@ from .app import (
     check_limits,
     command,
     load,
+    one_shot,
     tuned,
     usage_error,
     write_file,
@@ -54,6 +55,7 @@ def solve(
     timing: TimingOpt = True,
 ) -> None:
     """Decide for one pending job: victims, placements, and why."""
+    one_shot()
     from gpu_preempt.solver.actions.cycle import final_decision, solve_one
     from gpu_preempt.solver.state.cluster import Cluster
 
@@ -115,6 +117,7 @@ def cycle(
     ] = None,
 ) -> None:
     """Run one scheduling cycle over all pending jobs (allocate, reclaim, preempt; enforce-quota first if on)."""
+    one_shot()
     from gpu_preempt.solver.actions.cycle import run_cycle
 
     chosen = None if actions is None else _actions(actions)
@@ -154,6 +157,7 @@ def enforce_quota(
     timing: TimingOpt = True,
 ) -> None:
     """Bring queues above their limit back within it by preemption, deepest queues first."""
+    one_shot()
     from gpu_preempt.solver.actions.quota_enforcement import enforce, enforcement_order
     from gpu_preempt.solver.state.cluster import Cluster
 

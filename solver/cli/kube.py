@@ -11,7 +11,7 @@ import typer
 
 from gpu_preempt.models import SnapshotError, parse_time, snapshot_from_data
 
-from .app import FileArg, SolverOpt, command, load, usage_error, write_file
+from .app import FileArg, SolverOpt, command, load, one_shot, usage_error, write_file
 from .render import err, out, print_problems
 
 if TYPE_CHECKING:
@@ -38,6 +38,7 @@ def import_(
     strict: Annotated[bool, typer.Option("--strict", help="refuse to guess: every guess is an error")] = False,
 ) -> None:
     """Read Kubernetes objects (nodes, pods, priority classes, queues, pod groups) and write a snapshot."""
+    one_shot()
     import yaml
 
     from gpu_preempt.solver.kube.importer import import_objects
@@ -90,6 +91,7 @@ def plan(
     solver: SolverOpt = "cpsat",
 ) -> None:
     """The evictions a decision needs, as Eviction objects or a kubectl script to review (nothing is sent)."""
+    one_shot()
     from gpu_preempt.solver.actions.cycle import final_decision, run_cycle, solve_one
     from gpu_preempt.solver.kube.plan import eviction_list, evictions, kubectl_script
     from gpu_preempt.solver.state.cluster import Cluster

@@ -10,13 +10,14 @@ import typer
 from gpu_preempt.models import Snapshot
 from gpu_preempt.models.scenario import Scenario
 
-from .app import FileArg, JsonOpt, command, load
+from .app import FileArg, JsonOpt, command, load, one_shot
 from .render import print_summary
 
 
 @command()
 def validate(file: FileArg, as_json: JsonOpt = False) -> None:
     """Check a snapshot; print nodes, the queue tree with fair shares, jobs, and protected jobs."""
+    one_shot()
     from gpu_preempt.solver.explain.summary import summarize
     from gpu_preempt.solver.state.cluster import Cluster
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from gpu_preempt.solver.problem.builder import Plan
 from gpu_preempt.solver.problem.data import Problem, Solution, broken_rows
+from gpu_preempt.solver.reduce.units import free_hosts
 from gpu_preempt.solver.rules.victim_order import greedy_key
 
 FIRST_PREFIX = 64
@@ -46,6 +47,7 @@ def solve_plan(plan: Plan) -> tuple[Problem, Solution]:
     order = _group_order(plan)
     group = [key for key, _ in order]
     order_index = [i for _, i in order]
+    hosts = _free_hosts(plan)
     size = FIRST_PREFIX
     while True:
         while size < len(group) and group[size] == group[size - 1]:
@@ -54,11 +56,28 @@ def solve_plan(plan: Plan) -> tuple[Problem, Solution]:
             problem = plan.problem
             assert problem is not None
         else:
-            problem = plan.build(chosen=[candidates[i] for i in sorted(order_index[:size])])
+            problem = plan.build(chosen=[candidates[i] for i in sorted(order_index[:size])], only_nodes=hosts)
         solution = solve(problem)
         if solution.status != "unknown" or size >= len(candidates):
             return problem, solution
         size *= 4
+
+
+def _free_hosts(plan: Plan) -> set[str] | None:
+    """For a chunk of one task type, the nodes with room for one task now (``None``: every schedulable node).
+
+    A prefix problem needs no other node: one that has no room now and runs none of the prefix's victims can host
+    no task of any answer over that prefix, so first-fit never picks it, and building it for a 100,000-node
+    cluster costs more than the search.
+    """
+    job = plan.job
+    shapes = {tuple(sorted((r, a) for r, a in job.requests(task).items() if a > 0)) for task, _ in plan.chunk}
+    if len(shapes) != 1 or not next(iter(shapes)):
+        return None
+    request = dict(next(iter(shapes)))
+    nodes = plan.cluster.snapshot.nodes
+    found = free_hosts(plan.cluster, job.resolved_priority, request, tuple(sorted(request)))
+    return {nodes[n].name for n, _ in found}
 
 
 def _group_order(plan: Plan) -> list[tuple[tuple[int, int], int]]:

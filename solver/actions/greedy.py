@@ -52,7 +52,7 @@ def solve_plan(plan: Plan) -> tuple[Problem, Solution]:
     while True:
         while size < len(group) and group[size] == group[size - 1]:
             size += 1  # whole groups only
-        if size >= len(candidates):
+        if size >= len(candidates) and hosts is None:
             problem = plan.problem
             assert problem is not None
         else:

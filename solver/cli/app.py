@@ -189,9 +189,3 @@ def write_file(option: str, target: Path, text: str) -> None:
     except OSError as error:
         partial.unlink(missing_ok=True)
         usage_error(option, f"cannot write {target} ({error.strerror})")
-
-
-def check_choice(name: str, value: str, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        err.print(f"error: {name}: '{value}' is not one of {', '.join(allowed)}", markup=False)
-        raise typer.Exit(2)

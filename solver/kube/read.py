@@ -100,13 +100,13 @@ def parse_objects(text: str, source: str) -> list[KubeObject]:
         found = [_object(item, f"{source}: items[{i}]", source) for i, item in enumerate(items)]
     else:
         found = [_object(document, source, source)]
-    errors = [f for f in found if isinstance(f, FieldError)]
+    errors = [e for f in found if not isinstance(f, KubeObject) for e in (f if isinstance(f, list) else [f])]
     if errors:
         raise SnapshotError(errors)
     return [f for f in found if isinstance(f, KubeObject)]
 
 
-def _object(item: Any, where: str, source: str) -> KubeObject | FieldError:
+def _object(item: Any, where: str, source: str) -> KubeObject | FieldError | list[FieldError]:
     if not isinstance(item, dict):
         return FieldError(where, "not an object")
     version, kind = item.get("apiVersion"), item.get("kind")
@@ -124,5 +124,5 @@ def _object(item: Any, where: str, source: str) -> KubeObject | FieldError:
     found = KubeObject(kind, group, ver, namespace or None, metadata["name"], item, source)
     problems = wrong_types(item, group, kind)
     if problems:
-        return FieldError(found.at(problems[0][0]), problems[0][1])
+        return [FieldError(found.at(path), message) for path, message in problems]
     return found

@@ -469,8 +469,12 @@ DUMPS = {n: json.loads((FIXTURES / "kube" / f"{n}-cluster.json").read_text()) fo
         (lambda d: d["items"][6]["spec"].update(containers=5), "spec.containers: expected a list, got 5"),
         (lambda d: d["items"][0]["status"]["allocatable"].update({"cpu": None}), "status.allocatable.cpu: expected a"),
         (lambda d: d["items"][0]["metadata"]["labels"].update(x=[1]), "metadata.labels.x: expected a string"),
+        (
+            lambda d: (d["items"][6]["spec"].update(priority="high"), d["items"][6]["status"].update(phase=3)),
+            "Pod ml/train-0: spec.priority: expected a whole number, got 'high' Pod ml/train-0: status.phase: expected",
+        ),
     ],
-    ids=["containers as a number", "a null quantity", "a label that is a list"],
+    ids=["containers as a number", "a null quantity", "a label that is a list", "two wrong fields of one pod"],
 )
 def test_a_dump_with_a_wrong_type_names_the_object_and_field(tmp_path: Path, change, words: str):
     import copy

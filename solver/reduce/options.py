@@ -26,6 +26,8 @@ import itertools
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from gpu_preempt.models import Resources
 from gpu_preempt.solver.rules.victim_order import Keep
 
@@ -212,6 +214,129 @@ def lower_bound(unit: Unit, request: Resources, resources: tuple[str, ...], cost
             out.append(sum(losses[:fewest]))
     out.append(Keep())  # the empty set of victims: the least tie-break value
     return tuple(out)
+
+
+def lower_bounds(
+    units: list[Unit], request: Resources, resources: tuple[str, ...], costs: CostModel
+) -> list[Cost | None]:
+    """:func:`lower_bound` of every single-node unit of ``units``, the same vectors, computed on all of them at once.
+
+    The victims of every unit are laid out in flat columns (unit, room each may free per resource, smallest loss,
+    priority); "fewest largest items that cover the need" becomes a sort by unit and size, a running sum per unit
+    and a count per unit of the items reached before the need is met. Amounts near 2^63 fall back to
+    :func:`lower_bound` unit by unit (Python integers do not overflow).
+    """
+    width, count = len(resources), len(units)
+    local = [unit.local.get(unit.nodes[0], []) for unit in units]
+    victims = [v for vs in local for v in vs]
+    crowd = max(map(len, local), default=0) + 1
+    wanted = [request.get(r, 0) for r in resources]
+    try:
+        need = np.array(
+            [[w - x for w, x in zip(wanted, unit.room[unit.nodes[0]], strict=True)] for unit in units], dtype=np.int64
+        )
+        need = need.reshape(count, width)
+        size = np.array([v.size for v in victims], dtype=np.int64).reshape(len(victims), width)
+        gpus = np.fromiter((v.gpus for v in victims), dtype=np.int64, count=len(victims))
+    except OverflowError:
+        return [lower_bound(unit, request, resources, costs) for unit in units]
+    unit_of = np.repeat(np.arange(count, dtype=np.int64), [len(vs) for vs in local])
+    running = np.fromiter((v.per_node[0][1] for v in victims), dtype=np.int64, count=len(victims))
+    surplus = np.fromiter((v.surplus for v in victims), dtype=np.int64, count=len(victims))
+    whole = np.fromiter((v.whole for v in victims), dtype=bool, count=len(victims))
+    started = np.fromiter(
+        (np.nan if v.job.started_at is None else v.job.started_at for v in victims), dtype=float, count=len(victims)
+    )
+    since = np.where(np.isnan(started), 0.0, np.maximum(0.0, np.rint((costs.now - started) * 1000)))  # elapsed()
+    most = np.where(whole, running, surplus)
+    least = np.where(surplus > 0, 1, running)
+    # Running sums over all units wrap around in int64, but their differences within one unit are exact as long as
+    # every unit's own sums fit: checked (in floating point, with room to spare) before anything is multiplied.
+    largest = max(
+        float(np.abs(need).max(initial=0)),
+        float((np.abs(size.astype(float)) * most[:, None]).max(initial=0)),
+        float((least * gpus.astype(float) * since).max(initial=0)),
+    )
+    if largest * crowd >= 2.0**61:
+        return [lower_bound(unit, request, resources, costs) for unit in units]
+    size = size * most[:, None]
+    loss = least * gpus * since.astype(np.int64)
+    priority = np.fromiter((v.job.resolved_priority for v in victims), dtype=np.int64, count=len(victims))
+    top = np.full(count, np.iinfo(np.int64).min, dtype=np.int64)
+    np.maximum.at(top, unit_of, priority)
+    at_top = priority == top[unit_of]
+    fewest = np.zeros(count, dtype=np.int64)
+    impossible = np.zeros(count, dtype=bool)
+    top_count = np.zeros(count, dtype=np.int64)
+    for i in range(width):
+        column = size[:, i]
+        total = _sums(unit_of, column, count)
+        short = need[:, i] > 0
+        impossible |= short & (total < need[:, i])
+        fewest = np.maximum(fewest, np.where(short, _covering(unit_of, column, need[:, i], count), 0))
+        below = _sums(unit_of[~at_top], column[~at_top], count)
+        left = np.maximum(need[:, i] - below, 0)
+        covering = _covering(unit_of[at_top], column[at_top], left, count)
+        top_count = np.maximum(top_count, np.where(left > 0, covering, 0))
+    lost = _smallest_sums(unit_of, loss, fewest, count)
+    met: np.ndarray = np.all(need <= 0, axis=1)
+    out: list[Cost | None] = []
+    zero = costs.zero()
+    levels = costs.levels
+    for u in range(count):
+        if met[u]:
+            out.append(zero)
+            continue
+        if impossible[u]:
+            out.append(None)
+            continue
+        few, peak, at = int(fewest[u]), int(top[u]), int(top_count[u])
+        vector: list[Any] = []
+        for criterion in costs.objective:
+            if criterion == "priority":
+                vector.extend(at if level == peak else 0 for level in levels)
+            elif criterion in ("jobs", "tasks"):
+                vector.append(few)
+            else:
+                vector.append(int(lost[u]))
+        vector.append(Keep())
+        out.append(tuple(vector))
+    return out
+
+
+def _sums(unit_of: np.ndarray, values: np.ndarray, count: int) -> np.ndarray:
+    """Per unit, the sum of ``values`` (exact in int64)."""
+    out = np.zeros(count, dtype=np.int64)
+    np.add.at(out, unit_of, values)
+    return out
+
+
+def _covering(unit_of: np.ndarray, values: np.ndarray, need: np.ndarray, count: int) -> np.ndarray:
+    """Per unit, how many of its largest ``values`` are needed to reach ``need`` (all of them if they never do)."""
+    order = np.lexsort((-values, unit_of))
+    units, ranked = unit_of[order], values[order]
+    running = np.cumsum(ranked)
+    starts = np.searchsorted(units, units, side="left")
+    before = running - ranked - np.where(starts > 0, running[starts - 1], 0)  # taken before this item, in its unit
+    reached = np.zeros(count, dtype=np.int64)
+    np.add.at(reached, units, before < need[units])
+    return reached
+
+
+def _smallest_sums(unit_of: np.ndarray, values: np.ndarray, taken: np.ndarray, count: int) -> np.ndarray:
+    """Per unit, the sum of its ``taken`` smallest ``values`` (0 where ``taken`` is 0)."""
+    out = np.zeros(count, dtype=np.int64)
+    if not len(values):
+        return out
+    order = np.lexsort((values, unit_of))
+    units, ranked = unit_of[order], values[order]
+    running = np.cumsum(ranked)
+    starts = np.searchsorted(units, np.arange(count), side="left")
+    first = np.where(starts > 0, running[np.maximum(starts - 1, 0)], 0)
+    ends = starts + taken - 1
+    has = taken > 0
+    out[has] = running[ends[has]] - first[has]
+    return out
 
 
 def _fewest(sizes: list[tuple[int, ...]], need: list[int]) -> int | None:

@@ -10,7 +10,8 @@ units is unused, and moving the ``t`` tasks there is no worse. So for each level
 the exchange never touches another used unit.
 
 **Lower bounds first.** Single-node units are sorted by a lower bound on their
-cost (:func:`.options.lower_bound`); exact options are enumerated in that order
+cost (:func:`.options.lower_bound`, computed for all of them at once by
+:func:`.options.lower_bounds`); exact options are enumerated in that order
 and the scan stops as soon as the next bound is no better than the ``K``-th best
 exact cost found: every unit after it is dominated.
 
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 
 from gpu_preempt.models import Resources
 
-from .options import Option, lower_bound, unit_options
+from .options import Option, lower_bounds, unit_options
 from .units import Cost, CostModel, Unit, most_hosted
 
 
@@ -55,13 +56,12 @@ def select(
 
     def bound_of(u: Unit) -> Cost | None:
         if id(u) not in bounds:
-            if len(u.nodes) > 1:
-                found = options_of(u)
-                bounds[id(u)] = found[0].cost if found else None
-            else:
-                bounds[id(u)] = lower_bound(u, request, resources, costs)
+            found = options_of(u)  # a multi-node unit: single-node ones are bounded all at once below
+            bounds[id(u)] = found[0].cost if found else None
         return bounds[id(u)]
 
+    singles = [u for u in units if len(u.nodes) == 1]
+    bounds.update(zip(map(id, singles), lower_bounds(singles, request, resources, costs), strict=True))
     scan = sorted((u for u in units if bound_of(u) is not None), key=lambda u: (bound_of(u), u.first))
     kept: dict[int, Unit] = {}
     for t in range(1, needed + 1):

@@ -24,7 +24,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, NamedTuple
 
-from gpu_preempt.models import Job, Node, Resources, is_gpu_resource
+import numpy as np
+
+from gpu_preempt.models import Job, Resources, is_gpu_resource
 from gpu_preempt.solver.rules.candidates import Candidate
 from gpu_preempt.solver.rules.victim_order import EvictKey, Keep, evict_key
 from gpu_preempt.solver.state.cluster import Cluster
@@ -267,14 +269,30 @@ def free_hosts(
     if isinstance(found, list):
         return found
     rooms = cluster.rooms(priority, resources)
-
-    def count(n: int, node: Node) -> int:
-        return fits(rooms[n], request, resources) if node.schedulable else 0
-
-    counts = cluster.node_values(("free-counts", priority, shape, resources), count)
-    hosts = [(n, c) for n, c in enumerate(counts) if c]
+    counts: np.ndarray | None = None
+    for i, r in enumerate(resources):  # fits(), on every node at once
+        amount = request.get(r, 0)
+        if amount > 0:
+            column = np.fromiter((room[i] for room in rooms), dtype=np.int64, count=len(rooms)) // amount
+            counts = column if counts is None else np.minimum(counts, column)
+    if counts is None:
+        hosts: list[tuple[int, int]] = []
+    else:
+        counts[~_schedulable(cluster)] = 0
+        hosts = [(int(n), int(counts[n])) for n in np.flatnonzero(counts > 0)]
     cluster.scratch[key] = hosts
     return hosts
+
+
+def _schedulable(cluster: Cluster) -> np.ndarray:
+    """Which nodes are schedulable (document order), as a mask built once per snapshot."""
+    found = cluster.memo.get("schedulable mask")
+    if not isinstance(found, np.ndarray):
+        nodes = cluster.snapshot.nodes
+        found = cluster.memo["schedulable mask"] = np.fromiter(
+            (node.schedulable for node in nodes), dtype=bool, count=len(nodes)
+        )
+    return found
 
 
 def _item(victim: Victim, costs: CostModel) -> Item:

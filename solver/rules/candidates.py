@@ -25,7 +25,7 @@ these feed the explanations of decisions.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from gpu_preempt.models import Job, Resources, format_quantity
 from gpu_preempt.models.quantity import add
@@ -37,9 +37,12 @@ from .reclaim_line import Line, reclaim_line
 Exclusion = Literal["own-queue", "other-queue", "priority", "non-preemptible", "min-runtime", "toleration", "guarantee"]
 
 
-@dataclass(frozen=True)
-class Candidate:
-    """A job that may lose tasks: up to ``surplus`` tasks one by one, or all ``running`` if ``whole_job``."""
+class Candidate(NamedTuple):
+    """A job that may lose tasks: up to ``surplus`` tasks one by one, or all ``running`` if ``whole_job``.
+
+    Named tuples rather than dataclasses (here and for :class:`Excluded`): a large cluster has hundreds of
+    thousands of them per decision, and tuples are several times cheaper to create.
+    """
 
     job: str
     running: int
@@ -52,8 +55,7 @@ class Candidate:
         return self.running if self.whole_job else self.surplus
 
 
-@dataclass(frozen=True)
-class Excluded:
+class Excluded(NamedTuple):
     """A running job that may lose nothing to this preemptor, and why."""
 
     job: str
@@ -95,17 +97,20 @@ def preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:
 
 def _preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:
     result = CandidateSet("preempt", preemptor.name)
+    texts: dict[object, str] = {}  # the same few reasons for thousands of jobs: each written once
     for job in _running_others(cluster, preemptor):
         if job.queue != preemptor.queue:
-            result.excluded.append(Excluded(job.name, "other-queue", f"in queue {job.queue}, not {preemptor.queue}"))
+            text = texts.get(job.queue)
+            if text is None:
+                text = texts[job.queue] = f"in queue {job.queue}, not {preemptor.queue}"
+            result.excluded.append(Excluded(job.name, "other-queue", text))
         elif job.resolved_priority >= preemptor.resolved_priority:
-            result.excluded.append(
-                Excluded(
-                    job.name,
-                    "priority",
-                    f"priority {job.resolved_priority} is not below the preemptor's {preemptor.resolved_priority}",
+            text = texts.get(job.resolved_priority)
+            if text is None:
+                text = texts[job.resolved_priority] = (
+                    f"priority {job.resolved_priority} is not below the preemptor's {preemptor.resolved_priority}"
                 )
-            )
+            result.excluded.append(Excluded(job.name, "priority", text))
         else:
             _judge(cluster, job, preemptor, "preempt", result)
     return result
@@ -117,9 +122,10 @@ def reclaim_candidates(cluster: Cluster, reclaimer: Job, chunk: Resources) -> Ca
     strict = cluster.snapshot.config.reclaim_guarantee == "strict"
     lines: dict[str, tuple[str, Line]] = {}
     closed: dict[str, str | None] = {}
+    own = f"in the reclaimer's own queue {reclaimer.queue}"
     for job in _running_others(cluster, reclaimer):
         if job.queue == reclaimer.queue:
-            result.excluded.append(Excluded(job.name, "own-queue", f"in the reclaimer's own queue {job.queue}"))
+            result.excluded.append(Excluded(job.name, "own-queue", own))
             continue
         candidate = _judge(cluster, job, reclaimer, "reclaim", result)
         if candidate is None:
@@ -157,7 +163,8 @@ def _at_or_below(cluster: Cluster, vq: str, line: Line) -> str | None:
 
 
 def _running_others(cluster: Cluster, preemptor: Job) -> list[Job]:
-    return [j for j in cluster.snapshot.jobs if j.name != preemptor.name and cluster.running_count(j) > 0]
+    running = cluster.running_jobs()
+    return [j for j in running if j is not preemptor] if cluster.running_count(preemptor) else running
 
 
 def _judge(cluster: Cluster, job: Job, preemptor: Job, action: Action, result: CandidateSet) -> Candidate | None:

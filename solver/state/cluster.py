@@ -280,6 +280,9 @@ class Cluster:
                 new._running_on[name] = hosts
             else:
                 new._running_on.pop(name, None)
+        running = self.scratch.get("running jobs")
+        if running is not None and all((self._running[n] > 0) == (new._running[n] > 0) for n in moved_jobs):
+            new.scratch["running jobs"] = running  # no job started or stopped running: the same list
         new.inherited = self._passed_on(frozenset(changed_nodes))
         return new
 
@@ -372,6 +375,14 @@ class Cluster:
         """Node -> number of ``job``'s running tasks there."""
         return self._running_on.get(job.name, {})
 
+    def running_jobs(self) -> list[Job]:
+        """Jobs with a running task, in snapshot order, kept while this state lasts."""
+        found = self.scratch.get("running jobs")
+        if not isinstance(found, list):
+            running = self._running
+            found = self.scratch["running jobs"] = [j for j in self.snapshot.jobs if running[j.name]]
+        return found
+
     def running_count(self, job: Job) -> int:
         return self._running[job.name]
 
@@ -409,11 +420,31 @@ class Cluster:
         """Every node's room in ``resources`` (document order; allocatable minus :meth:`room_load`) as a decision of
         ``priority`` sees it, kept while this state lasts."""
 
-        def room(_: int, node: Node) -> tuple[int, ...]:
-            load = self.room_load(node.name, priority)
-            return tuple(node.resources.get(r, 0) - load.get(r, 0) for r in resources)
+        return self.by_priority(("rooms", resources), priority, lambda node, load: _room(node, load, resources))
 
-        return self.node_values(("rooms", priority, resources), room)
+    def by_priority(self, key: object, priority: int, compute: Callable[[Node, Resources], T]) -> list[T]:
+        """``compute(node, load)`` for every node (document order), ``load`` being the node's :meth:`room_load` as a
+        decision of ``priority`` sees it; kept under ``(key, priority)`` while this state lasts.
+
+        Only nodes with promised tasks see a load that depends on the priority: the others' values are computed
+        once for every priority (and passed on to derived states, see :meth:`node_values`).
+        """
+        found = self.node_cache.get((key, priority))
+        if found is not None:
+            return found  # type: ignore[no-any-return]
+        final = self._final
+        empty: Resources = {}
+        values = self.node_values(key, lambda _, node: compute(node, final.get(node.name, empty)))
+        promised = [n for n in self.promised_nodes() if self.room_load(n, priority) is not final.get(n)]
+        if promised:
+            values = list(values)
+            index = self.node_index()
+            nodes = self.snapshot.nodes
+            for name in promised:
+                i = index[name]
+                values[i] = compute(nodes[i], self.room_load(name, priority))
+        self.node_cache[(key, priority)] = values
+        return values
 
     def room_load(self, node: str, priority: int) -> Resources:
         """The final load as a decision of ``priority`` sees it (seed 004).
@@ -442,6 +473,11 @@ class Cluster:
             load = dict(load)
             _shift(load, leaving, 1)
         return load
+
+
+def _room(node: Node, load: Resources, resources: tuple[str, ...]) -> tuple[int, ...]:
+    have = node.resources
+    return tuple(have.get(r, 0) - load.get(r, 0) for r in resources)
 
 
 def _same_nodes(before: list[Node], after: list[Node]) -> bool:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 import yaml
 from conftest import ROOT
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpu_preempt.models import SnapshotError
 from gpu_preempt.models.document import MAX_DEPTH, parse_document
@@ -94,3 +97,73 @@ def test_a_kept_alias_expansion_is_counted_and_bounded():
 def test_json_reads_as_the_json_module_reads_it():
     text = (ROOT / "fixtures" / "kube" / "kai-cluster.json").read_text(encoding="utf-8")
     assert read(text, json_format=True) == json.loads(text)
+
+
+def _reference_json(text: str) -> object:
+    """The standard library's reading, refusing a key given twice: what every JSON document must read as."""
+
+    def unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
+        if len({k for k, _ in pairs}) != len(pairs):
+            raise ValueError("duplicate key")
+        return dict(pairs)
+
+    return json.loads(text, object_pairs_hook=unique)
+
+
+class _Pairs(list):  # type: ignore[type-arg]
+    """An object written member by member, so that a key may be given twice."""
+
+
+_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(alphabet=st.sampled_from('ab:"\\\x01\u00e9\U0001f600 '), max_size=6)
+)
+_keys = st.text(alphabet=st.sampled_from('ab:"\\\u00e9'), max_size=3)
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.lists(st.tuples(_keys, inner), max_size=4).map(_Pairs),
+    max_leaves=20,
+)
+
+
+def _write(value: object, ascii_only: bool) -> str:
+    if isinstance(value, _Pairs):
+        members = (f"{json.dumps(k, ensure_ascii=ascii_only)} : {_write(v, ascii_only)}" for k, v in value)
+        return "{" + ", ".join(members) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_write(v, ascii_only) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=ascii_only)
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=_values, ascii_only=st.booleans())
+def test_json_reads_as_the_standard_library_reads_it_and_refuses_a_key_given_twice(value: object, ascii_only: bool):
+    """The msgspec path (with its duplicate count) and the standard decoder agree on every document."""
+    text = _write(value, ascii_only)
+    try:
+        expected = _reference_json(text)
+    except ValueError:
+        assert "duplicate key" in refusal(text, json_format=True)
+    else:
+        assert repr(read(text, json_format=True)) == repr(expected)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 1, "a": 1}',
+        '{"x": {"a": "p:q", "a": "p:q"}}',
+        '{"a\\u003a": 1, "a:": 2}',
+        '[{"a": []}, {"b": 1, "b": 1}]',
+    ],
+)
+def test_a_key_given_twice_is_refused_even_with_the_same_value(text: str):
+    assert "duplicate key" in refusal(text, json_format=True)
+
+
+def test_json_the_fast_decoder_refuses_is_reported_by_the_standard_one():
+    assert "invalid JSON at line 1 column 11: Expecting ',' delimiter" in refusal('{"a": NaN x}', json_format=True)
+    assert math.isnan(read('{"a": NaN}', json_format=True)["a"])  # type: ignore[index]

@@ -32,8 +32,9 @@ def solve_plan(plan: Plan) -> tuple[Problem, Solution]:
 
     :func:`solve` pops batches in the order of :func:`_batches` and stops at the first allowed answer: victims are
     grouped by queue (in ``greedy_order``) and priority, and within a group every elastic surplus goes before any
-    whole job. So the problem over the first groups pops, in the same order, the batches the whole problem pops
-    first, and every batch of a later group comes after them: when its search finds an answer, it is the whole
+    whole job. So the problem over the first groups (the last one possibly cut after its elastic members, see
+    :func:`_group_order`) pops, in the same order, the batches the whole problem pops first, and every other batch
+    comes after them: when its search finds an answer, it is the whole
     problem's answer. When it runs out of victims, the next prefix holds four times as many, up to every candidate.
     On 100,000 nodes this builds a few hundred victims instead of 324,000
     (``tests/solver/actions/test_greedy.py`` checks that the answers are the same). Decisions that may move jobs
@@ -50,8 +51,8 @@ def solve_plan(plan: Plan) -> tuple[Problem, Solution]:
     hosts = _free_hosts(plan)
     size = FIRST_PREFIX
     while True:
-        while size < len(group) and group[size] == group[size - 1]:
-            size += 1  # whole groups only
+        while size < len(group) and group[size] == group[size - 1] and candidates[order_index[size]].surplus > 0:
+            size += 1  # a group is cut only after its elastic members (see _group_order)
         if size >= len(candidates) and hosts is None:
             problem = plan.problem
             assert problem is not None
@@ -81,27 +82,33 @@ def _free_hosts(plan: Plan) -> set[str] | None:
 
 
 def _group_order(plan: Plan) -> list[tuple[tuple[int, int], int]]:
-    """The candidates (by index) in the order of the groups :func:`_batches` pops, each with its group: queues in
+    """The candidates (by index) in the order :func:`_batches` pops them, each with its group: queues in
     the order of their first victim in ``greedy_order`` (:func:`greedy_key`), then job priority, lowest first.
 
     A queue's first victim is its smallest key; the queue's share ratio and priority are the same for all its jobs,
-    so the queues are ordered on those and on the least ``(priority, whole job, newest, name)`` of their jobs,
-    without sorting every candidate.
+    so the queues are ordered on those and on the least ``(priority, whole job, newest, name)`` of their jobs.
+    Within a group the candidates come in that same order, the baseline's: elastic ones (with a surplus) first. The
+    pops of a group are every elastic surplus, then the whole jobs in that order, so the first ``k`` members of a
+    group pop as the whole group begins to as soon as they hold all its elastic members: :func:`solve_plan` may
+    cut a group there.
     """
     assert plan.candidates is not None
     cluster, shares = plan.cluster, dict[str, Fraction]()
     jobs = [cluster.snapshot.job(c.job) for c in plan.candidates.candidates]
     members: dict[str, list[int]] = {}
     least: dict[str, tuple[Any, ...]] = {}
+    rest: list[tuple[Any, ...]] = []
     for i, candidate in enumerate(plan.candidates.candidates):
-        queue, rest = jobs[i].queue, greedy_key(cluster, jobs[i], candidate.surplus, shares)[2:]
+        queue = jobs[i].queue
+        rest.append(greedy_key(cluster, jobs[i], candidate.surplus, shares)[2:])
         members.setdefault(queue, []).append(i)
-        if queue not in least or rest < least[queue]:
-            least[queue] = rest
+        if queue not in least or rest[i] < least[queue]:
+            least[queue] = rest[i]
     first = {q: greedy_key(cluster, jobs[found[0]], 0, shares)[:2] for q, found in members.items()}
     order: list[tuple[tuple[int, int], int]] = []
     for rank, queue in enumerate(sorted(members, key=lambda q: (*first[q], *least[q]))):
-        order += sorted(((rank, jobs[i].resolved_priority), i) for i in members[queue])
+        ranked = sorted((rest[i], i) for i in members[queue])  # (priority, surplus == 0, newest, name)
+        order += [((rank, jobs[i].resolved_priority), i) for _, i in ranked]
     return order
 
 

@@ -29,7 +29,7 @@ def protected_jobs(candidates: CandidateSet | None) -> list[Protected]:
     """Running jobs a protection kept out of the candidate set, or limited to their elastic surplus."""
     if candidates is None:
         return []
-    out = [Protected(e.job, e.rule, e.until, e.reason) for e in candidates.excluded if e.rule in PROTECTIONS]
+    out = [Protected(e.job, e.rule, e.until, e.reason) for e in candidates.judged if e.rule in PROTECTIONS]
     for c in candidates.candidates:
         out.extend(Protected(c.job, p.rule, p.until, p.describe()) for p in c.restrictions)
     return sorted(out, key=lambda p: p.job)
@@ -139,7 +139,8 @@ def _last_chunk_reason(queue: str, rows: tuple[GuaranteeRow, ...]) -> str:
 def _exclusions(candidates: CandidateSet | None) -> str:
     if candidates is None:
         return ""
-    counts = Counter(e.rule for e in candidates.excluded)
+    counts = Counter(e.rule for e in candidates.judged)
+    counts["other-queue"] += candidates.excluded_count("other-queue")
     words = {
         "min-runtime": "protected by {action}-min-runtime",
         "toleration": "tolerating this preemptor's priority",
@@ -153,11 +154,11 @@ def _exclusions(candidates: CandidateSet | None) -> str:
     for rule in ("min-runtime", "toleration", "non-preemptible", "guarantee", "priority", "own-queue", "other-queue"):
         if counts[rule]:
             text = f"{counts[rule]} job(s) {words[rule].format(action=candidates.action)}"
-            ends = sorted(e.until for e in candidates.excluded if e.rule == rule and e.until is not None)
+            ends = sorted(e.until for e in candidates.judged if e.rule == rule and e.until is not None)
             if ends:
                 text += f" (the first protection ends at {format_time(ends[0])})"
             if rule == "guarantee":
-                first = next(e for e in candidates.excluded if e.rule == rule)
+                first = next(e for e in candidates.judged if e.rule == rule)
                 text += f": {first.reason}"
             parts.append(text)
     return ", ".join(parts)

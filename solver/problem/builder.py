@@ -91,8 +91,8 @@ class Plan:
         """Priority levels of the objective's ``priority`` vector: every candidate's priority, highest first."""
         if self._levels is None:
             snapshot = self.cluster.snapshot
-            found = set() if self.candidates is None else {c.job for c in self.candidates.candidates}
-            self._levels = tuple(sorted({snapshot.job(name).resolved_priority for name in found}, reverse=True))
+            found = [] if self.candidates is None else self.candidates.candidates
+            self._levels = tuple(sorted({snapshot.job(c.job).resolved_priority for c in found}, reverse=True))
         return self._levels
 
     def build(self, chosen: list[Candidate] | None = None, only_nodes: set[str] | None = None) -> Problem:

@@ -69,9 +69,29 @@ class CandidateSet:
     action: Action
     preemptor: str
     candidates: list[Candidate] = field(default_factory=list)
-    excluded: list[Excluded] = field(default_factory=list)
+    judged: list[Excluded] = field(default_factory=list)
+    """Exclusions with a reason of their own (every rule but ``other-queue``)."""
     movable: list[Candidate] = field(default_factory=list)
     """Jobs only the reclaim line excludes: they may be moved, not evicted (spec "Moves")."""
+    other_queues: list[tuple[str, list[str]]] = field(default_factory=list)
+    """Preempt: the running jobs of every other queue (the reason, the job names), excluded as a whole: a large
+    cluster has hundreds of thousands of them, so their :class:`Excluded` entries are written only when asked for."""
+    _written: list[Excluded] = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def excluded(self) -> list[Excluded]:
+        """Every running job that may lose nothing to this preemptor, and why (written once, when first asked)."""
+        if not self._written and (self.judged or self.other_queues):
+            self._written.extend(self.judged)
+            for text, jobs in self.other_queues:
+                self._written.extend(Excluded(name, "other-queue", text) for name in jobs)
+        return self._written
+
+    def excluded_count(self, rule: Exclusion) -> int:
+        """How many jobs ``rule`` excludes."""
+        if rule == "other-queue":
+            return sum(len(jobs) for _, jobs in self.other_queues)
+        return sum(1 for e in self.judged if e.rule == rule)
 
     def candidate(self, job: str) -> Candidate | None:
         return {c.job: c for c in self.candidates}.get(job)
@@ -97,22 +117,23 @@ def preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:
 
 def _preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:
     result = CandidateSet("preempt", preemptor.name)
-    texts: dict[object, str] = {}  # the same few reasons for thousands of jobs: each written once
-    for job in _running_others(cluster, preemptor):
-        if job.queue != preemptor.queue:
-            text = texts.get(job.queue)
-            if text is None:
-                text = texts[job.queue] = f"in queue {job.queue}, not {preemptor.queue}"
-            result.excluded.append(Excluded(job.name, "other-queue", text))
-        elif job.resolved_priority >= preemptor.resolved_priority:
-            text = texts.get(job.resolved_priority)
-            if text is None:
-                text = texts[job.resolved_priority] = (
-                    f"priority {job.resolved_priority} is not below the preemptor's {preemptor.resolved_priority}"
-                )
-            result.excluded.append(Excluded(job.name, "priority", text))
-        else:
-            _judge(cluster, job, preemptor, "preempt", result)
+    texts: dict[int, str] = {}  # the same few reasons for thousands of jobs: each written once
+    for queue, jobs in cluster.running_by_queue().items():
+        if queue != preemptor.queue:
+            result.other_queues.append((f"in queue {queue}, not {preemptor.queue}", [j.name for j in jobs]))
+            continue
+        for job in jobs:
+            if job is preemptor:
+                continue
+            if job.resolved_priority >= preemptor.resolved_priority:
+                text = texts.get(job.resolved_priority)
+                if text is None:
+                    text = texts[job.resolved_priority] = (
+                        f"priority {job.resolved_priority} is not below the preemptor's {preemptor.resolved_priority}"
+                    )
+                result.judged.append(Excluded(job.name, "priority", text))
+            else:
+                _judge(cluster, job, preemptor, "preempt", result)
     return result
 
 
@@ -125,7 +146,7 @@ def reclaim_candidates(cluster: Cluster, reclaimer: Job, chunk: Resources) -> Ca
     own = f"in the reclaimer's own queue {reclaimer.queue}"
     for job in _running_others(cluster, reclaimer):
         if job.queue == reclaimer.queue:
-            result.excluded.append(Excluded(job.name, "own-queue", own))
+            result.judged.append(Excluded(job.name, "own-queue", own))
             continue
         candidate = _judge(cluster, job, reclaimer, "reclaim", result)
         if candidate is None:
@@ -142,7 +163,7 @@ def reclaim_candidates(cluster: Cluster, reclaimer: Job, chunk: Resources) -> Ca
             blocked = closed[vq]
         if blocked is not None:
             result.movable.append(result.candidates.pop())
-            result.excluded.append(Excluded(job.name, "guarantee", blocked))
+            result.judged.append(Excluded(job.name, "guarantee", blocked))
     return result
 
 
@@ -178,12 +199,12 @@ def _judge(cluster: Cluster, job: Job, preemptor: Job, action: Action, result: C
     blocking = [p for p in found if not p.surplus_only]
     if blocking:
         first = blocking[0]
-        result.excluded.append(Excluded(job.name, first.rule, first.describe(), first.until))
+        result.judged.append(Excluded(job.name, first.rule, first.describe(), first.until))
         return None
     if found and surplus == 0:
         first = found[0]
         reason = f"{first.describe()}; it runs no task above min_available"
-        result.excluded.append(Excluded(job.name, first.rule, reason, first.until))
+        result.judged.append(Excluded(job.name, first.rule, reason, first.until))
         return None
     candidate = Candidate(job.name, running, surplus, whole_job=False, restrictions=tuple(found))
     result.candidates.append(candidate)

@@ -282,7 +282,9 @@ class Cluster:
                 new._running_on.pop(name, None)
         running = self.scratch.get("running jobs")
         if running is not None and all((self._running[n] > 0) == (new._running[n] > 0) for n in moved_jobs):
-            new.scratch["running jobs"] = running  # no job started or stopped running: the same list
+            new.scratch["running jobs"] = running  # no job started or stopped running: the same lists
+            if "running by queue" in self.scratch:
+                new.scratch["running by queue"] = self.scratch["running by queue"]
         new.inherited = self._passed_on(frozenset(changed_nodes))
         return new
 
@@ -381,6 +383,21 @@ class Cluster:
         if not isinstance(found, list):
             running = self._running
             found = self.scratch["running jobs"] = [j for j in self.snapshot.jobs if running[j.name]]
+        return found
+
+    def running_by_queue(self) -> dict[str, list[Job]]:
+        """:meth:`running_jobs` by leaf queue (queues in the order of their first running job), kept while this
+        state lasts."""
+        kept = self.scratch.get("running by queue")
+        if isinstance(kept, dict):
+            return kept
+        found: dict[str, list[Job]] = {}
+        for job in self.running_jobs():
+            jobs = found.get(job.queue)
+            if jobs is None:
+                jobs = found[job.queue] = []
+            jobs.append(job)
+        self.scratch["running by queue"] = found
         return found
 
     def running_count(self, job: Job) -> int:

@@ -70,6 +70,8 @@ def test_preempt_takes_lower_priority_preemptible_jobs_of_the_same_queue_only():
         "elsewhere": "other-queue",
     }
     assert "priority 125 is not below the preemptor's 125" in result.exclusion("equal").reason
+    assert result.exclusion("elsewhere").reason == "in queue r, not q"
+    assert [result.excluded_count(rule) for rule in ("other-queue", "priority", "min-runtime")] == [1, 1, 0]
 
 
 def test_preempt_respects_min_runtime_and_peels_protected_elastic_jobs():

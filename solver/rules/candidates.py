@@ -73,8 +73,8 @@ class CandidateSet:
     """Exclusions with a reason of their own (every rule but ``other-queue``)."""
     movable: list[Candidate] = field(default_factory=list)
     """Jobs only the reclaim line excludes: they may be moved, not evicted (spec "Moves")."""
-    other_queues: list[tuple[str, list[str]]] = field(default_factory=list)
-    """Preempt: the running jobs of every other queue (the reason, the job names), excluded as a whole: a large
+    other_queues: list[tuple[str, list[Job]]] = field(default_factory=list)
+    """Preempt: the running jobs of every other queue (the reason, the jobs), excluded as a whole: a large
     cluster has hundreds of thousands of them, so their :class:`Excluded` entries are written only when asked for."""
     _written: list[Excluded] = field(default_factory=list, compare=False, repr=False)
 
@@ -84,7 +84,7 @@ class CandidateSet:
         if not self._written and (self.judged or self.other_queues):
             self._written.extend(self.judged)
             for text, jobs in self.other_queues:
-                self._written.extend(Excluded(name, "other-queue", text) for name in jobs)
+                self._written.extend(Excluded(job.name, "other-queue", text) for job in jobs)
         return self._written
 
     def excluded_count(self, rule: Exclusion) -> int:
@@ -120,7 +120,7 @@ def _preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:
     texts: dict[int, str] = {}  # the same few reasons for thousands of jobs: each written once
     for queue, jobs in cluster.running_by_queue().items():
         if queue != preemptor.queue:
-            result.other_queues.append((f"in queue {queue}, not {preemptor.queue}", [j.name for j in jobs]))
+            result.other_queues.append((f"in queue {queue}, not {preemptor.queue}", jobs))
             continue
         for job in jobs:
             if job is preemptor:

@@ -280,11 +280,18 @@ class Cluster:
                 new._running_on[name] = hosts
             else:
                 new._running_on.pop(name, None)
-        running = self.scratch.get("running jobs")
-        if running is not None and all((self._running[n] > 0) == (new._running[n] > 0) for n in moved_jobs):
-            new.scratch["running jobs"] = running  # no job started or stopped running: the same lists
-            if "running by queue" in self.scratch:
-                new.scratch["running by queue"] = self.scratch["running by queue"]
+        flipped = [n for n in moved_jobs if (self._running[n] > 0) != (new._running[n] > 0)]
+        by_queue = self.scratch.get("running by queue")
+        if not flipped:  # no job started or stopped running: the same lists
+            for key in ("running jobs", "running by queue"):
+                if key in self.scratch:
+                    new.scratch[key] = self.scratch[key]
+        elif isinstance(by_queue, dict) and all(new._running[n] == 0 for n in flipped):  # jobs only stopped
+            changed = {self.snapshot.job(n).queue for n in flipped}
+            lists = {
+                q: [j for j in jobs if new._running[j.name]] if q in changed else jobs for q, jobs in by_queue.items()
+            }
+            new.scratch["running by queue"] = {q: jobs for q, jobs in lists.items() if jobs}
         new.inherited = self._passed_on(frozenset(changed_nodes))
         return new
 
@@ -378,16 +385,18 @@ class Cluster:
         return self._running_on.get(job.name, {})
 
     def running_jobs(self) -> list[Job]:
-        """Jobs with a running task, in snapshot order, kept while this state lasts."""
+        """Jobs with a running task, in snapshot order, kept while this state lasts (with :meth:`running_by_queue`,
+        which derived states update cheaply)."""
         found = self.scratch.get("running jobs")
         if not isinstance(found, list):
             running = self._running
             found = self.scratch["running jobs"] = [j for j in self.snapshot.jobs if running[j.name]]
+            self.running_by_queue()
         return found
 
     def running_by_queue(self) -> dict[str, list[Job]]:
         """:meth:`running_jobs` by leaf queue (queues in the order of their first running job), kept while this
-        state lasts."""
+        state lasts; a state derived by stopping jobs filters only their queues' lists."""
         kept = self.scratch.get("running by queue")
         if isinstance(kept, dict):
             return kept

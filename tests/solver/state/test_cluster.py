@@ -41,3 +41,17 @@ def test_applied_decisions_update_the_state_like_a_fresh_count(path: Path) -> No
         assert nonzero(end.running_on(job)) == nonzero(fresh.running_on(job)), job.name
     for queue in end.tree.queues():
         assert nonzero(end.usage[queue].allocated) == nonzero(fresh.usage[queue].allocated), queue
+    assert end.running_by_queue() == fresh.running_by_queue()  # the end's lists were filtered, not recounted
+    assert end.running_jobs() == fresh.running_jobs()
+
+
+def test_a_state_after_evictions_lists_running_jobs_by_queue_like_a_fresh_count() -> None:
+    snapshot = load_snapshot(FIXTURES / "example-cluster.yaml")
+    state = Cluster.of(snapshot)
+    before = state.running_by_queue()
+    victims = [j for jobs in before.values() for j in jobs][:3]
+    after = state.with_changes((str(t.name), "pending", None) for j in victims for t in j.tasks)
+    assert "running by queue" in after.scratch  # passed on, filtered
+    fresh = Cluster(snapshot, after.tree, after.shares, dict(after.status), dict(after.node_of))
+    assert after.running_by_queue() == fresh.running_by_queue()
+    assert not any(j in jobs for j in victims for jobs in after.running_by_queue().values())

@@ -25,6 +25,7 @@ from .app import (
     WorkersOpt,
     check_limits,
     command,
+    keep,
     load,
     one_shot,
     tuned,
@@ -68,6 +69,7 @@ def solve(
         )
         raise typer.Exit(2)
     cluster = Cluster.of(snapshot)
+    keep(cluster)
     tried = solve_one(cluster, snapshot.job(job), action, solver=solver)
     decision = final_decision(tried)
     if as_json:
@@ -124,6 +126,7 @@ def cycle(
     check_limits(workers, time_limit)
     snapshot = tuned(load(file, as_json), workers, time_limit)
     result = run_cycle(snapshot, chosen, solver=solver)
+    keep(result)
     if next_file is not None:
         _write_next(file, next_file, result)
     if as_json:

@@ -13,7 +13,8 @@ in a fresh process and in this order, one after the other (never two at once):
 * ``gpu-preempt solve F --job pending-0001 --action reclaim`` with CP-SAT, then with ``--solver greedy``: load,
   validate, decide, print, exit; the ratio to the floor is the figure of issue 14;
 * an in-process probe that splits the same work into load (read and validate), decide (cluster state and the
-  decision), and a further decision after a small change (the decision applied, then the next pending job).
+  decision), and a further decision after a small change (the decision applied, then the next pending job); run
+  twice, with Python's cyclic garbage collector on (a library's default) and off (as the CLI runs).
 
 Wall times and peak RSS (``wait4``) are per process; ratios are taken within one run, since this machine is noisy.
 Results print as a Markdown table; the README quotes it.
@@ -35,7 +36,9 @@ CLI = str(Path(sys.executable).parent / "gpu-preempt")
 JOB = "pending-0001"
 
 PROBE = """
-import json, sys, time
+import gc, json, sys, time
+if sys.argv[3] == "off":
+    gc.disable()
 from gpu_preempt.models import load_snapshot
 from gpu_preempt.solver.actions.job_solver import attempt
 from gpu_preempt.solver.state.cluster import Cluster
@@ -85,10 +88,14 @@ def measure(nodes: int, folder: Path) -> dict[str, float | str]:
         argv = [CLI, "solve", str(path), "--job", JOB, "--action", "reclaim", "--solver", solver]
         wall, rss, _ = timed(argv)
         row[f"{solver}_wall"], row[f"{solver}_rss"] = wall, rss
-        _, _, out = timed([sys.executable, "-c", PROBE, str(path), solver])
+        _, _, out = timed([sys.executable, "-c", PROBE, str(path), solver, "on"])
         probe = json.loads(out)
         for key in ("load", "decide", "again"):
             row[f"{solver}_{key}"] = probe[key]
+        _, _, out = timed([sys.executable, "-c", PROBE, str(path), solver, "off"])
+        quiet = json.loads(out)
+        share = quiet["again"] / quiet["decide"]
+        row[f"{solver}_off"] = f"{quiet['decide']:.2f} s / {quiet['again']:.2f} s ({share:.0%})"
         row[f"{solver}_outcome"] = f"{probe['outcome']}{' (optimal)' if probe['optimal'] else ''}"
     return row
 
@@ -102,8 +109,11 @@ def main() -> None:
         folder = args.keep or Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
         rows = [measure(n, folder) for n in args.sizes]
-    print("| nodes | file | `json.load` | solver | `solve` process | ratio | peak RSS | load | decide | again |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print(
+        "| nodes | file | `json.load` | solver | `solve` process | ratio | peak RSS | load | decide | again "
+        "| decide / again, collector off |"
+    )
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         for solver in ("cpsat", "greedy"):
             wall = float(r[f"{solver}_wall"])
@@ -111,7 +121,7 @@ def main() -> None:
                 f"| {int(r['nodes']):,} | {float(r['MB']):.0f} MB | {float(r['json']):.2f} s | {solver} "
                 f"({r[f'{solver}_outcome']}) | {wall:.2f} s | {wall / float(r['json']):.1f}x | "
                 f"{float(r[f'{solver}_rss']):.0f} MB | {float(r[f'{solver}_load']):.2f} s | "
-                f"{float(r[f'{solver}_decide']):.2f} s | {float(r[f'{solver}_again']):.2f} s |"
+                f"{float(r[f'{solver}_decide']):.2f} s | {float(r[f'{solver}_again']):.2f} s | {r[f'{solver}_off']} |"
             )
 
 

@@ -444,32 +444,27 @@ class Cluster:
 
     def rooms(self, priority: int, resources: tuple[str, ...]) -> list[tuple[int, ...]]:
         """Every node's room in ``resources`` (document order; allocatable minus :meth:`room_load`) as a decision of
-        ``priority`` sees it, kept while this state lasts."""
+        ``priority`` sees it, kept while this state lasts.
 
-        return self.by_priority(("rooms", resources), priority, lambda node, load: _room(node, load, resources))
-
-    def by_priority(self, key: object, priority: int, compute: Callable[[Node, Resources], T]) -> list[T]:
-        """``compute(node, load)`` for every node (document order), ``load`` being the node's :meth:`room_load` as a
-        decision of ``priority`` sees it; kept under ``(key, priority)`` while this state lasts.
-
-        Only nodes with promised tasks see a load that depends on the priority: the others' values are computed
-        once for every priority (and passed on to derived states, see :meth:`node_values`).
+        Only nodes with promised tasks see a load that depends on the priority: the others' rooms are computed once
+        for every priority (and passed on to derived states, see :meth:`node_values`).
         """
-        found = self.node_cache.get((key, priority))
+        found = self.node_cache.get(("rooms", resources, priority))
         if found is not None:
             return found  # type: ignore[no-any-return]
         final = self._final
         empty: Resources = {}
-        values = self.node_values(key, lambda _, node: compute(node, final.get(node.name, empty)))
-        promised = [n for n in self.promised_nodes() if self.room_load(n, priority) is not final.get(n)]
-        if promised:
-            values = list(values)
-            index = self.node_index()
-            nodes = self.snapshot.nodes
-            for name in promised:
-                i = index[name]
-                values[i] = compute(nodes[i], self.room_load(name, priority))
-        self.node_cache[(key, priority)] = values
+        values = self.node_values(
+            ("rooms", resources), lambda _, node: _room(node, final.get(node.name, empty), resources)
+        )
+        index, nodes = self.node_index(), self.snapshot.nodes
+        for name in self.promised_nodes():
+            load = self.room_load(name, priority)
+            if load is not final.get(name):  # lower-priority promises do not hold their capacity
+                if values is self.node_cache[("rooms", resources)]:
+                    values = list(values)
+                values[index[name]] = _room(nodes[index[name]], load, resources)
+        self.node_cache[("rooms", resources, priority)] = values
         return values
 
     def room_load(self, node: str, priority: int) -> Resources:

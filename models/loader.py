@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from .collector import paused_collection
 from .document import parse_document
 from .errors import SnapshotError, kind_of
+from .fast_path import fast_snapshot
 from .snapshot import Snapshot
 
 
@@ -49,6 +50,10 @@ def snapshot_from_data(data: Any) -> Snapshot:
     if not isinstance(data, dict):
         holds = kind_of(data)
         raise SnapshotError.single("", f"a snapshot is a mapping with now, nodes, queues, ...; the file holds {holds}")
+    with paused_collection():
+        snapshot = fast_snapshot(data)
+    if snapshot is not None:
+        return snapshot
     try:
         with paused_collection():
             return Snapshot.model_validate(data)

@@ -1,0 +1,180 @@
+"""The fast path builds exactly the snapshot pydantic validates and refuses what pydantic refuses (issue 14)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from conftest import ROOT
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from gpu_preempt.models import Snapshot, SnapshotError, snapshot_from_data
+from gpu_preempt.models.document import parse_document
+from gpu_preempt.models.fast_path import fast_snapshot
+
+FIXTURES = sorted(ROOT.glob("fixtures/*.yaml"))
+
+BASE: dict[str, Any] = {
+    "now": "2026-01-01T12:00:00Z",
+    "nodes": [
+        {"name": "n1", "resources": {"gpu": 8, "cpu": "96", "memory": "1Ti"}, "labels": {"rack": "r1"}},
+        {"name": "n2", "resources": {"gpu": 8}, "gpu_model": "H100", "schedulable": False},
+    ],
+    "queues": [{"name": "root"}, {"name": "a", "parent": "root"}, {"name": "b", "parent": "root"}],
+    "priority_classes": [{"name": "train", "value": 50}],
+    "jobs": [
+        {
+            "name": "j1",
+            "queue": "a",
+            "priority_class": "train",
+            "task_resources": {"gpu": 4},
+            "created_at": 1767268000,
+            "started_at": "2026-01-01T11:00:00Z",
+            "tasks": [{"node": "n1"}, {"node": "n2", "status": "releasing"}],
+        },
+        {
+            "name": "j2",
+            "queue": "b",
+            "priority": 10,
+            "preemptible": True,
+            "min_available": 1,
+            "task_resources": {"gpu": 2},
+            "tasks": [{}, {"name": "j2-x", "resources": {"gpu": 1}}, {"node": "n1", "status": "nominated"}],
+            "annotations": {"note": {"deep": [1, 2]}},
+            "requeue": {"count": 1, "evicted_at": 1767267000},
+        },
+    ],
+}
+
+VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**64), max_value=2**64),
+    st.sampled_from([0, 1, 2, 3, 4, 8, 17, -1, 2**31, 0.5, 1.0, 2.5e11, 1e300]),
+    st.sampled_from(["", "n1", "n2", "a", "b", "root", "train", "x", "1", "64Gi", "500m", "1.5", "unlimited"]),
+    st.sampled_from(["running", "pending", "releasing", "nominated", "2026-01-01T11:00:00Z", "2026-01-01T11:00:00"]),
+    st.just([]),
+    st.just({}),
+    st.just({"gpu": 1}),
+    st.just({"gpu": 0.5}),
+    st.just({"rack": {"a": [{"b": 1}]}}),
+    st.just([{}]),
+    st.just({"count": 2, "evicted_at": 5, "requeue_at": 1}),
+)
+NODE_KEYS = ["name", "resources", "gpu_model", "labels", "annotations", "schedulable", "unknown"]
+JOB_KEYS = [
+    "name",
+    "queue",
+    "priority_class",
+    "priority",
+    "preemptible",
+    "min_available",
+    "task_resources",
+    "created_at",
+    "started_at",
+    "tasks",
+    "labels",
+    "annotations",
+    "requeue",
+    "unknown",
+]
+TASK_KEYS = ["name", "node", "status", "resources", "unknown"]
+
+
+@st.composite
+def mutated(draw: st.DrawFn) -> dict[str, Any]:
+    """``BASE`` with a few fields of its nodes, jobs and tasks set to other values or removed."""
+    data = copy.deepcopy(BASE)
+    for _ in range(draw(st.integers(0, 3))):
+        kind = draw(st.sampled_from(["node", "job", "task"]))
+        if kind == "node":
+            target, keys = draw(st.sampled_from(data["nodes"])), NODE_KEYS
+        elif kind == "job":
+            target, keys = draw(st.sampled_from(data["jobs"])), JOB_KEYS
+        else:
+            tasks = [t for j in data["jobs"] if type(j.get("tasks")) is list for t in j["tasks"] if type(t) is dict]
+            if not tasks:
+                continue
+            target, keys = draw(st.sampled_from(tasks)), TASK_KEYS
+        key = draw(st.sampled_from(keys))
+        if draw(st.booleans()):
+            target.pop(key, None)
+        else:
+            target[key] = draw(VALUES)
+    return data
+
+
+def pydantic_result(data: dict[str, Any]) -> Snapshot | None:
+    try:
+        return Snapshot.model_validate(data)
+    except ValidationError:
+        return None
+
+
+def assert_same(fast: Snapshot, slow: Snapshot) -> None:
+    """Equal fields everywhere, the same fields given, the same resolved priorities."""
+    assert fast == slow
+    assert fast.model_dump() == slow.model_dump()
+    assert fast.model_fields_set == slow.model_fields_set
+    for mine, theirs in zip(fast.nodes, slow.nodes, strict=True):
+        assert mine.model_fields_set == theirs.model_fields_set
+    for mine, theirs in zip(fast.jobs, slow.jobs, strict=True):
+        assert mine.model_fields_set == theirs.model_fields_set
+        assert (mine.resolved_priority, mine.is_preemptible, mine.may_evict) == (
+            theirs.resolved_priority,
+            theirs.is_preemptible,
+            theirs.may_evict,
+        )
+        for a, b in zip(mine.tasks, theirs.tasks, strict=True):
+            assert a.model_fields_set == b.model_fields_set
+    assert fast.job(fast.jobs[0].name) is fast.jobs[0] if fast.jobs else True
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated())
+def test_fast_path_accepts_and_refuses_what_pydantic_does(data: dict[str, Any]):
+    before = copy.deepcopy(data)
+    slow = pydantic_result(data)
+    fast = fast_snapshot(data)
+    assert data == before  # the document is not changed
+    assert (fast is None) == (slow is None)
+    if fast is not None and slow is not None:
+        assert_same(fast, slow)
+
+
+def test_the_base_document_takes_the_fast_path():
+    fast = fast_snapshot(copy.deepcopy(BASE))
+    assert fast is not None
+    assert [t.status for t in fast.job("j2").tasks] == ["pending", "pending", "nominated"]
+    assert [t.name for t in fast.job("j2").tasks] == ["j2-0", "j2-x", "j2-2"]
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
+def test_every_fixture_builds_the_same_snapshot_on_both_paths(path):
+    data = parse_document(path.read_text(encoding="utf-8"), json_format=False, source=str(path))
+    slow = pydantic_result(copy.deepcopy(data))
+    fast = fast_snapshot(data)
+    assert slow is not None and fast is not None
+    assert_same(fast, slow)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d["jobs"][0]["tasks"][0].update(node="n9"), "jobs[0].tasks[0].node: unknown node 'n9'"),
+        (lambda d: d["nodes"][1]["resources"].update(gpu=0.5), "nodes[1].resources.gpu: fractional GPUs"),
+        (lambda d: d["jobs"][1].update(min_available=4), "jobs[1].min_available: min_available 4 exceeds the 3 tasks"),
+        (lambda d: d["jobs"][1]["tasks"][0].update(status="running"), "jobs[1].tasks[0].node: a running task needs"),
+    ],
+    ids=["unknown node", "fractional GPU", "gang minimum", "running without node"],
+)
+def test_a_refused_document_gets_pydantics_messages(change, message):
+    data = copy.deepcopy(BASE)
+    change(data)
+    assert fast_snapshot(copy.deepcopy(data)) is None
+    with pytest.raises(SnapshotError) as caught:
+        snapshot_from_data(data)
+    assert message in str(caught.value)

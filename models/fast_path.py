@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticCustomError
 
+from .columns import Requests, TaskColumns
 from .duration import MAX_INSTANT, MIN_INSTANT, parse_time
 from .fields import _resource_map, bounded_depth
 from .job import Job, Task
@@ -70,14 +71,38 @@ def _build(data: dict[str, Any]) -> Snapshot:
     if type(raw_nodes) is not list or type(raw_jobs) is not list:
         raise _Refused
     nodes = [_node(raw) for raw in raw_nodes]
-    jobs = [_job(raw) for raw in raw_jobs]
+    seen = _Seen()
+    jobs = [_job(raw, seen) for raw in raw_jobs]
     # Everything else is small: pydantic validates it, with no nodes and jobs to check against.
     head = Snapshot.model_validate({**data, "nodes": [], "jobs": []})
     fields = {**head.__dict__, "nodes": nodes, "jobs": jobs}
     given = head.model_fields_set if "jobs" in data else head.model_fields_set - {"jobs"}
     snapshot = Snapshot.model_construct(_fields_set=set(given), **fields)
+    snapshot.__dict__["_columns"] = TaskColumns.assemble(
+        nodes,
+        names=seen.names,
+        node_names=seen.nodes,
+        statuses=seen.statuses,
+        job_rows=seen.job_rows,
+        counts=seen.counts,
+        own=seen.own,
+        requests=seen.requests,
+    )
     snapshot._resolve(fitted=False)
     return snapshot
+
+
+class _Seen:
+    """What :class:`~.columns.TaskColumns` is made of, gathered while the jobs are built."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.nodes: list[str | None] = []
+        self.statuses: list[str] = []
+        self.job_rows: list[int] = []
+        self.counts: list[int] = []
+        self.own: list[tuple[int, dict[str, int]]] = []
+        self.requests = Requests()
 
 
 def _model(cls: type[M], values: dict[str, Any], given: set[str]) -> M:
@@ -138,7 +163,7 @@ def _node(raw: object) -> Node:
     return _model(Node, values, set(raw))
 
 
-def _job(raw: object) -> Job:
+def _job(raw: object, seen: _Seen) -> Job:
     if type(raw) is not dict or not raw.keys() <= _JOB_FIELDS:
         raise _Refused
     get = raw.get
@@ -156,7 +181,8 @@ def _job(raw: object) -> Job:
         or (min_available is not None and (type(min_available) is not int or not 1 <= min_available <= len(raw_tasks)))
     ):
         raise _Refused
-    resources = get("task_resources", _ABSENT)
+    raw_resources = get("task_resources", _ABSENT)
+    shared = {} if raw_resources is _ABSENT else _resource_map(raw_resources, allow_unlimited=False)
     requeue = get("requeue")
     values = {
         "name": name,
@@ -165,34 +191,41 @@ def _job(raw: object) -> Job:
         "priority": priority,
         "preemptible": preemptible,
         "min_available": min_available,
-        "task_resources": {} if resources is _ABSENT else _resource_map(resources, allow_unlimited=False),
+        "task_resources": shared,
         "created_at": _time(get("created_at")),
         "started_at": _time(get("started_at")),
-        "tasks": [_task(task, name, index) for index, task in enumerate(raw_tasks)],
+        "tasks": _tasks(raw_tasks, name, seen),
         "labels": _free(get("labels", _ABSENT)),
         "annotations": _free(get("annotations", _ABSENT)),
         "requeue": None if requeue is None else RequeueState.model_validate(requeue),
     }
+    seen.job_rows.append(seen.requests.row(shared))
+    seen.counts.append(len(raw_tasks))
     return _model(Job, values, set(raw))
 
 
-def _task(raw: object, job: str, index: int) -> Task:
-    if type(raw) is not dict or not raw.keys() <= _TASK_FIELDS:
-        raise _Refused
-    get = raw.get
-    name, node, status, resources = get("name"), get("node"), get("status"), get("resources")
-    if node is not None and type(node) is not str:
-        raise _Refused
-    if status is None:
-        status = "pending" if node is None else "running"
-    elif type(status) is not str or status not in _STATUSES:
-        raise _Refused
-    if (node is None) != (status == "pending"):
-        raise _Refused
-    values = {
-        "name": f"{job}-{index}" if name is None else _name(name),
-        "node": node,
-        "status": status,
-        "resources": None if resources is None else _resource_map(resources, allow_unlimited=False),
-    }
-    return _model(Task, values, set(raw))
+def _tasks(raw_tasks: list[Any], job: str, seen: _Seen) -> list[Task]:
+    tasks = []
+    names, nodes, statuses = seen.names, seen.nodes, seen.statuses
+    for index, raw in enumerate(raw_tasks):
+        if type(raw) is not dict or not raw.keys() <= _TASK_FIELDS:
+            raise _Refused
+        get = raw.get
+        name, node, status, resources = get("name"), get("node"), get("status"), get("resources")
+        if node is not None and type(node) is not str:
+            raise _Refused
+        if status is None:
+            status = "pending" if node is None else "running"
+        elif type(status) is not str or status not in _STATUSES:
+            raise _Refused
+        if (node is None) != (status == "pending"):
+            raise _Refused
+        name = f"{job}-{index}" if name is None else _name(name)
+        if resources is not None:
+            resources = _resource_map(resources, allow_unlimited=False)
+            seen.own.append((len(names), resources))
+        tasks.append(_model(Task, {"name": name, "node": node, "status": status, "resources": resources}, set(raw)))
+        names.append(name)
+        nodes.append(node)
+        statuses.append(status)
+    return tasks

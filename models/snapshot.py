@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+import numpy as np
 from pydantic import Field, PrivateAttr, model_validator
 
+from .columns import CODES, TaskColumns
 from .config import Config
 from .duration import format_time
 from .fields import FreeMap, SnapshotModel, Time, raise_errors
@@ -64,6 +66,16 @@ class Snapshot(SnapshotModel):
     def is_leaf(self, queue: str) -> bool:
         return not self._children.get(queue)
 
+    def task_columns(self) -> TaskColumns:
+        """Every task as columns (job, node, status, requests), built once (:mod:`.columns`).
+
+        Kept in the instance dict next to the fields, as derived values of jobs are: not compared, not dumped.
+        """
+        found: TaskColumns | None = self.__dict__.get("_columns")
+        if found is None:
+            found = self.__dict__["_columns"] = TaskColumns.of(self.nodes, self.jobs)
+        return found
+
     def toleration_of(self, job: Job) -> Toleration | None:
         """The preemption toleration policy of ``job``'s priority class (seed 001), if any."""
         return None if job.priority_class is None else self.priority_class(job.priority_class).toleration
@@ -104,11 +116,11 @@ class Snapshot(SnapshotModel):
         self._classes = _index("priority_classes", self.priority_classes, errors)
         self._jobs = _index("jobs", self.jobs, errors)
         if not fitted:
-            _check_task_names(self.jobs, errors)
+            _check_task_names(self.task_columns().names, self.jobs, errors)
         self._check_queue_tree(errors)
         self._check_limit_clocks(errors)
         self._check_jobs(errors, fitted)
-        if not fitted:
+        if not fitted and (errors or self._over_capacity()):
             self._check_node_capacity(errors)
         raise_errors("Snapshot", errors)
 
@@ -146,9 +158,8 @@ class Snapshot(SnapshotModel):
         queues, classes, nodes, children = self._queues, self._classes, self._nodes, self._children
         known = False  # every task names a known node (checked at once: the common case on large snapshots)
         if not fitted:
-            used = {task.node for job in self.jobs for task in job.tasks}
-            used.discard(None)
-            known = used.issubset(nodes)
+            columns = self.task_columns()  # a task has no node iff it is pending (Task validation)
+            known = np.count_nonzero(columns.node < 0) == np.count_nonzero(columns.status == CODES["pending"])
         for i, job in enumerate(self.jobs):
             if fitted and "_resolved_priority" in job.__dict__:
                 continue  # resolved by an earlier assembled snapshot (see assemble)
@@ -183,6 +194,17 @@ class Snapshot(SnapshotModel):
                 for t, task in enumerate(job.tasks):
                     if task.node is not None and task.node not in nodes:
                         errors.append((("jobs", i, "tasks", t, "node"), f"unknown node '{task.node}'"))
+
+    def _over_capacity(self) -> bool:
+        """Whether some node may hold more than it has (:meth:`_check_node_capacity` says which and how), checked on
+        every node at once."""
+        columns = self.task_columns()
+        running = columns.node_sums(("running",))
+        releasing, nominated = columns.node_sums(("releasing",)), columns.node_sums(("nominated",))
+        if running is None or releasing is None or nominated is None:
+            return True  # sums too large for numpy: checked in Python
+        have = columns.allocatable
+        return bool(np.any(running + releasing > have) or np.any(running + nominated > have))
 
     def _check_node_capacity(self, errors: list[tuple[Loc, str]]) -> None:
         """Running and releasing tasks fit their node now; running and nominated ones fit once releasing ones leave."""
@@ -276,11 +298,10 @@ def _pos(items: list[Any], name: str) -> int:
     return next(i for i, item in enumerate(items) if item.name == name)
 
 
-def _check_task_names(jobs: list[Job], errors: list[tuple[Loc, str]]) -> None:
-    names = [task.name for job in jobs for task in job.tasks]
+def _check_task_names(names: list[str], jobs: list[Job], errors: list[tuple[Loc, str]]) -> None:
     if len(set(names)) == len(names):  # the common case, kept cheap on large snapshots
         return
-    counts = Counter(names)
+    counts: Counter[str | None] = Counter(names)
     for i, job in enumerate(jobs):
         for t, task in enumerate(job.tasks):
             if counts[task.name] > 1:

@@ -30,8 +30,11 @@ import copy
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+import numpy as np
+
 from gpu_preempt.models import Job, Node, Resources, Snapshot, Task
 from gpu_preempt.models.collector import paused_collection
+from gpu_preempt.models.columns import CODES, TaskColumns
 
 from .fair_share import cluster_capacity, fair_shares
 from .queue_tree import QueueTree
@@ -182,6 +185,38 @@ class Cluster:
         self._leaving: dict[str, Resources] = {}
         self.usage = roll_up(leaf, self.tree)
 
+    def _scan_columns(self, columns: TaskColumns) -> None:
+        """What :meth:`_scan` with ``fill`` computes, from the snapshot's task columns: per node, job and queue sums
+        in numpy, in the orders the task-by-task pass gives (document order of first appearance)."""
+        snapshot = self.snapshot
+        jobs, nodes = snapshot.jobs, [node.name for node in snapshot.nodes]
+        self.status = dict(zip(columns.names, columns.statuses, strict=True))
+        self.node_of = dict(zip(columns.names, columns.nodes, strict=True))
+        job_names = [job.name for job in jobs]
+        running = columns.status == CODES["running"]
+        counts = np.bincount(columns.job[running], minlength=len(jobs)).tolist()
+        self._running = dict(zip(job_names, counts, strict=True))
+        self._running_on = _counted(columns.job[running], columns.node[running], job_names, nodes)
+        self._final = columns.node_dicts(("running", "nominated"), nodes)
+        self._current = columns.node_dicts(("running", "releasing"), nodes)
+        self._leaving = {}
+        nominated: dict[str, list[str]] = {}
+        for i in np.flatnonzero(columns.status == CODES["nominated"]).tolist():
+            nominated.setdefault(nodes[columns.node[i]], []).append(columns.names[i])
+        self._nominated = nominated
+        waiting = np.unique(columns.job[columns.chosen(("pending", "nominated"))]).tolist()
+        self._waiting = [jobs[j] for j in waiting]
+
+        queues = list(dict.fromkeys(job.queue for job in jobs))
+        position = {queue: i for i, queue in enumerate(queues)}
+        queue_of = np.fromiter((position[job.queue] for job in jobs), dtype=np.int64, count=len(jobs))[columns.job]
+        held = columns.chosen(("running", "nominated"))  # HOLDING, as a snapshot's tasks can be
+        kept = np.fromiter((not job.is_preemptible for job in jobs), dtype=bool, count=len(jobs))[columns.job] & held
+        asked = held | (columns.status == CODES["pending"])
+        sums = [columns.group_dicts(queue_of[m], columns.row[m], queues) for m in (held, kept, asked)]
+        leaf = {q: QueueUsage(sums[0].get(q, {}), sums[1].get(q, {}), sums[2].get(q, {})) for q in queues}
+        self.usage = roll_up(leaf, self.tree)
+
     @classmethod
     def of(cls, snapshot: Snapshot, previous: Cluster | None = None) -> Cluster:
         """The state of ``snapshot``. With ``previous``, a state of an earlier snapshot of the same nodes (a
@@ -194,7 +229,11 @@ class Cluster:
             cluster.snapshot, cluster.tree, cluster.status, cluster.node_of = snapshot, tree, {}, {}
             cluster.memo, cluster.scratch, cluster.node_cache, cluster.inherited = {}, {}, {}, {}
             cluster.capacity = previous.capacity if previous is not None and same_nodes else cluster_capacity(snapshot)
-            cluster._scan(fill=True)
+            columns = snapshot.__dict__.get("_columns")  # built by validation; an assembled snapshot has none
+            if isinstance(columns, TaskColumns):
+                cluster._scan_columns(columns)
+            else:
+                cluster._scan(fill=True)
             cluster.shares = fair_shares(snapshot, tree, cluster.usage, cluster.capacity)
             if previous is not None and same_nodes:
                 cluster.inherited = previous._passed_on(cluster._changed_since(previous))
@@ -494,6 +533,23 @@ class Cluster:
             load = dict(load)
             _shift(load, leaving, 1)
         return load
+
+
+def _counted(jobs: np.ndarray, hosts: np.ndarray, job_names: list[str], nodes: list[str]) -> dict[str, dict[str, int]]:
+    """Job name -> node name -> tasks, for the (job, node) pairs given task by task, in order of first appearance."""
+    size = max(len(nodes), 1)
+    keys, first, counts = np.unique(jobs * size + hosts, return_index=True, return_counts=True)
+    order = np.argsort(first, kind="stable")
+    keys, counts = keys[order], counts[order]
+    out: dict[str, dict[str, int]] = {}
+    for job, node, count in zip((keys // size).tolist(), (keys % size).tolist(), counts.tolist(), strict=True):
+        name = job_names[job]
+        found = out.get(name)
+        if found is None:
+            out[name] = {nodes[node]: count}
+        else:
+            found[nodes[node]] = count
+    return out
 
 
 def _room(node: Node, load: Resources, resources: tuple[str, ...]) -> tuple[int, ...]:

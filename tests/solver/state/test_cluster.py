@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from gpu_preempt.models import Resources, load_snapshot
+from gpu_preempt.models import Resources, load_snapshot, snapshot_from_data
 from gpu_preempt.models.quantity import add
 from gpu_preempt.solver.actions.cycle import run_cycle
 from gpu_preempt.solver.state.cluster import Cluster
@@ -55,3 +57,72 @@ def test_a_state_after_evictions_lists_running_jobs_by_queue_like_a_fresh_count(
     fresh = Cluster(snapshot, after.tree, after.shares, dict(after.status), dict(after.node_of))
     assert after.running_by_queue() == fresh.running_by_queue()
     assert not any(j in jobs for j in victims for jobs in after.running_by_queue().values())
+
+
+def _state(cluster: Cluster) -> dict[str, object]:
+    """Everything a fresh state counts, with the order of every mapping."""
+
+    def ordered(mapping: dict[str, Resources]) -> list[tuple[str, list[tuple[str, int]]]]:
+        return [(k, list(v.items())) for k, v in mapping.items()]
+
+    return {
+        "status": list(cluster.status.items()),
+        "node_of": list(cluster.node_of.items()),
+        "running": list(cluster._running.items()),
+        "running_on": ordered(cluster._running_on),
+        "final": ordered(cluster._final),
+        "current": ordered(cluster._current),
+        "nominated": list(cluster._nominated.items()),
+        "waiting": [job.name for job in cluster.waiting_jobs()],
+        "usage": {q: (u.allocated, u.allocated_non_preemptible, u.requested) for q, u in cluster.usage.items()},
+        "shares": cluster.shares,
+    }
+
+
+@pytest.mark.parametrize("path", ALL, ids=[p.stem for p in ALL])
+def test_a_state_counted_from_the_task_columns_is_the_task_by_task_count(path: Path) -> None:
+    snapshot = load_snapshot(path)
+    assert "_columns" in snapshot.__dict__  # validation built them
+    from_columns = Cluster.of(snapshot)
+    del snapshot.__dict__["_columns"]
+    task_by_task = Cluster.of(snapshot)
+    assert _state(from_columns) == _state(task_by_task)
+
+
+REQUESTS = [{}, {"gpu": 1}, {"cpu": 2, "gpu": 1}, {"memory": "1Gi", "gpu": 0}, {"gpu": 2, "cpu": "500m"}]
+
+
+@st.composite
+def small_snapshots(draw: st.DrawFn) -> dict[str, object]:
+    """Valid snapshots with every task status, shared and own requests naming resources in different orders."""
+    nodes = [f"n{i}" for i in range(draw(st.integers(1, 4)))]
+    jobs = []
+    for j in range(draw(st.integers(0, 6))):
+        tasks = []
+        for _ in range(draw(st.integers(1, 4))):
+            status = draw(st.sampled_from(["pending", "running", "releasing", "nominated"]))
+            task: dict[str, object] = {"status": status}
+            if status != "pending":
+                task["node"] = draw(st.sampled_from(nodes))
+            if draw(st.integers(0, 3)) == 0:
+                task["resources"] = draw(st.sampled_from(REQUESTS))
+            tasks.append(task)
+        job = {"name": f"j{j}", "queue": draw(st.sampled_from(["a", "b"])), "tasks": tasks}
+        job["task_resources"] = draw(st.sampled_from(REQUESTS))
+        job["preemptible"] = draw(st.booleans())
+        jobs.append(job)
+    return {
+        "now": 0,
+        "nodes": [{"name": n, "resources": {"gpu": 64, "cpu": 64, "memory": "1Ti"}} for n in nodes],
+        "queues": [{"name": "root"}, {"name": "a", "parent": "root"}, {"name": "b", "parent": "root"}],
+        "jobs": jobs,
+    }
+
+
+@settings(max_examples=150, deadline=None)
+@given(small_snapshots())
+def test_a_state_counted_from_columns_is_the_task_by_task_count_on_random_snapshots(data: dict[str, object]) -> None:
+    snapshot = snapshot_from_data(data)
+    from_columns = Cluster.of(snapshot)
+    del snapshot.__dict__["_columns"]
+    assert _state(from_columns) == _state(Cluster.of(snapshot))

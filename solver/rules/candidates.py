@@ -31,7 +31,8 @@ from gpu_preempt.models import Job, Resources, format_quantity
 from gpu_preempt.models.quantity import add
 from gpu_preempt.solver.state.cluster import Cluster
 
-from .protection import Action, Protection, protections
+from .min_runtime import protected_until
+from .protection import Action, Protection, min_runtime, protections
 from .reclaim_line import Line, reclaim_line
 
 Exclusion = Literal["own-queue", "other-queue", "priority", "non-preemptible", "min-runtime", "toleration", "guarantee"]
@@ -122,6 +123,7 @@ def _preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:
         if queue != preemptor.queue:
             result.other_queues.append((f"in queue {queue}, not {preemptor.queue}", jobs))
             continue
+        unprotected = Unprotected(cluster, preemptor, "preempt")
         for job in jobs:
             if job is preemptor:
                 continue
@@ -132,6 +134,9 @@ def _preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:
                         f"priority {job.resolved_priority} is not below the preemptor's {preemptor.resolved_priority}"
                     )
                 result.judged.append(Excluded(job.name, "priority", text))
+            elif unprotected(job):
+                running = cluster.running_count(job)
+                result.candidates.append(Candidate(job.name, running, max(0, running - job.gang_minimum), True))
             else:
                 _judge(cluster, job, preemptor, "preempt", result)
     return result
@@ -144,13 +149,20 @@ def reclaim_candidates(cluster: Cluster, reclaimer: Job, chunk: Resources) -> Ca
     lines: dict[str, tuple[str, Line]] = {}
     closed: dict[str, str | None] = {}
     own = f"in the reclaimer's own queue {reclaimer.queue}"
+    unprotected = Unprotected(cluster, reclaimer, "reclaim")
     for job in _running_others(cluster, reclaimer):
         if job.queue == reclaimer.queue:
             result.judged.append(Excluded(job.name, "own-queue", own))
             continue
-        candidate = _judge(cluster, job, reclaimer, "reclaim", result)
-        if candidate is None:
-            continue
+        if unprotected(job):
+            running = cluster.running_count(job)
+            candidate = Candidate(job.name, running, max(0, running - job.gang_minimum), True)
+            result.candidates.append(candidate)
+        else:
+            found = _judge(cluster, job, reclaimer, "reclaim", result)
+            if found is None:
+                continue
+            candidate = found
         if job.queue not in lines:
             rq, vq = cluster.tree.leveled_pair(reclaimer.queue, job.queue)
             lines[job.queue] = (vq, reclaim_line(cluster, rq, vq, chunk))
@@ -186,6 +198,37 @@ def _at_or_below(cluster: Cluster, vq: str, line: Line) -> str | None:
 def _running_others(cluster: Cluster, preemptor: Job) -> list[Job]:
     running = cluster.running_jobs()
     return [j for j in running if j is not preemptor] if cluster.running_count(preemptor) else running
+
+
+class Unprotected:
+    """Whether a job has no protection at all against one preemptor (:func:`.protection.protections` would find
+    none), decided from per-queue and per-class values worked out once: the common case on large clusters, where
+    hundreds of thousands of jobs are judged. A job it does not clear is judged in full.
+    """
+
+    def __init__(self, cluster: Cluster, preemptor: Job, action: Action) -> None:
+        self.cluster, self.preemptor, self.action, self.now = cluster, preemptor, action, cluster.now
+        self.runtimes: dict[str, float] = {}
+        self.tolerating: dict[str | None, bool] = {None: False}
+
+    def __call__(self, job: Job) -> bool:
+        if not job.is_preemptible:
+            return False
+        tolerating = self.tolerating.get(job.priority_class)
+        if tolerating is None:
+            policy = self.cluster.snapshot.toleration_of(job)
+            tolerating = policy is not None and self.preemptor.resolved_priority < policy.minimum_preemptable_priority
+            self.tolerating[job.priority_class] = tolerating
+        if tolerating:
+            return False
+        started = job.started_at
+        if started is None:
+            return True
+        runtime = self.runtimes.get(job.queue)
+        if runtime is None:
+            runtime = self.runtimes[job.queue] = min_runtime(self.cluster, job, self.preemptor, self.action)
+        until = protected_until(started, runtime)
+        return until is None or not self.now < until
 
 
 def _judge(cluster: Cluster, job: Job, preemptor: Job, action: Action, result: CandidateSet) -> Candidate | None:

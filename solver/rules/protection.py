@@ -61,7 +61,7 @@ def protections(cluster: Cluster, victim: Job, preemptor: Job, action: Action) -
         found.append(Protection(victim.name, "non-preemptible", None, False, why))
     started = victim.started_at
     if started is not None:
-        runtime = _min_runtime(cluster, victim, preemptor, action)
+        runtime = min_runtime(cluster, victim, preemptor, action)
         until = protected_until(started, runtime)
         if until is not None and now < until:
             found.append(
@@ -91,7 +91,8 @@ def protections(cluster: Cluster, victim: Job, preemptor: Job, action: Action) -
     return found
 
 
-def _min_runtime(cluster: Cluster, victim: Job, preemptor: Job, action: Action) -> float:
+def min_runtime(cluster: Cluster, victim: Job, preemptor: Job, action: Action) -> float:
+    """The min-runtime that protects ``victim`` from ``preemptor`` under ``action`` (it depends on their queues)."""
     key = (action, preemptor.queue if action == "reclaim" else "", victim.queue)
     cached = cluster.memo.get(key)
     if cached is None:

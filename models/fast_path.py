@@ -55,24 +55,30 @@ class _Refused(Exception):
     """Something the fast path does not accept; pydantic will say what."""
 
 
-def fast_snapshot(data: dict[str, Any]) -> Snapshot | None:
+def fast_snapshot(data: dict[str, Any], *, consume: bool = False) -> Snapshot | None:
     """The snapshot pydantic would validate from ``data``, or ``None`` where it would refuse it (or might).
 
-    ``data`` is a parsed document (a mapping). Nothing in it is changed.
+    ``data`` is a parsed document (a mapping). Nothing in it is changed, unless ``consume``: then each raw node and
+    job is taken out of its list (replaced by ``None``) once its model is built, so that a large document's raw
+    objects are freed while the models are made, and ``data`` is of no further use.
     """
     try:
-        return _build(data)
+        return _build(data, consume)
     except (_Refused, ValidationError, PydanticCustomError, ValueError, TypeError, KeyError):
         return None
 
 
-def _build(data: dict[str, Any]) -> Snapshot:
+def _build(data: dict[str, Any], consume: bool) -> Snapshot:
     raw_nodes, raw_jobs = data.get("nodes"), data.get("jobs", [])
     if type(raw_nodes) is not list or type(raw_jobs) is not list:
         raise _Refused
-    nodes = [_node(raw) for raw in raw_nodes]
     seen = _Seen()
-    jobs = [_job(raw, seen) for raw in raw_jobs]
+    if consume:
+        nodes = [_node(_take(raw_nodes, i)) for i in range(len(raw_nodes))]
+        jobs = [_job(_take(raw_jobs, i), seen) for i in range(len(raw_jobs))]
+    else:
+        nodes = [_node(raw) for raw in raw_nodes]
+        jobs = [_job(raw, seen) for raw in raw_jobs]
     # Everything else is small: pydantic validates it, with no nodes and jobs to check against.
     head = Snapshot.model_validate({**data, "nodes": [], "jobs": []})
     fields = {**head.__dict__, "nodes": nodes, "jobs": jobs}
@@ -90,6 +96,11 @@ def _build(data: dict[str, Any]) -> Snapshot:
     )
     snapshot._resolve(fitted=False)
     return snapshot
+
+
+def _take(items: list[Any], i: int) -> Any:
+    item, items[i] = items[i], None
+    return item
 
 
 class _Seen:
@@ -114,6 +125,24 @@ def _model(cls: type[M], values: dict[str, Any], given: set[str]) -> M:
     _set(model, "__pydantic_extra__", None)
     _set(model, "__pydantic_private__", None)
     return model
+
+
+_GIVEN: dict[tuple[str, ...], set[str]] = {}
+
+
+def _given(raw: dict[str, Any]) -> set[str]:
+    """The fields given in ``raw``, as one set shared by every model given the same keys in the same order.
+
+    Sharing is safe because the models are frozen: pydantic changes a model's set of given fields only when a
+    field is assigned (refused) and copies it in ``model_copy``. A million models save a few hundred megabytes.
+    """
+    key = tuple(raw)
+    found = _GIVEN.get(key)
+    if found is None:
+        if len(_GIVEN) >= 4096:
+            _GIVEN.clear()
+        found = _GIVEN[key] = set(key)
+    return found
 
 
 def _name(value: object) -> str:
@@ -160,7 +189,7 @@ def _node(raw: object) -> Node:
         "annotations": _free(get("annotations", _ABSENT)),
         "schedulable": schedulable,
     }
-    return _model(Node, values, set(raw))
+    return _model(Node, values, _given(raw))
 
 
 def _job(raw: object, seen: _Seen) -> Job:
@@ -201,7 +230,7 @@ def _job(raw: object, seen: _Seen) -> Job:
     }
     seen.job_rows.append(seen.requests.row(shared))
     seen.counts.append(len(raw_tasks))
-    return _model(Job, values, set(raw))
+    return _model(Job, values, _given(raw))
 
 
 def _tasks(raw_tasks: list[Any], job: str, seen: _Seen) -> list[Task]:
@@ -224,7 +253,7 @@ def _tasks(raw_tasks: list[Any], job: str, seen: _Seen) -> list[Task]:
         if resources is not None:
             resources = _resource_map(resources, allow_unlimited=False)
             seen.own.append((len(names), resources))
-        tasks.append(_model(Task, {"name": name, "node": node, "status": status, "resources": resources}, set(raw)))
+        tasks.append(_model(Task, {"name": name, "node": node, "status": status, "resources": resources}, _given(raw)))
         names.append(name)
         nodes.append(node)
         statuses.append(status)

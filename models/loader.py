@@ -9,6 +9,7 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from .snapshot import Snapshot
 
 def load_snapshot(path: str | Path) -> Snapshot:
     """Read and validate the snapshot in ``path`` (``.json`` as JSON, anything else as YAML)."""
-    return snapshot_from_data(read_document(path))
+    return _validated(read_document(path), again=lambda: read_document(path))
 
 
 def read_document(path: str | Path) -> Any:
@@ -41,19 +42,32 @@ def read_document(path: str | Path) -> Any:
 
 def parse_snapshot(text: str, *, json_format: bool = False, source: str = "<input>") -> Snapshot:
     """Parse and validate a snapshot document (YAML, or JSON when ``json_format``)."""
-    with paused_collection():
-        return snapshot_from_data(parse_document(text, json_format=json_format, source=source))
+
+    def parse() -> Any:
+        with paused_collection():
+            return parse_document(text, json_format=json_format, source=source)
+
+    return _validated(parse(), again=parse)
 
 
 def snapshot_from_data(data: Any) -> Snapshot:
-    """Validate already-parsed data (a mapping) as a snapshot."""
+    """Validate already-parsed data (a mapping) as a snapshot; ``data`` is not changed."""
+    return _validated(data, again=None)
+
+
+def _validated(data: Any, again: Callable[[], Any] | None) -> Snapshot:
+    """``data`` validated. With ``again`` (how to parse the document once more), ``data`` is the caller's to give
+    away: the fast path frees its nodes and jobs as it builds the models, and pydantic validates a new parse if
+    the fast path refuses the document."""
     if not isinstance(data, dict):
         holds = kind_of(data)
         raise SnapshotError.single("", f"a snapshot is a mapping with now, nodes, queues, ...; the file holds {holds}")
     with paused_collection():
-        snapshot = fast_snapshot(data)
+        snapshot = fast_snapshot(data, consume=again is not None)
     if snapshot is not None:
         return snapshot
+    if again is not None:
+        data = again()
     try:
         with paused_collection():
             return Snapshot.model_validate(data)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -11,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from gpu_preempt.models import Snapshot, SnapshotError, snapshot_from_data
+from gpu_preempt.models import Snapshot, SnapshotError, parse_snapshot, snapshot_from_data
 from gpu_preempt.models.document import parse_document
 from gpu_preempt.models.fast_path import fast_snapshot
 
@@ -178,3 +179,20 @@ def test_a_refused_document_gets_pydantics_messages(change, message):
     with pytest.raises(SnapshotError) as caught:
         snapshot_from_data(data)
     assert message in str(caught.value)
+
+
+def test_a_consumed_document_gives_its_nodes_and_jobs_away_and_a_refused_one_is_parsed_again():
+    data = copy.deepcopy(BASE)
+    snapshot = fast_snapshot(data, consume=True)
+    assert snapshot is not None and snapshot == fast_snapshot(copy.deepcopy(BASE))
+    assert data["nodes"] == [None, None] and data["jobs"] == [None, None]
+    broken = json.dumps({**BASE, "jobs": [{**BASE["jobs"][0], "min_available": 3}]})
+    with pytest.raises(SnapshotError) as caught:
+        parse_snapshot(broken, json_format=True)  # the fast path gave the jobs away, pydantic reads a new parse
+    assert "jobs[0].min_available: min_available 3 exceeds the 2 tasks" in str(caught.value)
+
+
+def test_validating_parsed_data_leaves_it_as_it_was():
+    data = copy.deepcopy(BASE)
+    snapshot_from_data(data)
+    assert data == BASE

@@ -212,11 +212,15 @@ def _job(raw: object, seen: _Seen) -> Job:
         raise _Refused
     raw_resources = get("task_resources", _ABSENT)
     shared = {} if raw_resources is _ABSENT else _resource_map(raw_resources, allow_unlimited=False)
-    requeue = get("requeue")
+    requeue, labels, annotations = get("requeue"), get("labels", _ABSENT), get("annotations", _ABSENT)
+    priority_class = get("priority_class")
+    if priority_class is not None and type(priority_class) is not str:
+        raise _Refused
+    own = len(seen.own)
     values = {
         "name": name,
         "queue": queue,
-        "priority_class": _optional_str(get("priority_class")),
+        "priority_class": priority_class,
         "priority": priority,
         "preemptible": preemptible,
         "min_available": min_available,
@@ -224,10 +228,12 @@ def _job(raw: object, seen: _Seen) -> Job:
         "created_at": _time(get("created_at")),
         "started_at": _time(get("started_at")),
         "tasks": _tasks(raw_tasks, name, seen),
-        "labels": _free(get("labels", _ABSENT)),
-        "annotations": _free(get("annotations", _ABSENT)),
+        "labels": {} if labels is _ABSENT else _free(labels),  # absent: the common case, without a call
+        "annotations": {} if annotations is _ABSENT else _free(annotations),
         "requeue": None if requeue is None else RequeueState.model_validate(requeue),
     }
+    if len(seen.own) == own:
+        values["_uniform"] = True  # no task asks for requests of its own (Job.uniform, known here for free)
     seen.job_rows.append(seen.requests.row(shared))
     seen.counts.append(len(raw_tasks))
     return _model(Job, values, _given(raw))

@@ -56,6 +56,10 @@ class Snapshot(SnapshotModel):
     def job(self, name: str) -> Job:
         return self.__pydantic_private__["_jobs"][name]  # type: ignore[index,no-any-return]
 
+    def jobs_by_name(self) -> dict[str, Job]:
+        """Job name -> job (the index lookups use; for loops over many jobs)."""
+        return self.__pydantic_private__["_jobs"]  # type: ignore[index,no-any-return]
+
     def priority_class(self, name: str) -> PriorityClass:
         return self.__pydantic_private__["_classes"][name]  # type: ignore[index,no-any-return]
 

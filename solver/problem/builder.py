@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
+from operator import attrgetter
 
 from gpu_preempt.models import Job, Node, Resources, Task
 from gpu_preempt.models.quantity import add
@@ -36,6 +37,8 @@ from .data import (
     Slot,
     Victim,
 )
+
+_JOB, _PRIORITY = attrgetter("job"), attrgetter("resolved_priority")
 
 MOVE_CANDIDATES = 64
 """Moves are considered on decisions with at most this many candidate victims (evictable or movable)."""
@@ -92,7 +95,8 @@ class Plan:
         if self._levels is None:
             snapshot = self.cluster.snapshot
             found = [] if self.candidates is None else self.candidates.candidates
-            self._levels = tuple(sorted({snapshot.job(c.job).resolved_priority for c in found}, reverse=True))
+            priorities = map(_PRIORITY, map(snapshot.job, map(_JOB, found)))  # in C: hundreds of thousands of them
+            self._levels = tuple(sorted(set(priorities), reverse=True))
         return self._levels
 
     def build(self, chosen: list[Candidate] | None = None, only_nodes: set[str] | None = None) -> Problem:

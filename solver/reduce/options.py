@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from gpu_preempt.models import Resources
-from gpu_preempt.solver.rules.victim_order import Keep
+from gpu_preempt.solver.rules.victim_order import NO_VICTIMS
 
 from .units import Choice, Cost, CostModel, Item, TooComplex, Unit, add, fits
 
@@ -212,7 +212,7 @@ def lower_bound(unit: Unit, request: Resources, resources: tuple[str, ...], cost
             out.append(fewest)
         else:
             out.append(sum(losses[:fewest]))
-    out.append(Keep())  # the empty set of victims: the least tie-break value
+    out.append(NO_VICTIMS)
     return tuple(out)
 
 
@@ -299,7 +299,7 @@ def lower_bounds(
                 vector.append(few)
             else:
                 vector.append(int(lost[u]))
-        vector.append(Keep())
+        vector.append(NO_VICTIMS)
         out.append(tuple(vector))
     return out
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from gpu_preempt.models import Job, Resources, is_gpu_resource
 from gpu_preempt.solver.rules.candidates import Candidate
-from gpu_preempt.solver.rules.victim_order import EvictKey, Keep, evict_key
+from gpu_preempt.solver.rules.victim_order import NO_VICTIMS, EvictKey, Keep, evict_key
 from gpu_preempt.solver.state.cluster import Cluster
 
 Cost = tuple[Any, ...]
@@ -155,11 +155,11 @@ class CostModel:
                 out.append(tasks)
             else:
                 out.append(gpus * self.elapsed(job))
-        out.append(Keep([self.key(job)]) if self.cluster is not None else Keep())
+        out.append(Keep([self.key(job)]) if self.cluster is not None else NO_VICTIMS)
         return tuple(out)
 
     def zero(self) -> Cost:
-        return (*(0,) * self.width, Keep())
+        return (*(0,) * self.width, NO_VICTIMS)
 
     def position(self, criterion: str) -> int:
         at = 0
@@ -192,12 +192,12 @@ def build_units(
 
     light: list[Victim] = []
     shapes: dict[tuple[tuple[str, int], ...], tuple[int, tuple[int, ...]]] = {}
+    jobs, running_on, add = snapshot.jobs_by_name(), cluster.running_hosts(), light.append
     for v, candidate in enumerate(candidates):
-        job = snapshot.job(candidate.job)
+        job = jobs[candidate.job]
         if not job.uniform:
             raise TooComplex(f"the tasks of {job.name} differ")
-        shared = job.task_resources
-        hosts = cluster.running_on(job)
+        hosts = running_on.get(job.name, {})
         if len(hosts) == 1:  # the common case, kept cheap
             ((name, count),) = hosts.items()
             n = index[name]
@@ -210,12 +210,13 @@ def build_units(
             if not any(schedulable[n] for n, _ in pairs):
                 continue
             nodes = tuple(n for n, _ in pairs)
+        shared = job.task_resources
         key = tuple(shared.items())
         shape = shapes.get(key)
         if shape is None:
             gpus = sum(a for r, a in shared.items() if is_gpu_resource(r)) // 1000
             shape = shapes[key] = (gpus, tuple(shared.get(r, 0) for r in resources))
-        light.append(Victim(v, job, pairs, nodes, shape[1], shape[0], candidate.whole_job, candidate.surplus))
+        add(Victim(v, job, pairs, nodes, shape[1], shape[0], candidate.whole_job, candidate.surplus))
 
     parent: dict[int, int] = {}
 

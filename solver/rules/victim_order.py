@@ -113,3 +113,7 @@ class Keep(tuple[Any, ...]):
 
     def __repr__(self) -> str:
         return f"Keep({list(self)!r})"
+
+
+NO_VICTIMS = Keep()
+"""The empty set of victims: the least tie-break value (one shared instance: tuples do not change)."""

@@ -27,7 +27,7 @@ in KAI, where a session computes them when it opens).
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
 import numpy as np
@@ -392,11 +392,15 @@ class Cluster:
         if joined is not None:
             self._nominated[joined] = [*self._nominated.get(joined, []), task]
 
-    def _owners(self) -> dict[str, tuple[Job, Task]]:
+    def _owners(self) -> Mapping[str, tuple[Job, Task]]:
         """Task name -> (job, task), built once per snapshot and shared by every state derived from it."""
         owners = self.memo.get("owners")
         if owners is None:
-            owners = {str(t.name): (j, t) for j in self.snapshot.jobs for t in j.tasks}
+            columns = self.snapshot.__dict__.get("_columns")
+            if isinstance(columns, TaskColumns):
+                owners = _Owners(self.snapshot.jobs, columns)
+            else:
+                owners = {str(t.name): (j, t) for j in self.snapshot.jobs for t in j.tasks}
             self.memo["owners"] = owners
         return owners  # type: ignore[return-value]
 
@@ -422,6 +426,10 @@ class Cluster:
     def running_on(self, job: Job) -> dict[str, int]:
         """Node -> number of ``job``'s running tasks there."""
         return self._running_on.get(job.name, {})
+
+    def running_hosts(self) -> dict[str, dict[str, int]]:
+        """Job name -> :meth:`running_on` (jobs with running tasks only), for loops over many jobs; read only."""
+        return self._running_on
 
     def running_jobs(self) -> list[Job]:
         """Jobs with a running task, in snapshot order, kept while this state lasts (with :meth:`running_by_queue`,
@@ -533,6 +541,29 @@ class Cluster:
             load = dict(load)
             _shift(load, leaving, 1)
         return load
+
+
+class _Owners(Mapping[str, tuple[Job, Task]]):
+    """Task name -> (job, task), found through the task columns: only a name -> position map is built, in C."""
+
+    def __init__(self, jobs: list[Job], columns: TaskColumns) -> None:
+        self._jobs, self._job = jobs, columns.job
+        self._position = dict(zip(columns.names, range(len(columns.names)), strict=True))
+        self._first: np.ndarray | None = None
+
+    def __getitem__(self, name: str) -> tuple[Job, Task]:
+        i = self._position[name]
+        if self._first is None:  # where each job's tasks start
+            self._first = np.searchsorted(self._job, np.arange(len(self._jobs)))
+        j = int(self._job[i])
+        job = self._jobs[j]
+        return job, job.tasks[i - int(self._first[j])]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._position)
+
+    def __len__(self) -> int:
+        return len(self._position)
 
 
 def _counted(jobs: np.ndarray, hosts: np.ndarray, job_names: list[str], nodes: list[str]) -> dict[str, dict[str, int]]:

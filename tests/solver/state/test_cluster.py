@@ -125,4 +125,9 @@ def test_a_state_counted_from_columns_is_the_task_by_task_count_on_random_snapsh
     snapshot = snapshot_from_data(data)
     from_columns = Cluster.of(snapshot)
     del snapshot.__dict__["_columns"]
-    assert _state(from_columns) == _state(Cluster.of(snapshot))
+    task_by_task = Cluster.of(snapshot)
+    assert _state(from_columns) == _state(task_by_task)
+    owners = from_columns._owners()
+    assert len(owners) == len(task_by_task._owners())
+    for name, (job, task) in task_by_task._owners().items():
+        assert owners[name][0] is job and owners[name][1] is task

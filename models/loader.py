@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .collector import paused_collection
+from .collector import loading_large, paused_collection
 from .document import parse_document
 from .errors import SnapshotError, kind_of
 from .fast_path import fast_snapshot
@@ -23,8 +23,17 @@ from .snapshot import Snapshot
 
 
 def load_snapshot(path: str | Path) -> Snapshot:
-    """Read and validate the snapshot in ``path`` (``.json`` as JSON, anything else as YAML)."""
-    return _validated(read_document(path), again=lambda: read_document(path))
+    """Read and validate the snapshot in ``path`` (``.json`` as JSON, anything else as YAML).
+
+    A file of :data:`~.collector.LARGE_DOCUMENT` bytes or more is loaded with :func:`~.collector.loading_large`:
+    its objects are left out of the garbage collector's later passes.
+    """
+    try:
+        size = Path(path).stat().st_size
+    except OSError:
+        size = 0  # read_document says what is wrong
+    with loading_large(size):
+        return _validated(read_document(path), again=lambda: read_document(path))
 
 
 def read_document(path: str | Path) -> Any:
@@ -41,13 +50,15 @@ def read_document(path: str | Path) -> Any:
 
 
 def parse_snapshot(text: str, *, json_format: bool = False, source: str = "<input>") -> Snapshot:
-    """Parse and validate a snapshot document (YAML, or JSON when ``json_format``)."""
+    """Parse and validate a snapshot document (YAML, or JSON when ``json_format``); a large one as
+    :func:`load_snapshot` loads it."""
 
     def parse() -> Any:
         with paused_collection():
             return parse_document(text, json_format=json_format, source=source)
 
-    return _validated(parse(), again=parse)
+    with loading_large(len(text)):
+        return _validated(parse(), again=parse)
 
 
 def snapshot_from_data(data: Any) -> Snapshot:

@@ -137,6 +137,8 @@ def _preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:
             elif unprotected(job):
                 running = cluster.running_count(job)
                 result.candidates.append(Candidate(job.name, running, max(0, running - job.gang_minimum), True))
+            elif not job.is_preemptible:
+                result.judged.append(unprotected.non_preemptible(job))
             else:
                 _judge(cluster, job, preemptor, "preempt", result)
     return result
@@ -150,32 +152,48 @@ def reclaim_candidates(cluster: Cluster, reclaimer: Job, chunk: Resources) -> Ca
     closed: dict[str, str | None] = {}
     own = f"in the reclaimer's own queue {reclaimer.queue}"
     unprotected = Unprotected(cluster, reclaimer, "reclaim")
-    for job in _running_others(cluster, reclaimer):
-        if job.queue == reclaimer.queue:
-            result.judged.append(Excluded(job.name, "own-queue", own))
-            continue
-        if unprotected(job):
-            running = cluster.running_count(job)
-            candidate = Candidate(job.name, running, max(0, running - job.gang_minimum), True)
-            result.candidates.append(candidate)
-        else:
-            found = _judge(cluster, job, reclaimer, "reclaim", result)
-            if found is None:
-                continue
-            candidate = found
+    closed_queues: dict[str, str | None] = {}  # last_chunk: whether the reclaim line closes a job's queue, by queue
+
+    def blocks(job: Job, candidate: Candidate) -> str | None:
         if job.queue not in lines:
             rq, vq = cluster.tree.leveled_pair(reclaimer.queue, job.queue)
             lines[job.queue] = (vq, reclaim_line(cluster, rq, vq, chunk))
         vq, line = lines[job.queue]
         if strict:
-            blocked = _strict_blocks(cluster, job, candidate, vq, line, chunk)
+            return _strict_blocks(cluster, job, candidate, vq, line, chunk)
+        if vq not in closed:
+            closed[vq] = _at_or_below(cluster, vq, line)
+        return closed[vq]
+
+    counts, new = cluster.running_counts(), tuple.__new__
+    for job in _running_others(cluster, reclaimer):
+        queue = job.queue
+        if queue == reclaimer.queue:
+            result.judged.append(Excluded(job.name, "own-queue", own))
+        elif unprotected(job):  # the common case, inlined: hundreds of thousands of jobs
+            running, minimum = counts[job.name], job.min_available
+            surplus = running - (len(job.tasks) if minimum is None else minimum)
+            candidate = new(Candidate, (job.name, running, surplus if surplus > 0 else 0, True, ()))
+            if strict or queue not in closed_queues:
+                blocked = blocks(job, candidate)
+                if not strict:
+                    closed_queues[queue] = blocked
+            else:
+                blocked = closed_queues[queue]
+            if blocked is None:
+                result.candidates.append(candidate)
+            else:
+                result.movable.append(candidate)
+                result.judged.append(Excluded(job.name, "guarantee", blocked))
+        elif not job.is_preemptible:
+            result.judged.append(unprotected.non_preemptible(job))
         else:
-            if vq not in closed:
-                closed[vq] = _at_or_below(cluster, vq, line)
-            blocked = closed[vq]
-        if blocked is not None:
-            result.movable.append(result.candidates.pop())
-            result.judged.append(Excluded(job.name, "guarantee", blocked))
+            found = _judge(cluster, job, reclaimer, "reclaim", result)
+            if found is not None:
+                blocked = blocks(job, found)
+                if blocked is not None:
+                    result.movable.append(result.candidates.pop())
+                    result.judged.append(Excluded(job.name, "guarantee", blocked))
     return result
 
 
@@ -210,6 +228,17 @@ class Unprotected:
         self.cluster, self.preemptor, self.action, self.now = cluster, preemptor, action, cluster.now
         self.runtimes: dict[str, float] = {}
         self.tolerating: dict[str | None, bool] = {None: False}
+        self.refusals: dict[tuple[bool | None, int], Excluded] = {}
+
+    def non_preemptible(self, job: Job) -> Excluded:
+        """What :func:`_judge` finds for a job that is not preemptible: its first protection, whatever else protects
+        it, in words that depend only on its ``preemptible`` flag and priority (written once for each)."""
+        key = (job.preemptible, job.resolved_priority)
+        found = self.refusals.get(key)
+        if found is None:
+            first = protections(self.cluster, job, self.preemptor, self.action)[0]
+            found = self.refusals[key] = Excluded("", first.rule, first.describe(), first.until)
+        return Excluded(job.name, found.rule, found.reason, found.until)
 
     def __call__(self, job: Job) -> bool:
         if not job.is_preemptible:

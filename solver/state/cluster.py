@@ -456,6 +456,10 @@ class Cluster:
         self.scratch["running by queue"] = found
         return found
 
+    def running_counts(self) -> dict[str, int]:
+        """Job name -> :meth:`running_count`, for loops over many jobs; read only."""
+        return self._running
+
     def running_count(self, job: Job) -> int:
         return self._running[job.name]
 

@@ -149,6 +149,11 @@ class TaskColumns:
             allocatable.reshape(len(nodes), width),
         )
 
+    @staticmethod
+    def count(mask: np.ndarray) -> int:
+        """How many entries of ``mask`` are true."""
+        return int(np.count_nonzero(mask))
+
     def chosen(self, statuses: tuple[str, ...]) -> np.ndarray:
         """Which tasks have one of ``statuses``."""
         return np.isin(self.status, [CODES[s] for s in statuses])

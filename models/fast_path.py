@@ -31,7 +31,6 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticCustomError
 
-from .columns import Requests, TaskColumns
 from .duration import MAX_INSTANT, MIN_INSTANT, parse_time
 from .fields import _resource_map, bounded_depth
 from .job import Job, Task
@@ -84,6 +83,8 @@ def _build(data: dict[str, Any], consume: bool) -> Snapshot:
     fields = {**head.__dict__, "nodes": nodes, "jobs": jobs}
     given = head.model_fields_set if "jobs" in data else head.model_fields_set - {"jobs"}
     snapshot = Snapshot.model_construct(_fields_set=set(given), **fields)
+    from .columns import TaskColumns  # numpy: only once a snapshot is built (see Snapshot.task_columns)
+
     snapshot.__dict__["_columns"] = TaskColumns.assemble(
         nodes,
         names=seen.names,
@@ -113,6 +114,8 @@ class _Seen:
         self.job_rows: list[int] = []
         self.counts: list[int] = []
         self.own: list[tuple[int, dict[str, int]]] = []
+        from .columns import Requests
+
         self.requests = Requests()
 
 

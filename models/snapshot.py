@@ -8,12 +8,10 @@ tree, jobs sit in leaf queues, and no node holds more than it has.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from pydantic import Field, PrivateAttr, model_validator
 
-from .columns import CODES, TaskColumns
 from .config import Config
 from .duration import format_time
 from .fields import FreeMap, SnapshotModel, Time, raise_errors
@@ -22,6 +20,10 @@ from .node import Node
 from .priority_class import PriorityClass, Toleration
 from .quantity import format_quantity
 from .queue import Queue
+
+if TYPE_CHECKING:
+    from .columns import TaskColumns  # imported when first used: it brings numpy, which the command line's
+    # commands that only read a snapshot do without
 
 Loc = tuple[str | int, ...]
 
@@ -77,6 +79,8 @@ class Snapshot(SnapshotModel):
         """
         found: TaskColumns | None = self.__dict__.get("_columns")
         if found is None:
+            from .columns import TaskColumns
+
             found = self.__dict__["_columns"] = TaskColumns.of(self.nodes, self.jobs)
         return found
 
@@ -163,7 +167,7 @@ class Snapshot(SnapshotModel):
         known = False  # every task names a known node (checked at once: the common case on large snapshots)
         if not fitted:
             columns = self.task_columns()  # a task has no node iff it is pending (Task validation)
-            known = np.count_nonzero(columns.node < 0) == np.count_nonzero(columns.status == CODES["pending"])
+            known = columns.count(columns.node < 0) == columns.count(columns.chosen(("pending",)))
         for i, job in enumerate(self.jobs):
             if fitted and "_resolved_priority" in job.__dict__:
                 continue  # resolved by an earlier assembled snapshot (see assemble)
@@ -208,7 +212,7 @@ class Snapshot(SnapshotModel):
         if running is None or releasing is None or nominated is None:
             return True  # sums too large for numpy: checked in Python
         have = columns.allocatable
-        return bool(np.any(running + releasing > have) or np.any(running + nominated > have))
+        return bool((running + releasing > have).any() or (running + nominated > have).any())
 
     def _check_node_capacity(self, errors: list[tuple[Loc, str]]) -> None:
         """Running and releasing tasks fit their node now; running and nominated ones fit once releasing ones leave."""

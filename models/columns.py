@@ -93,18 +93,15 @@ class TaskColumns:
     def of(cls, nodes: list[Node], jobs: list[Job]) -> TaskColumns:
         """The columns of ``jobs``' tasks on ``nodes``, read from the models."""
         tasks = list(chain.from_iterable(map(attrgetter("tasks"), jobs)))
-        requests = Requests()
-        rows = list(map(requests.row, map(attrgetter("task_resources"), jobs)))
         own = [(i, r) for i, r in enumerate(map(attrgetter("resources"), tasks)) if r is not None]
         return cls.assemble(
             nodes,
             names=list(map(attrgetter("name"), tasks)),
             node_names=list(map(attrgetter("node"), tasks)),
             statuses=list(map(attrgetter("status"), tasks)),
-            job_rows=rows,
+            shared=list(map(attrgetter("task_resources"), jobs)),
             counts=list(map(len, map(attrgetter("tasks"), jobs))),
             own=own,
-            requests=requests,
         )
 
     @classmethod
@@ -115,17 +112,17 @@ class TaskColumns:
         names: list[str],
         node_names: list[str | None],
         statuses: list[str],
-        job_rows: list[int],
+        shared: list[dict[str, int]],
         counts: list[int],
         own: list[tuple[int, dict[str, int]]],
-        requests: Requests,
     ) -> TaskColumns:
         """Columns from lists read elsewhere (the fast path reads them while it builds the models): per task its
-        name, node name and status; per job its row in ``requests`` and its number of tasks; and the tasks that ask
-        for requests of their own (task index, requests)."""
+        name, node name and status; per job its ``task_resources`` and number of tasks; and the tasks that ask for
+        requests of their own (task index, requests)."""
         index: dict[str | None, int] = {node.name: i for i, node in enumerate(nodes)}
+        requests = Requests()
         job = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-        row = np.repeat(np.asarray(job_rows, dtype=np.int64), counts)
+        row = np.repeat(np.fromiter(map(requests.row, shared), dtype=np.int64, count=len(shared)), counts)
         for i, mine in own:
             row[i] = requests.row(mine)
         node = np.fromiter(map(index.get, node_names, repeat(-1)), dtype=np.int64, count=len(node_names))

@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticCustomError
 
+from . import snapshot as _snapshot
 from .duration import MAX_INSTANT, MIN_INSTANT, parse_time
 from .fields import _resource_map, bounded_depth
 from .job import Job, Task
@@ -83,18 +84,18 @@ def _build(data: dict[str, Any], consume: bool) -> Snapshot:
     fields = {**head.__dict__, "nodes": nodes, "jobs": jobs}
     given = head.model_fields_set if "jobs" in data else head.model_fields_set - {"jobs"}
     snapshot = Snapshot.model_construct(_fields_set=set(given), **fields)
-    from .columns import TaskColumns  # numpy: only once a snapshot is built (see Snapshot.task_columns)
+    if len(jobs) >= _snapshot.COLUMNS_FROM:
+        from .columns import TaskColumns  # numpy: only for snapshots large enough to gain from it
 
-    snapshot.__dict__["_columns"] = TaskColumns.assemble(
-        nodes,
-        names=seen.names,
-        node_names=seen.nodes,
-        statuses=seen.statuses,
-        job_rows=seen.job_rows,
-        counts=seen.counts,
-        own=seen.own,
-        requests=seen.requests,
-    )
+        snapshot.__dict__["_columns"] = TaskColumns.assemble(
+            nodes,
+            names=seen.names,
+            node_names=seen.nodes,
+            statuses=seen.statuses,
+            shared=seen.shared,
+            counts=seen.counts,
+            own=seen.own,
+        )
     snapshot._resolve(fitted=False)
     return snapshot
 
@@ -111,12 +112,9 @@ class _Seen:
         self.names: list[str] = []
         self.nodes: list[str | None] = []
         self.statuses: list[str] = []
-        self.job_rows: list[int] = []
+        self.shared: list[dict[str, int]] = []
         self.counts: list[int] = []
         self.own: list[tuple[int, dict[str, int]]] = []
-        from .columns import Requests
-
-        self.requests = Requests()
 
 
 def _model(cls: type[M], values: dict[str, Any], given: set[str]) -> M:
@@ -237,7 +235,7 @@ def _job(raw: object, seen: _Seen) -> Job:
     }
     if len(seen.own) == own:
         values["_uniform"] = True  # no task asks for requests of its own (Job.uniform, known here for free)
-    seen.job_rows.append(seen.requests.row(shared))
+    seen.shared.append(shared)
     seen.counts.append(len(raw_tasks))
     return _model(Job, values, _given(raw))
 

@@ -8,6 +8,7 @@ tree, jobs sit in leaf queues, and no node holds more than it has.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, PrivateAttr, model_validator
@@ -26,6 +27,11 @@ if TYPE_CHECKING:
     # commands that only read a snapshot do without
 
 Loc = tuple[str | int, ...]
+
+COLUMNS_FROM = 1000
+"""Snapshots with this many jobs or more are checked, and their state counted, on task columns (numpy); smaller
+ones task by task, which costs less than importing numpy (a command that only reads a small snapshot starts
+faster)."""
 
 
 class Snapshot(SnapshotModel):
@@ -123,12 +129,14 @@ class Snapshot(SnapshotModel):
         self._queues = _index("queues", self.queues, errors)
         self._classes = _index("priority_classes", self.priority_classes, errors)
         self._jobs = _index("jobs", self.jobs, errors)
+        columnar = not fitted and ("_columns" in self.__dict__ or len(self.jobs) >= COLUMNS_FROM)
         if not fitted:
-            _check_task_names(self.task_columns().names, self.jobs, errors)
+            names = self.task_columns().names if columnar else [t.name for j in self.jobs for t in j.tasks]
+            _check_task_names(names, self.jobs, errors)
         self._check_queue_tree(errors)
         self._check_limit_clocks(errors)
-        self._check_jobs(errors, fitted)
-        if not fitted and (errors or self._over_capacity()):
+        self._check_jobs(errors, fitted, columnar)
+        if not fitted and (errors or not columnar or self._over_capacity()):
             self._check_node_capacity(errors)
         raise_errors("Snapshot", errors)
 
@@ -161,13 +169,17 @@ class Snapshot(SnapshotModel):
                     )
                 )
 
-    def _check_jobs(self, errors: list[tuple[Loc, str]], fitted: bool = False) -> None:
+    def _check_jobs(self, errors: list[tuple[Loc, str]], fitted: bool = False, columnar: bool = False) -> None:
         config = self.config
         queues, classes, nodes, children = self._queues, self._classes, self._nodes, self._children
         known = False  # every task names a known node (checked at once: the common case on large snapshots)
-        if not fitted:
+        if columnar:
             columns = self.task_columns()  # a task has no node iff it is pending (Task validation)
             known = columns.count(columns.node < 0) == columns.count(columns.chosen(("pending",)))
+        elif not fitted:
+            used = {task.node for job in self.jobs for task in job.tasks}
+            used.discard(None)
+            known = used.issubset(nodes)
         for i, job in enumerate(self.jobs):
             if fitted and "_resolved_priority" in job.__dict__:
                 continue  # resolved by an earlier assembled snapshot (see assemble)
@@ -306,7 +318,7 @@ def _pos(items: list[Any], name: str) -> int:
     return next(i for i, item in enumerate(items) if item.name == name)
 
 
-def _check_task_names(names: list[str], jobs: list[Job], errors: list[tuple[Loc, str]]) -> None:
+def _check_task_names(names: Sequence[str | None], jobs: list[Job], errors: list[tuple[Loc, str]]) -> None:
     if len(set(names)) == len(names):  # the common case, kept cheap on large snapshots
         return
     counts: Counter[str | None] = Counter(names)

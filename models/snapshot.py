@@ -78,12 +78,17 @@ class Snapshot(SnapshotModel):
     def is_leaf(self, queue: str) -> bool:
         return not self._children.get(queue)
 
+    def built_columns(self) -> TaskColumns | None:
+        """The task columns if they exist already (validation builds them for large snapshots), else ``None``."""
+        found: TaskColumns | None = self.__dict__.get("_columns")
+        return found
+
     def task_columns(self) -> TaskColumns:
         """Every task as columns (job, node, status, requests), built once (:mod:`.columns`).
 
         Kept in the instance dict next to the fields, as derived values of jobs are: not compared, not dumped.
         """
-        found: TaskColumns | None = self.__dict__.get("_columns")
+        found = self.built_columns()
         if found is None:
             from .columns import TaskColumns
 

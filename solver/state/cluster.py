@@ -229,8 +229,8 @@ class Cluster:
             cluster.snapshot, cluster.tree, cluster.status, cluster.node_of = snapshot, tree, {}, {}
             cluster.memo, cluster.scratch, cluster.node_cache, cluster.inherited = {}, {}, {}, {}
             cluster.capacity = previous.capacity if previous is not None and same_nodes else cluster_capacity(snapshot)
-            columns = snapshot.__dict__.get("_columns")  # built by validation; an assembled snapshot has none
-            if isinstance(columns, TaskColumns):
+            columns = snapshot.built_columns()  # built by validation of a large snapshot; not by assemble()
+            if columns is not None:
                 cluster._scan_columns(columns)
             else:
                 cluster._scan(fill=True)
@@ -396,8 +396,8 @@ class Cluster:
         """Task name -> (job, task), built once per snapshot and shared by every state derived from it."""
         owners = self.memo.get("owners")
         if owners is None:
-            columns = self.snapshot.__dict__.get("_columns")
-            if isinstance(columns, TaskColumns):
+            columns = self.snapshot.built_columns()
+            if columns is not None:
                 owners = _Owners(self.snapshot.jobs, columns)
             else:
                 owners = {str(t.name): (j, t) for j in self.snapshot.jobs for t in j.tasks}

@@ -173,6 +173,7 @@ def reclaim_candidates(cluster: Cluster, reclaimer: Job, chunk: Resources) -> Ca
         elif unprotected(job):  # the common case, inlined: hundreds of thousands of jobs
             running, minimum = counts[job.name], job.min_available
             surplus = running - (len(job.tasks) if minimum is None else minimum)
+            # Candidate(...) without the Python call of its generated __new__: the fields in order.
             candidate = new(Candidate, (job.name, running, surplus if surplus > 0 else 0, True, ()))
             if strict or queue not in closed_queues:
                 blocked = blocks(job, candidate)

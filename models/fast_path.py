@@ -100,6 +100,10 @@ def _build(data: dict[str, Any], consume: bool) -> Snapshot:
     return snapshot
 
 
+_NO_RESOURCES: dict[str, int] = {}
+"""``task_resources`` of every job that gives none (models are frozen; nothing changes a request map)."""
+
+
 def _take(items: list[Any], i: int) -> Any:
     item, items[i] = items[i], None
     return item
@@ -184,7 +188,7 @@ def _node(raw: object) -> Node:
         raise _Refused
     values = {
         "name": _name(get("name")),
-        "resources": _resource_map(raw["resources"], allow_unlimited=False),
+        "resources": _resource_map(raw["resources"], allow_unlimited=False, shared=True),
         "gpu_model": _optional_str(get("gpu_model")),
         "labels": _free(get("labels", _ABSENT)),
         "annotations": _free(get("annotations", _ABSENT)),
@@ -212,7 +216,9 @@ def _job(raw: object, seen: _Seen) -> Job:
     ):
         raise _Refused
     raw_resources = get("task_resources", _ABSENT)
-    shared = {} if raw_resources is _ABSENT else _resource_map(raw_resources, allow_unlimited=False)
+    shared = (
+        _NO_RESOURCES if raw_resources is _ABSENT else _resource_map(raw_resources, allow_unlimited=False, shared=True)
+    )
     requeue, labels, annotations = get("requeue"), get("labels", _ABSENT), get("annotations", _ABSENT)
     priority_class = get("priority_class")
     if priority_class is not None and type(priority_class) is not str:

@@ -116,11 +116,12 @@ _PARSED: dict[tuple[object, ...], dict[str, int]] = {}
 """Resource maps already parsed, by their entries: a snapshot repeats a few shapes thousands of times."""
 
 
-def _resource_map(value: object, *, allow_unlimited: bool) -> dict[str, int]:
+def _resource_map(value: object, *, allow_unlimited: bool, shared: bool = False) -> dict[str, int]:
     """Parse ``{resource: quantity}``, collecting every bad entry; GPUs must be whole (v1).
 
     A map seen before (same entries, same ``allow_unlimited``) is not parsed again: a copy of its result is
-    returned. Only valid maps are kept, at most 4,096 of them.
+    returned, or with ``shared`` the result itself (for frozen models that never change it: one dict for thousands
+    of jobs of one shape, which the solver then tells apart by identity). Only valid maps are kept, at most 4,096.
     """
     if type(value) is dict:
         try:
@@ -129,12 +130,12 @@ def _resource_map(value: object, *, allow_unlimited: bool) -> dict[str, int]:
         except TypeError:  # an unhashable amount: parsed (and refused) below
             key, found = (), None
         if found is not None:
-            return dict(found)
+            return found if shared else dict(found)
         parsed = _parse_resource_map(value, allow_unlimited=allow_unlimited)
         if key:
             if len(_PARSED) >= 4096:
                 _PARSED.clear()
-            _PARSED[key] = dict(parsed)
+            _PARSED[key] = parsed if shared else dict(parsed)
         return parsed
     return _parse_resource_map(value, allow_unlimited=allow_unlimited)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 
 from gpu_preempt.models import Job, Node, Resources, Task
 from gpu_preempt.models.quantity import add
@@ -38,7 +38,7 @@ from .data import (
     Victim,
 )
 
-_JOB, _PRIORITY = attrgetter("job"), attrgetter("resolved_priority")
+_JOB, _PRIORITY = attrgetter("job"), itemgetter("_resolved_priority")
 
 MOVE_CANDIDATES = 64
 """Moves are considered on decisions with at most this many candidate victims (evictable or movable)."""
@@ -95,7 +95,8 @@ class Plan:
         if self._levels is None:
             snapshot = self.cluster.snapshot
             found = [] if self.candidates is None else self.candidates.candidates
-            priorities = map(_PRIORITY, map(snapshot.job, map(_JOB, found)))  # in C: hundreds of thousands of them
+            jobs = map(snapshot.jobs_by_name().__getitem__, map(_JOB, found))
+            priorities = map(_PRIORITY, map(vars, jobs))  # in C: hundreds of thousands of them (Job.resolved_priority)
             self._levels = tuple(sorted(set(priorities), reverse=True))
         return self._levels
 

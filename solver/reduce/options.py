@@ -24,14 +24,17 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
 
-from gpu_preempt.models import Resources
+from gpu_preempt.models import Job, Resources
 from gpu_preempt.solver.rules.victim_order import NO_VICTIMS
 
-from .units import Choice, Cost, CostModel, Item, TooComplex, Unit, add, fits
+from .units import Choice, Cost, CostModel, Item, Singles, TooComplex, Unit, add, fits
+
+_STARTED, _PRIORITY = itemgetter("started_at"), itemgetter("_resolved_priority")
 
 ENUMERATION_LIMIT = 4096
 """Most combinations enumerated for one node, or for the multi-node victims of one unit."""
@@ -227,26 +230,17 @@ def lower_bounds(
     :func:`lower_bound` unit by unit (Python integers do not overflow).
     """
     width, count = len(resources), len(units)
-    local = [unit.local.get(unit.nodes[0], []) for unit in units]
-    victims = [v for vs in local for v in vs]
-    crowd = max(map(len, local), default=0) + 1
     wanted = [request.get(r, 0) for r in resources]
     try:
-        need = np.array(
-            [[w - x for w, x in zip(wanted, unit.room[unit.nodes[0]], strict=True)] for unit in units], dtype=np.int64
-        )
-        need = need.reshape(count, width)
-        size = np.array([v.size for v in victims], dtype=np.int64).reshape(len(victims), width)
-        gpus = np.fromiter((v.gpus for v in victims), dtype=np.int64, count=len(victims))
+        if max(map(abs, wanted), default=0) >= 2**62:
+            raise OverflowError  # the differences below could wrap around
+        rooms = np.array([unit.room[unit.nodes[0]] for unit in units], dtype=np.int64).reshape(count, width)
+        need = np.array(wanted, dtype=np.int64) - rooms
+        unit_of, running, surplus, whole, size, gpus, jobs = _victim_columns(units, width)
     except OverflowError:
         return [lower_bound(unit, request, resources, costs) for unit in units]
-    unit_of = np.repeat(np.arange(count, dtype=np.int64), [len(vs) for vs in local])
-    running = np.fromiter((v.per_node[0][1] for v in victims), dtype=np.int64, count=len(victims))
-    surplus = np.fromiter((v.surplus for v in victims), dtype=np.int64, count=len(victims))
-    whole = np.fromiter((v.whole for v in victims), dtype=bool, count=len(victims))
-    started = np.fromiter(
-        (np.nan if v.job.started_at is None else v.job.started_at for v in victims), dtype=float, count=len(victims)
-    )
+    crowd = int(np.bincount(unit_of, minlength=1).max()) + 1
+    started = np.array(list(map(_STARTED, map(vars, jobs))), dtype=float).reshape(len(jobs))  # None: nan
     since = np.where(np.isnan(started), 0.0, np.maximum(0.0, np.rint((costs.now - started) * 1000)))  # elapsed()
     most = np.where(whole, running, surplus)
     least = np.where(surplus > 0, 1, running)
@@ -261,7 +255,7 @@ def lower_bounds(
         return [lower_bound(unit, request, resources, costs) for unit in units]
     size = size * most[:, None]
     loss = least * gpus * since.astype(np.int64)
-    priority = np.fromiter((v.job.resolved_priority for v in victims), dtype=np.int64, count=len(victims))
+    priority = np.fromiter(map(_PRIORITY, map(vars, jobs)), dtype=np.int64, count=len(jobs))
     top = np.full(count, np.iinfo(np.int64).min, dtype=np.int64)
     np.maximum.at(top, unit_of, priority)
     at_top = priority == top[unit_of]
@@ -302,6 +296,44 @@ def lower_bounds(
         vector.append(NO_VICTIMS)
         out.append(tuple(vector))
     return out
+
+
+def _victim_columns(
+    units: list[Unit], width: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[Job]]:
+    """The single-node victims of ``units`` as columns: unit (position in ``units``), running tasks, surplus, whole,
+    one task's size, GPUs per task, and the jobs. Read from the :class:`~.units.Singles` table the units come from
+    when they all come from one, else from their victims."""
+    tables = {id(u.source[0]) for u in units if u.source is not None}
+    if len(tables) == 1 and all(u.source is not None for u in units):
+        table: Singles = units[0].source[0]  # type: ignore[index]
+        ids = np.array([u.source[1] for u in units], dtype=np.int64)  # type: ignore[index]
+        lengths = (table.starts[ids + 1] - table.starts[ids]) if len(ids) else ids
+        offsets = np.repeat(np.cumsum(lengths) - lengths, lengths)
+        rows = np.arange(int(lengths.sum())) - offsets + np.repeat(table.starts[ids], lengths)
+        unit_of = np.repeat(np.arange(len(units), dtype=np.int64), lengths)
+        jobs = list(map(table.jobs.__getitem__, rows.tolist()))
+        return (
+            unit_of,
+            table.running[rows],
+            table.surplus[rows],
+            table.whole[rows],
+            table.size[rows].reshape(len(rows), width),
+            table.gpus[rows],
+            jobs,
+        )
+    local = [unit.local.get(unit.nodes[0], []) for unit in units]
+    victims = [v for vs in local for v in vs]
+    count = len(victims)
+    return (
+        np.repeat(np.arange(len(units), dtype=np.int64), [len(vs) for vs in local]),
+        np.fromiter((v.per_node[0][1] for v in victims), dtype=np.int64, count=count),
+        np.fromiter((v.surplus for v in victims), dtype=np.int64, count=count),
+        np.fromiter((v.whole for v in victims), dtype=bool, count=count),
+        np.array([v.size for v in victims], dtype=np.int64).reshape(count, width),
+        np.fromiter((v.gpus for v in victims), dtype=np.int64, count=count),
+        [v.job for v in victims],
+    )
 
 
 def _sums(unit_of: np.ndarray, values: np.ndarray, count: int) -> np.ndarray:

@@ -20,8 +20,11 @@ tasks (:class:`Item`) are worked out only for the units that are looked at.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from fractions import Fraction
+from itertools import repeat
+from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -34,6 +37,14 @@ from gpu_preempt.solver.state.cluster import Cluster
 Cost = tuple[Any, ...]
 """An additive cost vector: the criteria of ``config.objective`` (priority levels expanded), then the victims as a
 :class:`~gpu_preempt.solver.rules.victim_order.Keep` (the canonical tie-break, compared last)."""
+
+
+_JOB, _WHOLE, _SURPLUS = attrgetter("job"), attrgetter("whole_job"), attrgetter("surplus")
+_SHARED, _UNIFORM = attrgetter("task_resources"), attrgetter("uniform")
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
+_NONE: dict[str, int] = {}
+_WIDE = 2**62
+"""Amounts from here on are handled in Python integers (sums of them could overflow int64)."""
 
 
 class TooComplex(Exception):
@@ -87,7 +98,50 @@ class Victim(NamedTuple):
         return (counts, self.size, self.gpus, self.whole, self.surplus, job.resolved_priority, costs.elapsed(job))
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
+class Singles:
+    """The units of one node each, as columns: victims are rows, grouped by node (ascending), candidates in order.
+
+    Most units of a large cluster are single nodes, and most of those are never looked at closely (see
+    :mod:`.select`): their victims become :class:`Victim` tuples only when a unit is (:meth:`victims`).
+    """
+
+    nodes: np.ndarray
+    """Each unit's node (int64, ascending)."""
+    starts: np.ndarray
+    """Where each unit's rows start, then where the last one ends (int64, one longer than :attr:`nodes`)."""
+    candidate: np.ndarray
+    running: np.ndarray
+    size: np.ndarray
+    """Per row, one task's requests in the decision's resources (rows x resources, int64)."""
+    gpus: np.ndarray
+    whole: np.ndarray
+    surplus: np.ndarray
+    jobs: list[Job]
+
+    def rows(self, unit: int) -> range:
+        return range(int(self.starts[unit]), int(self.starts[unit + 1]))
+
+    def victims(self, unit: int) -> list[Victim]:
+        """The victims of ``unit`` (an index into :attr:`nodes`), in candidate order."""
+        a, b = int(self.starts[unit]), int(self.starts[unit + 1])
+        n, new = int(self.nodes[unit]), tuple.__new__
+        return [
+            new(Victim, (c, job, ((n, k),), (n,), tuple(size), g, w, s))
+            for c, job, k, size, g, w, s in zip(
+                self.candidate[a:b].tolist(),
+                self.jobs[a:b],
+                self.running[a:b].tolist(),
+                self.size[a:b].tolist(),
+                self.gpus[a:b].tolist(),
+                self.whole[a:b].tolist(),
+                self.surplus[a:b].tolist(),
+                strict=True,
+            )
+        ]
+
+
+@dataclass(eq=False)
 class Unit:
     """Nodes (indices into the cluster's node list) and the candidate victims on them.
 
@@ -98,15 +152,28 @@ class Unit:
 
     nodes: tuple[int, ...]
     room: dict[int, tuple[int, ...]]
-    local: dict[int, list[Victim]] = field(default_factory=dict)
     spanning: list[Victim] = field(default_factory=list)
-    _items: dict[int, Item] = field(default_factory=dict)
     hosted: int = -1
     """Upper bound on the tasks this unit could host (see :func:`most_hosted`); -1 until computed."""
+    source: tuple[Singles, int] | None = None
+    """For a unit of :class:`Singles`: the table and its index there (its victims are read when first asked for)."""
+    _local: dict[int, list[Victim]] | None = None
+    _items: dict[int, Item] = field(default_factory=dict)
 
     @property
     def first(self) -> int:
         return self.nodes[0]
+
+    @property
+    def local(self) -> dict[int, list[Victim]]:
+        """Node -> the victims running on that node only (candidate order)."""
+        if self._local is None:
+            self._local = {}
+            if self.source is not None:
+                table, u = self.source
+                if table.rows(u):
+                    self._local[self.first] = table.victims(u)
+        return self._local
 
     def victims(self) -> list[Victim]:
         """Every candidate on the unit's nodes."""
@@ -187,36 +254,29 @@ def build_units(
     """
     snapshot = cluster.snapshot
     index = cluster.node_index()
-    schedulable = [node.schedulable for node in snapshot.nodes]
+    mask = _schedulable(cluster)
+    schedulable = mask.tolist()
     rooms = cluster.rooms(priority, resources)
 
-    light: list[Victim] = []
-    shapes: dict[tuple[tuple[str, int], ...], tuple[int, tuple[int, ...]]] = {}
-    jobs, running_on, add = snapshot.jobs_by_name(), cluster.running_hosts(), light.append
-    for v, candidate in enumerate(candidates):
-        job = jobs[candidate.job]
-        if not job.uniform:
-            raise TooComplex(f"the tasks of {job.name} differ")
-        hosts = running_on.get(job.name, {})
-        if len(hosts) == 1:  # the common case, kept cheap
-            ((name, count),) = hosts.items()
-            n = index[name]
-            if not schedulable[n]:
-                continue
-            pairs: tuple[tuple[int, int], ...] = ((n, count),)
-            nodes: tuple[int, ...] = (n,)
-        else:
-            pairs = tuple(sorted((index[name], count) for name, count in hosts.items()))
-            if not any(schedulable[n] for n, _ in pairs):
-                continue
-            nodes = tuple(n for n, _ in pairs)
-        shared = job.task_resources
-        key = tuple(shared.items())
-        shape = shapes.get(key)
-        if shape is None:
-            gpus = sum(a for r, a in shared.items() if is_gpu_resource(r)) // 1000
-            shape = shapes[key] = (gpus, tuple(shared.get(r, 0) for r in resources))
-        add(Victim(v, job, pairs, nodes, shape[1], shape[0], candidate.whole_job, candidate.surplus))
+    # Column by column, each pass in C: a large cluster has hundreds of thousands of candidates.
+    names = list(map(_JOB, candidates))
+    jobs = list(map(snapshot.jobs_by_name().__getitem__, names))
+    if not all(map(dict.get, map(vars, jobs), repeat("_uniform"))) and not all(map(_UNIFORM, jobs)):
+        odd = next(job for job in jobs if not job.uniform)
+        raise TooComplex(f"the tasks of {odd.name} differ")
+    hosts = list(map(cluster.running_hosts().get, names, repeat(_NONE)))
+    shape_of, sizes, gpus = _shapes(jobs, resources)
+    whole, surplus = list(map(_WHOLE, candidates)), list(map(_SURPLUS, candidates))
+    new = tuple.__new__
+
+    spanning: list[Victim] = []
+    for v in [v for v, count in enumerate(map(len, hosts)) if count != 1]:
+        pairs = tuple(sorted((index[name], count) for name, count in hosts[v].items()))
+        if not any(schedulable[n] for n, _ in pairs):
+            continue
+        shape = shape_of[v]
+        nodes = tuple(n for n, _ in pairs)
+        spanning.append(new(Victim, (v, jobs[v], pairs, nodes, sizes[shape], gpus[shape], whole[v], surplus[v])))
 
     parent: dict[int, int] = {}
 
@@ -226,37 +286,121 @@ def build_units(
             n = parent[n]
         return n
 
-    for victim in light:
+    for victim in spanning:
         spread = victim.nodes
         for n in spread[1:]:
             parent[find(n)] = find(spread[0])
     groups: dict[int, Unit] = {}
-    for victim in light:
-        first = victim.nodes[0]
-        root = find(first) if first in parent else first
+    for victim in spanning:
+        root = find(victim.nodes[0])
         unit = groups.get(root)
         if unit is None:
-            unit = groups[root] = Unit(nodes=(), room={})
-        if len(victim.nodes) > 1:
-            unit.spanning.append(victim)
-        else:
-            unit.local.setdefault(first, []).append(victim)
+            unit = groups[root] = Unit(nodes=(), room={}, _local={})
+        unit.spanning.append(victim)
+
+    free = [n for n, _ in free_hosts(cluster, priority, request, resources)]
+    table, joined = _singles(
+        hosts, jobs, (whole, surplus), (shape_of, sizes, gpus), len(resources), index, mask, set(parent), free
+    )
+    for n, victims in joined.items():
+        groups[find(n)].local[n] = victims
     units = []
     for unit in groups.values():
         members = sorted({*unit.local, *(n for victim in unit.spanning for n in victim.nodes)})
         unit.nodes = tuple(members)
         unit.room = {n: rooms[n] for n in members if schedulable[n]}
-        units.append(unit)
-    hosting = {n for unit in units for n in unit.nodes}
-    for n, _ in free_hosts(cluster, priority, request, resources):
-        if n not in hosting:
-            units.append(Unit(nodes=(n,), room={n: rooms[n]}))
-    for unit in units:
         unit.hosted = most_hosted(unit, request, resources)
+        units.append(unit)
+    hosted = _most_hosted(table, rooms, request, resources)
+    for u in np.flatnonzero(hosted > 0).tolist():
+        n = int(table.nodes[u])
+        units.append(Unit((n,), {n: rooms[n]}, hosted=int(hosted[u]), source=(table, u)))
     kept = [u for u in units if u.hosted > 0]
-    dropped = len(candidates) - sum(len(u.spanning) + sum(len(vs) for vs in u.local.values()) for u in kept)
     kept.sort(key=lambda u: u.first)
-    return kept, dropped
+    in_table = np.diff(table.starts)
+    used = sum(len(u.victims()) for u in kept if u.source is None) + int(in_table[hosted > 0].sum())
+    return kept, len(candidates) - used
+
+
+def _shapes(jobs: list[Job], resources: tuple[str, ...]) -> tuple[list[int], list[tuple[int, ...]], list[int]]:
+    """Per job, a row for its ``task_resources``; per row, one task's requests in ``resources`` and its whole GPUs.
+
+    Rows are told apart by identity: the fast path gives every job of one shape the same map (equal maps that are
+    not the same object get rows of their own, with equal values).
+    """
+    maps = list(map(_SHARED, jobs))
+    _, first, inverse = np.unique(
+        np.fromiter(map(id, maps), dtype=np.int64, count=len(maps)), return_index=True, return_inverse=True
+    )
+    distinct = list(map(maps.__getitem__, first.tolist()))
+    sizes = [tuple(m.get(r, 0) for r in resources) for m in distinct]
+    gpus = [sum(a for r, a in m.items() if is_gpu_resource(r)) // 1000 for m in distinct]
+    return inverse.reshape(len(maps)).tolist(), sizes, gpus
+
+
+def _singles(
+    hosts: list[dict[str, int]],
+    jobs: list[Job],
+    taken: tuple[list[bool], list[int]],
+    shapes: tuple[list[int], list[tuple[int, ...]], list[int]],
+    width: int,
+    index: dict[str, int],
+    schedulable: np.ndarray,
+    joined: set[int],
+    free: list[int],
+) -> tuple[Singles, dict[int, list[Victim]]]:
+    """The candidates running on one schedulable node: a :class:`Singles` table with a unit for each such node that
+    no victim spanning nodes reaches and for each node of ``free`` that hosts no victim; and, for each node one
+    reaches (``joined``), its victims."""
+    one = np.flatnonzero(np.fromiter(map(len, hosts), dtype=np.int64, count=len(hosts)) == 1)
+    first = list(map(next, map(iter, map(dict.items, map(hosts.__getitem__, one.tolist())))))
+    node = np.fromiter(map(index.__getitem__, map(_FIRST, first)), dtype=np.int64, count=len(first))
+    running = np.fromiter(map(_SECOND, first), dtype=np.int64, count=len(first))
+    shape_of, sizes, gpus = shapes
+    shape = np.array(shape_of, dtype=np.int64)[one]
+    whole, surplus = np.array(taken[0], dtype=bool)[one], np.array(taken[1], dtype=np.int64)[one]
+    size = np.array(sizes, dtype=np.int64).reshape(len(sizes), width)[shape]
+    gpu = np.array(gpus, dtype=np.int64)[shape]
+    reached = np.zeros(len(schedulable), dtype=bool)
+    reached[list(joined)] = True
+
+    def table(rows: np.ndarray, units: np.ndarray) -> Singles:
+        rows = rows[np.argsort(node[rows], kind="stable")]
+        at = node[rows]
+        starts = np.r_[np.searchsorted(at, units, side="left"), len(rows)].astype(np.int64)
+        columns = (one[rows], running[rows], size[rows], gpu[rows], whole[rows], surplus[rows])
+        return Singles(units, starts, *columns, list(map(jobs.__getitem__, one[rows].tolist())))
+
+    usable = schedulable[node]
+    inside = np.flatnonzero(usable & reached[node])
+    out: dict[int, list[Victim]] = {}
+    if len(inside):
+        part = table(inside, np.unique(node[inside]))
+        out = {int(n): part.victims(u) for u, n in enumerate(part.nodes.tolist())}
+    alone = np.flatnonzero(usable & ~reached[node])
+    reached[node[alone]] = True
+    extra = np.array([n for n in free if not reached[n]], dtype=np.int64)
+    return table(alone, np.union1d(node[alone], extra)), out
+
+
+def _most_hosted(
+    table: Singles, rooms: list[tuple[int, ...]], request: Resources, resources: tuple[str, ...]
+) -> np.ndarray:
+    """:func:`most_hosted` of every unit of ``table``, at once."""
+    wanted = [(i, request[r]) for i, r in enumerate(resources) if request.get(r, 0) > 0]
+    count = len(table.nodes)
+    if not wanted or not count:
+        return np.zeros(count, dtype=np.int64)
+    if max(a for _, a in wanted) < _WIDE:  # else sums could overflow int64: in Python below
+        take = np.where(table.whole, table.running, np.minimum(table.running, table.surplus))
+        freed = np.zeros((count, len(resources)), dtype=np.int64)
+        np.add.at(freed, np.repeat(np.arange(count), np.diff(table.starts)), take[:, None] * table.size)
+        with contextlib.suppress(OverflowError):
+            room = np.array([rooms[n] for n in table.nodes.tolist()], dtype=np.int64).reshape(count, len(resources))
+            hosted: np.ndarray = np.maximum(np.min(np.stack([(room + freed)[:, i] // a for i, a in wanted]), axis=0), 0)
+            return hosted
+    units = [Unit((int(n),), {int(n): rooms[int(n)]}, source=(table, u)) for u, n in enumerate(table.nodes)]
+    return np.array([most_hosted(u, request, resources) for u in units], dtype=np.int64)
 
 
 def free_hosts(
@@ -274,7 +418,7 @@ def free_hosts(
     for i, r in enumerate(resources):  # fits(), on every node at once
         amount = request.get(r, 0)
         if amount > 0:
-            column = np.fromiter((room[i] for room in rooms), dtype=np.int64, count=len(rooms)) // amount
+            column = np.fromiter((room[i] // amount for room in rooms), dtype=np.int64, count=len(rooms))
             counts = column if counts is None else np.minimum(counts, column)
     if counts is None:
         hosts: list[tuple[int, int]] = []

@@ -205,6 +205,18 @@ def test_a_refused_document_gets_pydantics_messages(change, message):
     assert message in str(caught.value)
 
 
+def test_jobs_of_one_shape_share_one_request_map_and_equal_snapshots_do_not_depend_on_it():
+    """The fast path gives every job (and node) of one shape the same map object, which the reductions tell apart by
+    identity; pydantic's snapshot has a map per job and is equal."""
+    data = copy.deepcopy(BASE)
+    data["jobs"].append({**copy.deepcopy(data["jobs"][0]), "name": "j3", "tasks": [{}]})
+    fast, slow = fast_snapshot(copy.deepcopy(data)), pydantic_result(copy.deepcopy(data))
+    assert fast is not None and slow is not None
+    assert fast.job("j3").task_resources is fast.job(data["jobs"][0]["name"]).task_resources
+    assert slow.job("j3").task_resources is not slow.job(data["jobs"][0]["name"]).task_resources
+    assert_same(fast, slow)
+
+
 def test_a_consumed_document_gives_its_nodes_and_jobs_away_and_a_refused_one_is_parsed_again():
     data = copy.deepcopy(BASE)
     snapshot = fast_snapshot(data, consume=True)

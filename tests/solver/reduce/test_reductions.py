@@ -107,3 +107,118 @@ def test_bounds_too_large_for_int64_are_computed_exactly():
     assert singles
     expected = [lower_bound(u, request, ("gpu",), costs) for u in singles]
     assert lower_bounds(singles, request, ("gpu",), costs) == expected
+    candidates = planned.candidates.candidates
+    assert build_units(cluster, candidates, request, ("gpu",), job.resolved_priority) == ([], len(candidates))
+
+
+def unschedulable_cases(nodes: int, seed: int) -> tuple[Cluster, list[tuple[object, str]]]:
+    """A generated cluster where every fifth node is cordoned."""
+    import sys
+
+    from conftest import ROOT
+
+    from gpu_preempt.models import snapshot_from_data
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from generate import generate
+
+    data = generate(nodes, seed=seed, pending=7)
+    for node in data["nodes"][::5]:
+        node["schedulable"] = False
+    snapshot = snapshot_from_data(data)
+    jobs = [job for job in snapshot.jobs if job.name.startswith("pending-")]
+    return Cluster.of(snapshot), [(job, action) for job in jobs for action in ("reclaim", "preempt")]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_units_gather_the_candidates_as_specified(seed):
+    """Every candidate running on a schedulable node is in exactly one unit with every node it runs on, or counted
+    dropped; a unit's nodes are exactly those its victims run on (or one free node), its victims carry the job's
+    tasks per node, requests and GPUs, and ``hosted`` is :func:`most_hosted` of the unit."""
+    from gpu_preempt.models import is_gpu_resource
+    from gpu_preempt.solver.reduce.units import free_hosts, most_hosted
+
+    cluster, cases = unschedulable_cases(30 + 5 * seed, 300 + seed)
+    snapshot, index = cluster.snapshot, cluster.node_index()
+    schedulable = [node.schedulable for node in snapshot.nodes]
+    checked = spanning = 0
+    for job, action in cases:
+        planned = plan(cluster, job, action)
+        if planned.skip is not None or planned.candidates is None or not planned.chunk:
+            continue
+        candidates = planned.candidates.candidates
+        request = {r: a for r, a in job.requests(planned.chunk[0][0]).items() if a > 0}
+        resources = tuple(sorted(request))
+        try:
+            units, dropped = build_units(cluster, candidates, request, resources, job.resolved_priority)
+        except TooComplex:
+            continue
+        free = {n for n, _ in free_hosts(cluster, job.resolved_priority, request, resources)}
+        seen: set[int] = set()
+        for unit in units:
+            victims = unit.victims()
+            assert unit.hosted == most_hosted(unit, request, resources) > 0
+            assert list(unit.nodes) == sorted(unit.nodes)
+            assert unit.room == {
+                n: cluster.rooms(job.resolved_priority, resources)[n] for n in unit.nodes if schedulable[n]
+            }
+            spread = {n for victim in victims for n in victim.nodes}
+            assert spread == set(unit.nodes) or (not victims and len(unit.nodes) == 1 and unit.first in free)
+            for victim in victims:
+                assert victim.candidate not in seen
+                seen.add(victim.candidate)
+                candidate = candidates[victim.candidate]
+                hosts = cluster.running_hosts()[candidate.job]
+                assert victim.job is snapshot.job(candidate.job)
+                assert victim.per_node == tuple(sorted((index[n], k) for n, k in hosts.items()))
+                assert (victim.whole, victim.surplus) == (candidate.whole_job, candidate.surplus)
+                shared = victim.job.task_resources
+                assert victim.size == tuple(shared.get(r, 0) for r in resources)
+                assert victim.gpus == sum(a for r, a in shared.items() if is_gpu_resource(r)) // 1000
+                assert (victim in unit.spanning) == (len(victim.nodes) > 1)
+        assert dropped == len(candidates) - len(seen)
+        units_of = {n: unit for unit in units for n in unit.nodes}
+        assert len(units_of) == sum(len(unit.nodes) for unit in units)  # disjoint
+        spanning += sum(len(unit.spanning) for unit in units)
+        for v, candidate in enumerate(candidates):
+            nodes = [index[n] for n in cluster.running_hosts()[candidate.job]]
+            if v not in seen and any(schedulable[n] for n in nodes):
+                assert not any(n in units_of for n in nodes)  # its unit could host nothing: dropped whole
+        checked += 1
+    assert checked > 0 and spanning > 0
+
+
+def test_a_node_shared_by_a_gang_and_single_node_jobs_is_one_unit_with_the_gang():
+    """A gang spread over n1 and n2 binds them: the job running only on n1 joins that unit, n3 stays alone."""
+    from gpu_preempt.models import parse_snapshot
+
+    snapshot = parse_snapshot(
+        """
+now: 100
+nodes: [{name: n1, resources: {gpu: 8}}, {name: n2, resources: {gpu: 8}}, {name: n3, resources: {gpu: 8}}]
+queues: [{name: q}]
+jobs:
+- {name: gang, queue: q, priority: 1, task_resources: {gpu: 4}, tasks: [{node: n1}, {node: n2}]}
+- {name: a, queue: q, priority: 1, task_resources: {gpu: 4}, tasks: [{node: n1}]}
+- {name: b, queue: q, priority: 1, task_resources: {gpu: 2}, tasks: [{node: n3}, {node: n3}]}
+- {name: c, queue: q, priority: 1, task_resources: {gpu: 4}, tasks: [{node: n2}]}
+- {name: new, queue: q, priority: 50, task_resources: {gpu: 8}, tasks: [{}]}
+"""
+    )
+    cluster = Cluster.of(snapshot)
+    job = snapshot.job("new")
+    planned = plan(cluster, job, "preempt")
+    assert planned.candidates is not None
+    candidates = planned.candidates.candidates
+    units, dropped = build_units(cluster, candidates, {"gpu": 8000}, ("gpu",), job.resolved_priority)
+    assert dropped == 0
+    shown = [
+        (
+            unit.nodes,
+            [candidates[v.candidate].job for v in unit.spanning],
+            {n: [candidates[v.candidate].job for v in vs] for n, vs in unit.local.items()},
+            unit.hosted,
+        )
+        for unit in units
+    ]
+    assert shown == [((0, 1), ["gang"], {0: ["a"], 1: ["c"]}, 2), ((2,), [], {2: ["b"]}, 1)]

@@ -16,12 +16,16 @@ model's first hint and as the yardstick of the benchmarks.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from operator import attrgetter, itemgetter
 
 from gpu_preempt.solver.problem.builder import Plan
 from gpu_preempt.solver.problem.data import Problem, Solution, broken_rows
 from gpu_preempt.solver.reduce.units import free_hosts
 from gpu_preempt.solver.rules.victim_order import greedy_key
+
+_JOB, _SURPLUS = attrgetter("job"), attrgetter("surplus")
+_PRIORITY, _QUEUE = itemgetter("_resolved_priority"), itemgetter("queue")
+_CREATED, _STARTED = itemgetter("created_at"), itemgetter("started_at")
 
 FIRST_PREFIX = 64
 """How many victims :func:`solve_plan` builds first (then four times as many, and so on)."""
@@ -94,21 +98,31 @@ def _group_order(plan: Plan) -> list[tuple[tuple[int, int], int]]:
     """
     assert plan.candidates is not None
     cluster, shares = plan.cluster, dict[str, Fraction]()
-    jobs = [cluster.snapshot.job(c.job) for c in plan.candidates.candidates]
+    candidates = plan.candidates.candidates
+    # greedy_key(...)[2:] of every candidate, column by column (in C where it can be): hundreds of thousands of them
+    names = list(map(_JOB, candidates))
+    jobs = list(map(cluster.snapshot.jobs_by_name().__getitem__, names))
+    fields = list(map(vars, jobs))
+    priorities = list(map(_PRIORITY, fields))
+    newest = [
+        -(c if c is not None else s if s is not None else -1e300)
+        for c, s in zip(map(_CREATED, fields), map(_STARTED, fields), strict=True)
+    ]
+    whole = map((0).__eq__, map(_SURPLUS, candidates))
+    rest = list(zip(priorities, whole, newest, names, strict=True))
     members: dict[str, list[int]] = {}
-    least: dict[str, tuple[Any, ...]] = {}
-    rest: list[tuple[Any, ...]] = []
-    for i, candidate in enumerate(plan.candidates.candidates):
-        queue = jobs[i].queue
-        rest.append(greedy_key(cluster, jobs[i], candidate.surplus, shares)[2:])
-        members.setdefault(queue, []).append(i)
-        if queue not in least or rest[i] < least[queue]:
-            least[queue] = rest[i]
+    for i, queue in enumerate(map(_QUEUE, fields)):
+        found = members.get(queue)
+        if found is None:
+            members[queue] = [i]
+        else:
+            found.append(i)
+    least = {q: min(map(rest.__getitem__, found)) for q, found in members.items()}
     first = {q: greedy_key(cluster, jobs[found[0]], 0, shares)[:2] for q, found in members.items()}
     order: list[tuple[tuple[int, int], int]] = []
     for rank, queue in enumerate(sorted(members, key=lambda q: (*first[q], *least[q]))):
-        ranked = sorted((rest[i], i) for i in members[queue])  # (priority, surplus == 0, newest, name)
-        order += [((rank, jobs[i].resolved_priority), i) for _, i in ranked]
+        ranked = sorted(members[queue], key=rest.__getitem__)  # (priority, surplus == 0, newest, name): no ties
+        order += [((rank, priorities[i]), i) for i in ranked]
     return order
 
 

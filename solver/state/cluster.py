@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from itertools import repeat
+from operator import attrgetter
 from typing import Any, TypeVar
 
 import numpy as np
@@ -48,6 +50,7 @@ CURRENT = ("running", "allocated", "releasing")
 """Statuses that hold node capacity now."""
 
 T = TypeVar("T")
+_NAME, _RESOURCES = attrgetter("name"), attrgetter("resources")
 
 
 class Cluster:
@@ -334,11 +337,14 @@ class Cluster:
         new.inherited = self._passed_on(frozenset(changed_nodes))
         return new
 
-    def node_values(self, key: object, compute: Callable[[int, Node], T]) -> list[T]:
+    def node_values(
+        self, key: object, compute: Callable[[int, Node], T], every: Callable[[], list[T]] | None = None
+    ) -> list[T]:
         """``compute(index, node)`` for every node in document order, kept under ``key`` while this state lasts.
 
         ``compute`` must depend only on that node's loads and promises (and on what stays fixed for the session):
         a state derived from another (or a replay's next cycle) then recomputes only the nodes that changed.
+        ``every``, if given, computes the whole list at once (the same values), when nothing can be reused.
         """
         found = self.node_cache.get(key)
         if found is not None:
@@ -352,7 +358,7 @@ class Cluster:
                 i = index[name]
                 values[i] = compute(i, nodes[i])
         else:
-            values = [compute(i, node) for i, node in enumerate(nodes)]
+            values = [compute(i, node) for i, node in enumerate(nodes)] if every is None else every()
         self.node_cache[key] = values
         return values
 
@@ -506,7 +512,9 @@ class Cluster:
         final = self._final
         empty: Resources = {}
         values = self.node_values(
-            ("rooms", resources), lambda _, node: _room(node, final.get(node.name, empty), resources)
+            ("rooms", resources),
+            lambda _, node: _room(node, final.get(node.name, empty), resources),
+            lambda: _rooms(self.snapshot.nodes, final, resources),
         )
         index, nodes = self.node_index(), self.snapshot.nodes
         for name in self.promised_nodes():
@@ -590,6 +598,18 @@ def _counted(jobs: np.ndarray, hosts: np.ndarray, job_names: list[str], nodes: l
 def _room(node: Node, load: Resources, resources: tuple[str, ...]) -> tuple[int, ...]:
     have = node.resources
     return tuple(have.get(r, 0) - load.get(r, 0) for r in resources)
+
+
+def _rooms(nodes: list[Node], final: dict[str, Resources], resources: tuple[str, ...]) -> list[tuple[int, ...]]:
+    """:func:`_room` of every node (one pass, for large clusters)."""
+    loads = map(final.get, map(_NAME, nodes), repeat({}))
+    haves = map(_RESOURCES, nodes)
+    if len(resources) == 1:
+        (r,) = resources
+        return [(have.get(r, 0) - load.get(r, 0),) for have, load in zip(haves, loads, strict=True)]
+    return [
+        tuple([have.get(r, 0) - load.get(r, 0) for r in resources]) for have, load in zip(haves, loads, strict=True)
+    ]
 
 
 def _same_nodes(before: list[Node], after: list[Node]) -> bool:

@@ -45,6 +45,14 @@ def test_applied_decisions_update_the_state_like_a_fresh_count(path: Path) -> No
         assert nonzero(end.usage[queue].allocated) == nonzero(fresh.usage[queue].allocated), queue
     assert end.running_by_queue() == fresh.running_by_queue()  # the end's lists were filtered, not recounted
     assert end.running_jobs() == fresh.running_jobs()
+    every = tuple(sorted({r for node in end.snapshot.nodes for r in node.resources}))
+    for resources in {every, ("gpu",)}:
+        for priority in sorted({job.resolved_priority for job in end.snapshot.jobs}):
+            expected = [
+                tuple(node.resources.get(r, 0) - end.room_load(node.name, priority).get(r, 0) for r in resources)
+                for node in end.snapshot.nodes
+            ]
+            assert end.rooms(priority, resources) == expected == fresh.rooms(priority, resources), priority
 
 
 def test_a_state_after_evictions_lists_running_jobs_by_queue_like_a_fresh_count() -> None:

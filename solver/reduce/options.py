@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
@@ -273,28 +274,20 @@ def lower_bounds(
         covering = _covering(unit_of[at_top], column[at_top], left, count)
         top_count = np.maximum(top_count, np.where(left > 0, covering, 0))
     lost = _smallest_sums(unit_of, loss, fewest, count)
-    met: np.ndarray = np.all(need <= 0, axis=1)
-    out: list[Cost | None] = []
+    columns: list[Any] = []  # the vectors' components, each for every unit at once
+    for criterion in costs.objective:
+        if criterion == "priority":
+            columns.extend(np.where(top == level, top_count, 0).tolist() for level in costs.levels)
+        elif criterion in ("jobs", "tasks"):
+            columns.append(fewest.tolist())
+        else:
+            columns.append(lost.tolist())
+    out: list[Cost | None] = list(zip(*columns, repeat(NO_VICTIMS, count), strict=True))
+    for u in np.flatnonzero(impossible).tolist():
+        out[u] = None
     zero = costs.zero()
-    levels = costs.levels
-    for u in range(count):
-        if met[u]:
-            out.append(zero)
-            continue
-        if impossible[u]:
-            out.append(None)
-            continue
-        few, peak, at = int(fewest[u]), int(top[u]), int(top_count[u])
-        vector: list[Any] = []
-        for criterion in costs.objective:
-            if criterion == "priority":
-                vector.extend(at if level == peak else 0 for level in levels)
-            elif criterion in ("jobs", "tasks"):
-                vector.append(few)
-            else:
-                vector.append(int(lost[u]))
-        vector.append(NO_VICTIMS)
-        out.append(tuple(vector))
+    for u in np.flatnonzero(np.all(need <= 0, axis=1)).tolist():
+        out[u] = zero
     return out
 
 

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from itertools import repeat
-from operator import attrgetter
+from itertools import compress, repeat
+from operator import attrgetter, itemgetter
 from typing import Any, TypeVar
 
 import numpy as np
@@ -51,6 +51,8 @@ CURRENT = ("running", "allocated", "releasing")
 
 T = TypeVar("T")
 _NAME, _RESOURCES = attrgetter("name"), attrgetter("resources")
+_QUEUE, _PREEMPTIBLE = itemgetter("queue"), itemgetter("_resolved_preemptible")
+_QUEUE_OF = attrgetter("queue")
 
 
 class Cluster:
@@ -201,7 +203,7 @@ class Cluster:
         self._running = dict(zip(job_names, counts, strict=True))
         self._running_on = _counted(columns.job[running], columns.node[running], job_names, nodes)
         self._final = columns.node_dicts(("running", "nominated"), nodes)
-        self._current = columns.node_dicts(("running", "releasing"), nodes)
+        self._current = _current_loads(columns, nodes, self._final)
         self._leaving = {}
         nominated: dict[str, list[str]] = {}
         for i in np.flatnonzero(columns.status == CODES["nominated"]).tolist():
@@ -210,11 +212,14 @@ class Cluster:
         waiting = np.unique(columns.job[columns.chosen(("pending", "nominated"))]).tolist()
         self._waiting = [jobs[j] for j in waiting]
 
-        queues = list(dict.fromkeys(job.queue for job in jobs))
+        fields = list(map(vars, jobs))  # Job.queue and Job.is_preemptible, read in C
+        queues = list(dict.fromkeys(map(_QUEUE, fields)))
         position = {queue: i for i, queue in enumerate(queues)}
-        queue_of = np.fromiter((position[job.queue] for job in jobs), dtype=np.int64, count=len(jobs))[columns.job]
+        queue_of = np.fromiter(map(position.__getitem__, map(_QUEUE, fields)), dtype=np.int64, count=len(jobs))
+        queue_of = queue_of[columns.job]
         held = columns.chosen(("running", "nominated"))  # HOLDING, as a snapshot's tasks can be
-        kept = np.fromiter((not job.is_preemptible for job in jobs), dtype=bool, count=len(jobs))[columns.job] & held
+        preemptible = np.fromiter(map(_PREEMPTIBLE, fields), dtype=bool, count=len(jobs))
+        kept = ~preemptible[columns.job] & held
         asked = held | (columns.status == CODES["pending"])
         sums = [columns.group_dicts(queue_of[m], columns.row[m], queues) for m in (held, kept, asked)]
         leaf = {q: QueueUsage(sums[0].get(q, {}), sums[1].get(q, {}), sums[2].get(q, {})) for q in queues}
@@ -442,8 +447,8 @@ class Cluster:
         which derived states update cheaply)."""
         found = self.scratch.get("running jobs")
         if not isinstance(found, list):
-            running = self._running
-            found = self.scratch["running jobs"] = [j for j in self.snapshot.jobs if running[j.name]]
+            # _running has every job, in snapshot order (built so, and only its values change)
+            found = self.scratch["running jobs"] = list(compress(self.snapshot.jobs, self._running.values()))
             self.running_by_queue()
         return found
 
@@ -453,12 +458,14 @@ class Cluster:
         kept = self.scratch.get("running by queue")
         if isinstance(kept, dict):
             return kept
-        found: dict[str, list[Job]] = {}
-        for job in self.running_jobs():
-            jobs = found.get(job.queue)
-            if jobs is None:
-                jobs = found[job.queue] = []
-            jobs.append(job)
+        running = self.running_jobs()
+        queues = list(map(_QUEUE_OF, running))
+        position = {queue: i for i, queue in enumerate(dict.fromkeys(queues))}
+        codes = np.fromiter(map(position.__getitem__, queues), dtype=np.int64, count=len(queues))
+        order = np.argsort(codes, kind="stable")
+        edges = [*np.searchsorted(codes[order], np.arange(len(position))).tolist(), len(order)]
+        ranked = list(map(running.__getitem__, order.tolist()))
+        found = {queue: ranked[edges[i] : edges[i + 1]] for queue, i in position.items()}
         self.scratch["running by queue"] = found
         return found
 
@@ -579,20 +586,43 @@ class _Owners(Mapping[str, tuple[Job, Task]]):
 
 
 def _counted(jobs: np.ndarray, hosts: np.ndarray, job_names: list[str], nodes: list[str]) -> dict[str, dict[str, int]]:
-    """Job name -> node name -> tasks, for the (job, node) pairs given task by task, in order of first appearance."""
+    """Job name -> node name -> tasks, for the (job, node) pairs given task by task, in order of first appearance.
+
+    Tasks come job by job, so each job's pairs are contiguous once in that order; most jobs have one, whose map is
+    made in C.
+    """
     size = max(len(nodes), 1)
     keys, first, counts = np.unique(jobs * size + hosts, return_index=True, return_counts=True)
     order = np.argsort(first, kind="stable")
     keys, counts = keys[order], counts[order]
-    out: dict[str, dict[str, int]] = {}
-    for job, node, count in zip((keys // size).tolist(), (keys % size).tolist(), counts.tolist(), strict=True):
-        name = job_names[job]
-        found = out.get(name)
-        if found is None:
-            out[name] = {nodes[node]: count}
-        else:
-            found[nodes[node]] = count
-    return out
+    job_of, node_of = keys // size, keys % size
+    starts = np.flatnonzero(np.r_[True, job_of[1:] != job_of[:-1]]) if len(keys) else job_of
+    names = list(map(nodes.__getitem__, node_of.tolist()))
+    maps = list(map(dict, zip(zip(names, counts.tolist(), strict=True))))  # {node: count}, one per pair
+    ends = [*starts[1:].tolist(), len(keys)]
+    per_job = list(map(maps.__getitem__, starts.tolist()))
+    for k in np.flatnonzero(np.diff(np.r_[starts, len(keys)]) > 1).tolist():
+        for pair in range(int(starts[k]) + 1, ends[k]):
+            per_job[k].update(maps[pair])
+    return dict(zip(map(job_names.__getitem__, job_of[starts].tolist()), per_job, strict=True))
+
+
+def _current_loads(columns: TaskColumns, nodes: list[str], final: dict[str, Resources]) -> dict[str, Resources]:
+    """``columns.node_dicts(("running", "releasing"), nodes)``, with the map of ``final`` itself for every node that
+    has no releasing and no nominated task (the two loads are equal there; loads are copied before they change, see
+    :meth:`Cluster._move`)."""
+    placed = columns.node >= 0
+    odd = np.zeros(len(nodes), dtype=bool)
+    odd[columns.node[columns.chosen(("releasing", "nominated")) & placed]] = True
+    if not odd.any():
+        return dict(final)
+    chosen = columns.chosen(("running", "releasing")) & placed
+    where, rows = columns.node[chosen], columns.row[chosen]
+    redo = odd[where]
+    again = columns.group_dicts(where[redo], rows[redo], nodes)
+    present, first = np.unique(where, return_index=True)
+    ordered = present[np.argsort(first, kind="stable")].tolist()
+    return {nodes[n]: again[nodes[n]] if odd[n] else final[nodes[n]] for n in ordered}
 
 
 def _room(node: Node, load: Resources, resources: tuple[str, ...]) -> tuple[int, ...]:

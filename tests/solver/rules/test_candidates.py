@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from conftest import build
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpu_preempt.models import parse_time
 from gpu_preempt.solver.rules.candidates import preempt_candidates, reclaim_candidates
+from gpu_preempt.solver.rules.protection import protections
 from gpu_preempt.solver.rules.reclaim_gate import reclaim_gate
 from gpu_preempt.solver.rules.reclaim_line import reclaim_line
 from gpu_preempt.solver.state.cluster import Cluster
@@ -259,3 +262,69 @@ def test_lines_of_zero_and_unlimited_lines():
     c = cluster([fill, want], queues=[queues[0], undeclared], nodes=nodes)
     line = reclaim_line(c, "q", "r", {"cpu": 2000})
     assert line.amount["cpu"] == 0 and line.above(c.usage["r"].allocated) == ["cpu", "memory"]
+
+
+# --- every running job at once ------------------------------------------------------
+
+
+@st.composite
+def reclaim_scenes(draw: st.DrawFn) -> tuple[Cluster, str]:
+    """Running jobs of three queues with every kind of protection mixed (classes, flags, start times, gangs)."""
+    count = draw(st.integers(1, 14))
+    jobs = []
+    for i in range(count):
+        tasks = draw(st.integers(1, 3))
+        extra: dict[str, object] = {}
+        if draw(st.booleans()):
+            extra["priority_class"] = draw(st.sampled_from(["train", "inference", "shy"]))
+        if draw(st.booleans()):
+            extra["preemptible"] = draw(st.booleans())
+        if draw(st.booleans()):
+            extra["started_at"] = f"2026-01-01T{draw(st.integers(10, 11)):02d}:{draw(st.integers(0, 59)):02d}:00Z"
+        if tasks > 1 and draw(st.booleans()):
+            extra["min_available"] = draw(st.integers(1, tasks))
+        queue = draw(st.sampled_from(["q", "r", "s"]))
+        jobs.append(running(f"j{i}", queue, tasks=tasks, node=f"n{i % 2}", **extra))
+    jobs.append(waiting("reclaimer", "q", priority=draw(st.sampled_from([10, 60, 130]))))
+    queues = [
+        {"name": "q", "deserved": {"gpu": 2}},
+        {
+            "name": "r",
+            "deserved": {"gpu": draw(st.integers(0, 6))},
+            "reclaim_min_runtime": draw(st.sampled_from(["0s", "30m", "2h"])),
+        },
+        {"name": "s", "deserved": {"gpu": draw(st.integers(0, 6))}},
+    ]
+    nodes = [{"name": "n0", "resources": {"gpu": 32}}, {"name": "n1", "resources": {"gpu": 32}}]
+    guarantee = draw(st.sampled_from(["last_chunk", "strict"]))
+    return cluster(jobs, queues=queues, nodes=nodes, reclaim_guarantee=guarantee, reclaim_min_runtime="1h"), guarantee
+
+
+@settings(max_examples=200, deadline=None)
+@given(reclaim_scenes())
+def test_reclaim_judges_every_running_job_as_its_protections_say(scene: tuple[Cluster, str]) -> None:
+    """Judged column by column, each running job ends where :func:`protections` (job by job) puts it: its own queue
+    excluded; with no protection, a candidate for all it runs (or movable, with the line's reason); with some, a
+    candidate for its surplus only or excluded by the first protection that blocks it whole. Every list is in job
+    order."""
+    c, _ = scene
+    reclaimer = c.snapshot.job("reclaimer")
+    found = reclaim_candidates(c, reclaimer, {"gpu": GPU})
+    order = {job.name: i for i, job in enumerate(c.snapshot.jobs)}
+    for listed in (found.candidates, found.movable, found.judged):
+        assert [order[x.job] for x in listed] == sorted(order[x.job] for x in listed)
+    guarded = {e.job: e.reason for e in found.judged if e.rule == "guarantee"}
+    assert guarded.keys() == {m.job for m in found.movable}
+    for job in c.running_jobs():
+        candidate = found.candidate(job.name) or next((m for m in found.movable if m.job == job.name), None)
+        if job.queue == "q":
+            assert found.exclusion(job.name).rule == "own-queue"
+            continue
+        shields = protections(c, job, reclaimer, "reclaim")
+        running_now = c.running_count(job)
+        if not shields:
+            assert candidate == (job.name, running_now, max(0, running_now - job.gang_minimum), True, ())
+        elif blocking := [p for p in shields if not p.surplus_only]:
+            assert candidate is None and found.exclusion(job.name).rule == blocking[0].rule
+        elif candidate is not None:
+            assert not candidate.whole_job and candidate.surplus == running_now - job.gang_minimum > 0

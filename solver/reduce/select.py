@@ -55,13 +55,12 @@ def select(
         return exact[id(u)]
 
     def bound_of(u: Unit) -> Cost | None:
-        if id(u) not in bounds:
-            found = options_of(u)  # a multi-node unit: single-node ones are bounded all at once below
-            bounds[id(u)] = found[0].cost if found else None
         return bounds[id(u)]
 
     singles = [u for u in units if len(u.nodes) == 1]
     bounds.update(zip(map(id, singles), lower_bounds(singles, request, resources, costs), strict=True))
+    spread = [u for u in units if len(u.nodes) > 1]
+    bounds.update(zip(map(id, spread), spread_bounds(spread, request, resources, costs), strict=True))
     scan = sorted((u for u in units if bound_of(u) is not None), key=lambda u: (bound_of(u), u.first))
     kept: dict[int, Unit] = {}
     for t in range(1, needed + 1):
@@ -79,6 +78,36 @@ def select(
         for _, _, unit in found:
             kept[id(unit)] = unit
     return Selection(sorted(kept.values(), key=lambda u: u.first), enumerated=len(exact), scanned=len(units))
+
+
+def spread_bounds(
+    units: list[Unit], request: Resources, resources: tuple[str, ...], costs: CostModel
+) -> list[Cost | None]:
+    """A lower bound on the cost of hosting one task on each multi-node unit (``None``: impossible).
+
+    A task lands on one schedulable node ``n`` of the unit, so the victims evicted free room there: the unit's
+    option costs at least the :func:`.options.lower_bound` of ``n`` seen as a unit of its own, where a victim
+    spanning nodes counts with its tasks on ``n`` (its loss then counts those tasks only, and a surplus may seem
+    to free more there than it can: both make the bound smaller, never larger). The least over its nodes bounds
+    the unit.
+    """
+    views: list[Unit] = []
+    owner: list[int] = []
+    for k, unit in enumerate(units):
+        for n, room in unit.room.items():
+            here = [
+                victim._replace(per_node=((n, count),), nodes=(n,))
+                for victim in unit.spanning
+                for m, count in victim.per_node
+                if m == n
+            ]
+            views.append(Unit((n,), {n: room}, _local={n: [*unit.local.get(n, []), *here]}))
+            owner.append(k)
+    out: list[Cost | None] = [None] * len(units)
+    for k, bound in zip(owner, lower_bounds(views, request, resources, costs), strict=True):
+        if bound is not None and (out[k] is None or bound < out[k]):  # type: ignore[operator]
+            out[k] = bound
+    return out
 
 
 def _hosted(unit: Unit, request: Resources, resources: tuple[str, ...]) -> int:

@@ -222,3 +222,67 @@ jobs:
         for unit in units
     ]
     assert shown == [((0, 1), ["gang"], {0: ["a"], 1: ["c"]}, 2), ((2,), [], {2: ["b"]}, 1)]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_bound_of_a_unit_spread_over_nodes_never_exceeds_its_best_option(seed):
+    """``spread_bounds`` orders multi-node units before their options are enumerated: it must be at most the cost of
+    the cheapest option hosting one task, and ``None`` only when the unit has no such option."""
+    from gpu_preempt.solver.reduce.options import unit_options
+    from gpu_preempt.solver.reduce.select import spread_bounds
+
+    snapshot, cases = generated_cases(30 + 10 * seed, 300 + seed, pending=7)
+    cluster = Cluster.of(snapshot)
+    compared = informative = 0
+    for job, action in cases:
+        planned = plan(cluster, job, action)
+        if planned.skip is not None or planned.candidates is None or not planned.chunk:
+            continue
+        request = {r: a for r, a in job.requests(planned.chunk[0][0]).items() if a > 0}
+        resources = tuple(sorted(request))
+        costs = CostModel(snapshot.config.objective, planned.levels, cluster.now, cluster)
+        try:
+            units, _ = build_units(cluster, planned.candidates.candidates, request, resources, job.resolved_priority)
+        except TooComplex:
+            continue
+        spread = [u for u in units if len(u.nodes) > 1]
+        for unit, bound in zip(spread, spread_bounds(spread, request, resources, costs), strict=True):
+            options = unit_options(unit, request, resources, costs, 1)
+            if bound is None:
+                assert options == []
+            else:
+                assert options and bound <= options[0].cost
+                informative += bound != costs.zero()
+            compared += 1
+    assert compared > 0 and informative > 0
+
+
+def test_a_unit_spread_over_nodes_is_bounded_by_its_cheapest_node():
+    """The gang spans n1 and n2; on n2 a low-priority job frees room alone, on n1 only the gang can: the bound is
+    n2's, below the best option (evict the low-priority job), not n1's, which is above it."""
+    from gpu_preempt.models import parse_snapshot
+    from gpu_preempt.solver.reduce.options import unit_options
+    from gpu_preempt.solver.reduce.select import spread_bounds
+
+    snapshot = parse_snapshot(
+        """
+now: 100
+nodes: [{name: n1, resources: {gpu: 8}}, {name: n2, resources: {gpu: 8}}]
+queues: [{name: q}]
+jobs:
+- {name: gang, queue: q, priority: 30, task_resources: {gpu: 4}, tasks: [{node: n1}, {node: n2}]}
+- {name: kept, queue: q, priority: 45, preemptible: false, task_resources: {gpu: 4}, tasks: [{node: n1}]}
+- {name: low, queue: q, priority: 1, task_resources: {gpu: 4}, tasks: [{node: n2}]}
+- {name: new, queue: q, priority: 50, task_resources: {gpu: 4}, tasks: [{}]}
+"""
+    )
+    cluster = Cluster.of(snapshot)
+    job = snapshot.job("new")
+    planned = plan(cluster, job, "preempt")
+    assert planned.candidates is not None
+    costs = CostModel(snapshot.config.objective, planned.levels, cluster.now, cluster)
+    (unit,) = build_units(cluster, planned.candidates.candidates, {"gpu": 4000}, ("gpu",), job.resolved_priority)[0]
+    (bound,) = spread_bounds([unit], {"gpu": 4000}, ("gpu",), costs)
+    (best,) = unit_options(unit, {"gpu": 4000}, ("gpu",), costs, 1)
+    assert planned.levels == (30, 1) and best.cost[:2] == (0, 1)  # evict low, not the gang
+    assert bound is not None and bound[:2] == (0, 0) and bound <= best.cost

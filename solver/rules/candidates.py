@@ -27,13 +27,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Literal, NamedTuple
 
-from gpu_preempt.models import Job, Resources, format_quantity
+from gpu_preempt.models import Job, Resources, Toleration, format_quantity
 from gpu_preempt.models.quantity import add
 from gpu_preempt.solver.state.cluster import Cluster
 
 from .min_runtime import protected_until
 from .protection import Action, Protection, min_runtime, protections
 from .reclaim_line import Line, reclaim_line
+from .toleration import tolerated_until
 
 Exclusion = Literal["own-queue", "other-queue", "priority", "non-preemptible", "min-runtime", "toleration", "guarantee"]
 
@@ -228,7 +229,8 @@ class Unprotected:
     def __init__(self, cluster: Cluster, preemptor: Job, action: Action) -> None:
         self.cluster, self.preemptor, self.action, self.now = cluster, preemptor, action, cluster.now
         self.runtimes: dict[str, float] = {}
-        self.tolerating: dict[str | None, bool] = {None: False}
+        self.tolerating: dict[str | None, Toleration | None] = {None: None}
+        """Per class, its toleration policy if it may tolerate this preemptor (its window is checked per job)."""
         self.refusals: dict[tuple[bool | None, int], Excluded] = {}
 
     def non_preemptible(self, job: Job) -> Excluded:
@@ -244,14 +246,16 @@ class Unprotected:
     def __call__(self, job: Job) -> bool:
         if not job.is_preemptible:
             return False
-        tolerating = self.tolerating.get(job.priority_class)
-        if tolerating is None:
+        cls = job.priority_class
+        if cls not in self.tolerating:
             policy = self.cluster.snapshot.toleration_of(job)
-            tolerating = policy is not None and self.preemptor.resolved_priority < policy.minimum_preemptable_priority
-            self.tolerating[job.priority_class] = tolerating
-        if tolerating:
-            return False
-        started = job.started_at
+            below = policy is not None and self.preemptor.resolved_priority < policy.minimum_preemptable_priority
+            self.tolerating[cls] = policy if below else None
+        started, policy = job.started_at, self.tolerating[cls]
+        if policy is not None:
+            now, priority = self.now, self.preemptor.resolved_priority
+            if tolerated_until(policy, started_at=started, preemptor_priority=priority, now=now) is not None:
+                return False
         if started is None:
             return True
         runtime = self.runtimes.get(job.queue)

@@ -22,6 +22,11 @@ CLASSES = [
         "value": 40,
         "preemption_toleration": {"minimum_preemptable_priority": 120, "toleration_seconds": -1},
     },
+    {
+        "name": "brief",
+        "value": 40,
+        "preemption_toleration": {"minimum_preemptable_priority": 120, "toleration_seconds": 5400},
+    },
 ]
 
 
@@ -276,7 +281,7 @@ def reclaim_scenes(draw: st.DrawFn) -> tuple[Cluster, str]:
         tasks = draw(st.integers(1, 3))
         extra: dict[str, object] = {}
         if draw(st.booleans()):
-            extra["priority_class"] = draw(st.sampled_from(["train", "inference", "shy"]))
+            extra["priority_class"] = draw(st.sampled_from(["train", "inference", "shy", "brief"]))
         if draw(st.booleans()):
             extra["preemptible"] = draw(st.booleans())
         if draw(st.booleans()):

@@ -50,18 +50,29 @@ stays below this."""
 
 
 class Requests:
-    """Distinct request maps, numbered in the order they are first seen."""
+    """Distinct request maps, numbered in the order they are first seen.
+
+    A map seen before as the same object is found by identity first: the fast path gives every job of one shape
+    one map, so a large snapshot's jobs cost a lookup each. (The maps numbered are kept in :attr:`maps`, so an
+    identity is never reused while this lives.)
+    """
 
     def __init__(self) -> None:
         self.maps: list[dict[str, int]] = []
         self._rows: dict[tuple[tuple[str, int], ...], int] = {}
+        self._known: dict[int, int] = {}
 
     def row(self, requests: dict[str, int]) -> int:
+        found = self._known.get(id(requests))
+        if found is not None:
+            return found
         key = tuple(requests.items())
         found = self._rows.get(key)
         if found is None:
             found = self._rows[key] = len(self.maps)
             self.maps.append(requests)
+        if self.maps[found] is requests:
+            self._known[id(requests)] = found
         return found
 
 

@@ -48,7 +48,11 @@ _JOB_FIELDS = frozenset(Job.model_fields)
 _TASK_FIELDS = frozenset(Task.model_fields)
 _ABSENT: Any = object()
 _new = object.__new__
-_set = object.__setattr__
+# BaseModel's four slots, set through their descriptors (faster than object.__setattr__ looking each one up by name)
+_set_dict, _set_given, _set_extra, _set_private = (
+    BaseModel.__dict__[slot].__set__
+    for slot in ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
+)
 
 
 class _Refused(Exception):
@@ -126,10 +130,10 @@ def _model(cls: type[M], values: dict[str, Any], given: set[str]) -> M:
     """An instance of ``cls`` with checked ``values``, as :meth:`BaseModel.model_construct` builds it, minus its loop
     over fields (these models have no private attributes and no extra fields)."""
     model = _new(cls)
-    _set(model, "__dict__", values)
-    _set(model, "__pydantic_fields_set__", given)
-    _set(model, "__pydantic_extra__", None)
-    _set(model, "__pydantic_private__", None)
+    _set_dict(model, values)
+    _set_given(model, given)
+    _set_extra(model, None)
+    _set_private(model, None)
     return model
 
 

@@ -14,8 +14,10 @@ rows that bind units together):
 * a unit where even evicting every candidate leaves no room for one task of the
   chunk is never part of a placement, so its victims only add cost.
 
-Victims are first recorded lightly (:class:`Victim`); the ways each may lose
-tasks (:class:`Item`) are worked out only for the units that are looked at.
+The units of one node each, most units of a large cluster, are kept as columns
+(:class:`Singles`, one row per victim): their victims become :class:`Victim`
+tuples only when a unit is looked at (:attr:`Unit.local`), and the ways each may
+lose tasks (:class:`Item`) only when its options are enumerated.
 """
 
 from __future__ import annotations

@@ -69,13 +69,17 @@ def cli(tmp_path: Path) -> Any:
     return run
 
 
-def generated_cases(nodes: int, seed: int, pending: int) -> tuple[Snapshot, list[tuple[Any, str]]]:
-    """A cluster from benchmarks/generate.py and its (pending job, action) pairs for reclaim and preempt."""
+def generated_cases(nodes: int, seed: int, pending: int, cordoned: int = 0) -> tuple[Snapshot, list[tuple[Any, str]]]:
+    """A cluster from benchmarks/generate.py and its (pending job, action) pairs for reclaim and preempt; with
+    ``cordoned``, every ``cordoned``-th node (the first one included) is unschedulable."""
     import sys
 
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from generate import generate
 
-    snapshot = snapshot_from_data(generate(nodes, seed=seed, pending=pending))
+    data = generate(nodes, seed=seed, pending=pending)
+    for node in data["nodes"][::cordoned] if cordoned else ():
+        node["schedulable"] = False
+    snapshot = snapshot_from_data(data)
     jobs = [job for job in snapshot.jobs if job.name.startswith("pending-")]
     return snapshot, [(job, action) for job in jobs for action in ("reclaim", "preempt")]

@@ -8,16 +8,22 @@ is run directly on the full problem, bypassing the reductions.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import NamedTuple
+
 import pytest
 from conftest import generated_cases
 
+from gpu_preempt.models import Job, is_gpu_resource, parse_snapshot
 from gpu_preempt.solver import cpsat
 from gpu_preempt.solver.actions.job_solver import named_victims
 from gpu_preempt.solver.cpsat.reduced import solve_reduced
 from gpu_preempt.solver.problem.builder import plan
 from gpu_preempt.solver.problem.data import Problem, Solution, objective_values
-from gpu_preempt.solver.reduce.options import lower_bound, lower_bounds
-from gpu_preempt.solver.reduce.units import CostModel, TooComplex, build_units
+from gpu_preempt.solver.reduce.options import lower_bound, lower_bounds, unit_options
+from gpu_preempt.solver.reduce.select import spread_bounds
+from gpu_preempt.solver.reduce.units import CostModel, TooComplex, Unit, build_units, free_hosts, most_hosted
+from gpu_preempt.solver.rules.candidates import Candidate
 from gpu_preempt.solver.state.cluster import Cluster
 
 
@@ -27,6 +33,35 @@ def hosts(problem: Problem, solution: Solution) -> dict[str, int]:
     for (_, n), count in solution.placed.items():
         out[problem.nodes[n].name] = out.get(problem.nodes[n].name, 0) + count
     return out
+
+
+class Reducible(NamedTuple):
+    """A decision the reductions apply to, with the units they build."""
+
+    job: Job
+    candidates: list[Candidate]
+    request: dict[str, int]
+    resources: tuple[str, ...]
+    costs: CostModel
+    units: list[Unit]
+    dropped: int
+
+
+def reducible(cluster: Cluster, cases: list[tuple[Job, str]]) -> Iterator[Reducible]:
+    """The cases (pending job, action) with candidates and a chunk of one shape, and their units."""
+    for job, action in cases:
+        planned = plan(cluster, job, action)
+        if planned.skip is not None or planned.candidates is None or not planned.chunk:
+            continue
+        request = {r: a for r, a in job.requests(planned.chunk[0][0]).items() if a > 0}
+        resources = tuple(sorted(request))
+        costs = CostModel(cluster.snapshot.config.objective, planned.levels, cluster.now, cluster)
+        candidates = planned.candidates.candidates
+        try:
+            units, dropped = build_units(cluster, candidates, request, resources, job.resolved_priority)
+        except TooComplex:
+            continue
+        yield Reducible(job, candidates, request, resources, costs, units, dropped)
 
 
 def key(values: dict[str, object], order: tuple[str, ...]) -> tuple[object, ...]:
@@ -72,20 +107,10 @@ def test_reduced_and_full_models_agree(seed):
 def test_the_bounds_of_all_units_at_once_are_the_bounds_unit_by_unit(seed):
     """``lower_bounds`` (numpy, every single-node unit at once) gives exactly ``lower_bound``'s vectors."""
     snapshot, cases = generated_cases(30 + 10 * seed, 200 + seed, pending=7)
-    cluster = Cluster.of(snapshot)
     compared = 0
-    for job, action in cases:
-        planned = plan(cluster, job, action)
-        if planned.skip is not None or planned.candidates is None or not planned.chunk:
-            continue
-        request = {r: a for r, a in job.requests(planned.chunk[0][0]).items() if a > 0}
-        resources = tuple(sorted(request))
-        costs = CostModel(snapshot.config.objective, planned.levels, cluster.now, cluster)
-        try:
-            units, _ = build_units(cluster, planned.candidates.candidates, request, resources, job.resolved_priority)
-        except TooComplex:
-            continue
-        singles = [u for u in units if len(u.nodes) == 1]
+    for case in reducible(Cluster.of(snapshot), cases):
+        singles = [u for u in case.units if len(u.nodes) == 1]
+        request, resources, costs = case.request, case.resources, case.costs
         assert lower_bounds(singles, request, resources, costs) == [
             lower_bound(u, request, resources, costs) for u in singles
         ]
@@ -111,57 +136,25 @@ def test_bounds_too_large_for_int64_are_computed_exactly():
     assert build_units(cluster, candidates, request, ("gpu",), job.resolved_priority) == ([], len(candidates))
 
 
-def unschedulable_cases(nodes: int, seed: int) -> tuple[Cluster, list[tuple[object, str]]]:
-    """A generated cluster where every fifth node is cordoned."""
-    import sys
-
-    from conftest import ROOT
-
-    from gpu_preempt.models import snapshot_from_data
-
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from generate import generate
-
-    data = generate(nodes, seed=seed, pending=7)
-    for node in data["nodes"][::5]:
-        node["schedulable"] = False
-    snapshot = snapshot_from_data(data)
-    jobs = [job for job in snapshot.jobs if job.name.startswith("pending-")]
-    return Cluster.of(snapshot), [(job, action) for job in jobs for action in ("reclaim", "preempt")]
-
-
 @pytest.mark.parametrize("seed", range(8))
 def test_units_gather_the_candidates_as_specified(seed):
     """Every candidate running on a schedulable node is in exactly one unit with every node it runs on, or counted
     dropped; a unit's nodes are exactly those its victims run on (or one free node), its victims carry the job's
     tasks per node, requests and GPUs, and ``hosted`` is :func:`most_hosted` of the unit."""
-    from gpu_preempt.models import is_gpu_resource
-    from gpu_preempt.solver.reduce.units import free_hosts, most_hosted
-
-    cluster, cases = unschedulable_cases(30 + 5 * seed, 300 + seed)
-    snapshot, index = cluster.snapshot, cluster.node_index()
+    snapshot, cases = generated_cases(30 + 5 * seed, 300 + seed, pending=7, cordoned=5)
+    cluster = Cluster.of(snapshot)
+    index = cluster.node_index()
     schedulable = [node.schedulable for node in snapshot.nodes]
     checked = spanning = 0
-    for job, action in cases:
-        planned = plan(cluster, job, action)
-        if planned.skip is not None or planned.candidates is None or not planned.chunk:
-            continue
-        candidates = planned.candidates.candidates
-        request = {r: a for r, a in job.requests(planned.chunk[0][0]).items() if a > 0}
-        resources = tuple(sorted(request))
-        try:
-            units, dropped = build_units(cluster, candidates, request, resources, job.resolved_priority)
-        except TooComplex:
-            continue
+    for job, candidates, request, resources, _, units, dropped in reducible(cluster, cases):
         free = {n for n, _ in free_hosts(cluster, job.resolved_priority, request, resources)}
+        rooms = cluster.rooms(job.resolved_priority, resources)
         seen: set[int] = set()
         for unit in units:
             victims = unit.victims()
             assert unit.hosted == most_hosted(unit, request, resources) > 0
             assert list(unit.nodes) == sorted(unit.nodes)
-            assert unit.room == {
-                n: cluster.rooms(job.resolved_priority, resources)[n] for n in unit.nodes if schedulable[n]
-            }
+            assert unit.room == {n: rooms[n] for n in unit.nodes if schedulable[n]}
             spread = {n for victim in victims for n in victim.nodes}
             assert spread == set(unit.nodes) or (not victims and len(unit.nodes) == 1 and unit.first in free)
             for victim in victims:
@@ -190,8 +183,6 @@ def test_units_gather_the_candidates_as_specified(seed):
 
 def test_a_node_shared_by_a_gang_and_single_node_jobs_is_one_unit_with_the_gang():
     """A gang spread over n1 and n2 binds them: the job running only on n1 joins that unit, n3 stays alone."""
-    from gpu_preempt.models import parse_snapshot
-
     snapshot = parse_snapshot(
         """
 now: 100
@@ -228,24 +219,11 @@ jobs:
 def test_the_bound_of_a_unit_spread_over_nodes_never_exceeds_its_best_option(seed):
     """``spread_bounds`` orders multi-node units before their options are enumerated: it must be at most the cost of
     the cheapest option hosting one task, and ``None`` only when the unit has no such option."""
-    from gpu_preempt.solver.reduce.options import unit_options
-    from gpu_preempt.solver.reduce.select import spread_bounds
-
     snapshot, cases = generated_cases(30 + 10 * seed, 300 + seed, pending=7)
-    cluster = Cluster.of(snapshot)
     compared = informative = 0
-    for job, action in cases:
-        planned = plan(cluster, job, action)
-        if planned.skip is not None or planned.candidates is None or not planned.chunk:
-            continue
-        request = {r: a for r, a in job.requests(planned.chunk[0][0]).items() if a > 0}
-        resources = tuple(sorted(request))
-        costs = CostModel(snapshot.config.objective, planned.levels, cluster.now, cluster)
-        try:
-            units, _ = build_units(cluster, planned.candidates.candidates, request, resources, job.resolved_priority)
-        except TooComplex:
-            continue
-        spread = [u for u in units if len(u.nodes) > 1]
+    for case in reducible(Cluster.of(snapshot), cases):
+        request, resources, costs = case.request, case.resources, case.costs
+        spread = [u for u in case.units if len(u.nodes) > 1]
         for unit, bound in zip(spread, spread_bounds(spread, request, resources, costs), strict=True):
             options = unit_options(unit, request, resources, costs, 1)
             if bound is None:
@@ -260,10 +238,6 @@ def test_the_bound_of_a_unit_spread_over_nodes_never_exceeds_its_best_option(see
 def test_a_unit_spread_over_nodes_is_bounded_by_its_cheapest_node():
     """The gang spans n1 and n2; on n2 a low-priority job frees room alone, on n1 only the gang can: the bound is
     n2's, below the best option (evict the low-priority job), not n1's, which is above it."""
-    from gpu_preempt.models import parse_snapshot
-    from gpu_preempt.solver.reduce.options import unit_options
-    from gpu_preempt.solver.reduce.select import spread_bounds
-
     snapshot = parse_snapshot(
         """
 now: 100

@@ -196,21 +196,17 @@ jobs:
 - {name: new, queue: q, priority: 50, task_resources: {gpu: 8}, tasks: [{}]}
 """
     )
-    cluster = Cluster.of(snapshot)
-    job = snapshot.job("new")
-    planned = plan(cluster, job, "preempt")
-    assert planned.candidates is not None
-    candidates = planned.candidates.candidates
-    units, dropped = build_units(cluster, candidates, {"gpu": 8000}, ("gpu",), job.resolved_priority)
-    assert dropped == 0
+    (case,) = reducible(Cluster.of(snapshot), [(snapshot.job("new"), "preempt")])
+    assert case.dropped == 0 and case.request == {"gpu": 8000}
+    named = case.candidates
     shown = [
         (
             unit.nodes,
-            [candidates[v.candidate].job for v in unit.spanning],
-            {n: [candidates[v.candidate].job for v in vs] for n, vs in unit.local.items()},
+            [named[v.candidate].job for v in unit.spanning],
+            {n: [named[v.candidate].job for v in vs] for n, vs in unit.local.items()},
             unit.hosted,
         )
-        for unit in units
+        for unit in case.units
     ]
     assert shown == [((0, 1), ["gang"], {0: ["a"], 1: ["c"]}, 2), ((2,), [], {2: ["b"]}, 1)]
 
@@ -250,13 +246,10 @@ jobs:
 - {name: new, queue: q, priority: 50, task_resources: {gpu: 4}, tasks: [{}]}
 """
     )
-    cluster = Cluster.of(snapshot)
-    job = snapshot.job("new")
-    planned = plan(cluster, job, "preempt")
-    assert planned.candidates is not None
-    costs = CostModel(snapshot.config.objective, planned.levels, cluster.now, cluster)
-    (unit,) = build_units(cluster, planned.candidates.candidates, {"gpu": 4000}, ("gpu",), job.resolved_priority)[0]
-    (bound,) = spread_bounds([unit], {"gpu": 4000}, ("gpu",), costs)
-    (best,) = unit_options(unit, {"gpu": 4000}, ("gpu",), costs, 1)
-    assert planned.levels == (30, 1) and best.cost[:2] == (0, 1)  # evict low, not the gang
+    (case,) = reducible(Cluster.of(snapshot), [(snapshot.job("new"), "preempt")])
+    (unit,), costs = case.units, case.costs
+    assert case.request == {"gpu": 4000}
+    (bound,) = spread_bounds([unit], case.request, case.resources, costs)
+    (best,) = unit_options(unit, case.request, case.resources, costs, 1)
+    assert costs.levels == (30, 1) and best.cost[:2] == (0, 1)  # evict low, not the gang
     assert bound is not None and bound[:2] == (0, 0) and bound <= best.cost

@@ -17,7 +17,7 @@ from gpu_preempt.solver.problem.data import Problem, Solution, broken_rows
 from gpu_preempt.solver.reduce.pipeline import Reduced, reduce_plan
 
 from .constraints import FAMILIES
-from .search import solve
+from .search import FOLD_VICTIMS, solve
 
 
 def solve_reduced(plan: Plan) -> tuple[Problem, Solution, Reduced] | None:
@@ -30,8 +30,10 @@ def solve_reduced(plan: Plan) -> tuple[Problem, Solution, Reduced] | None:
     problem = reduction.problem()
     started = time.perf_counter()
     # a few dozen victims: one worker is quicker than a portfolio, and the canonical tie-break makes the answer
-    # the same whatever the number of workers
-    solution = solve(dataclasses.replace(problem, workers=1), skip=FAMILIES)
+    # the same whatever the number of workers. On such small models the full linearization proves the folded
+    # objective sooner (the 1,000-node 64-GPU gang: 4.6 ms against 16 ms for the first solve).
+    small = len(problem.victims) <= FOLD_VICTIMS
+    solution = solve(dataclasses.replace(problem, workers=1, full_linearization=small), skip=FAMILIES)
     reduction.report.solve_ms = (time.perf_counter() - started) * 1000
     if solution.feasible and broken_rows(problem, solution):
         return None

@@ -95,9 +95,11 @@ class Plan:
         if self._levels is None:
             snapshot = self.cluster.snapshot
             found = [] if self.candidates is None else self.candidates.candidates
-            jobs = map(snapshot.jobs_by_name().__getitem__, map(_JOB, found))
-            priorities = map(_PRIORITY, map(vars, jobs))  # in C: hundreds of thousands of them (Job.resolved_priority)
-            self._levels = tuple(sorted(set(priorities), reverse=True))
+            priorities = None if self.candidates is None else self.candidates.priorities
+            if priorities is None:
+                jobs = map(snapshot.jobs_by_name().__getitem__, map(_JOB, found))
+                priorities = set(map(_PRIORITY, map(vars, jobs)))  # in C (Job.resolved_priority)
+            self._levels = tuple(sorted(priorities, reverse=True))
         return self._levels
 
     def build(self, chosen: list[Candidate] | None = None, only_nodes: set[str] | None = None) -> Problem:

@@ -78,6 +78,9 @@ class CandidateSet:
     other_queues: list[tuple[str, list[Job]]] = field(default_factory=list)
     """Preempt: the running jobs of every other queue (the reason, the jobs), excluded as a whole: a large
     cluster has hundreds of thousands of them, so their :class:`Excluded` entries are written only when asked for."""
+    priorities: set[int] | None = field(default=None, compare=False)
+    """The distinct resolved priorities of :attr:`candidates`, when the rule that chose them gathered them on the way
+    (reclaim: a pass over hundreds of thousands of jobs to find them again costs a few tenths of a second)."""
     _written: list[Excluded] = field(default_factory=list, compare=False, repr=False)
 
     @property
@@ -147,7 +150,8 @@ def _preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:
 
 def reclaim_candidates(cluster: Cluster, reclaimer: Job, chunk: Resources) -> CandidateSet:
     """Victim candidates of ``reclaimer`` (asking for ``chunk``) for cross-queue reclaim."""
-    result = CandidateSet("reclaim", reclaimer.name)
+    result = CandidateSet("reclaim", reclaimer.name, priorities=set())
+    seen = result.priorities.add  # type: ignore[union-attr]
     strict = cluster.snapshot.config.reclaim_guarantee == "strict"
     lines: dict[str, tuple[str, Line]] = {}
     closed: dict[str, str | None] = {}
@@ -184,6 +188,7 @@ def reclaim_candidates(cluster: Cluster, reclaimer: Job, chunk: Resources) -> Ca
                 blocked = closed_queues[queue]
             if blocked is None:
                 result.candidates.append(candidate)
+                seen(job.resolved_priority)
             else:
                 result.movable.append(candidate)
                 result.judged.append(Excluded(job.name, "guarantee", blocked))
@@ -196,6 +201,8 @@ def reclaim_candidates(cluster: Cluster, reclaimer: Job, chunk: Resources) -> Ca
                 if blocked is not None:
                     result.movable.append(result.candidates.pop())
                     result.judged.append(Excluded(job.name, "guarantee", blocked))
+                else:
+                    seen(job.resolved_priority)
     return result
 
 

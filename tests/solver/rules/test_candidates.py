@@ -311,7 +311,7 @@ def test_reclaim_judges_every_running_job_as_its_protections_say(scene: tuple[Cl
     """Judged column by column, each running job ends where :func:`protections` (job by job) puts it: its own queue
     excluded; with no protection, a candidate for all it runs (or movable, with the line's reason); with some, a
     candidate for its surplus only or excluded by the first protection that blocks it whole. Every list is in job
-    order."""
+    order, and the priorities gathered are those of the candidates."""
     c, _ = scene
     reclaimer = c.snapshot.job("reclaimer")
     found = reclaim_candidates(c, reclaimer, {"gpu": GPU})
@@ -333,3 +333,5 @@ def test_reclaim_judges_every_running_job_as_its_protections_say(scene: tuple[Cl
             assert candidate is None and found.exclusion(job.name).rule == blocking[0].rule
         elif candidate is not None:
             assert not candidate.whole_job and candidate.surplus == running_now - job.gang_minimum > 0
+    # the levels of the objective, gathered on the way: the priorities of the candidates, no more
+    assert found.priorities == {c.snapshot.job(x.job).resolved_priority for x in found.candidates}

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
+from itertools import compress
+from operator import attrgetter
 
 from gpu_preempt.models import Job, Resources, format_quantity, format_resources, format_time
 from gpu_preempt.models.decision import Decision, Protected
@@ -23,6 +25,7 @@ from gpu_preempt.solver.rules.reclaim_line import reclaim_line
 from gpu_preempt.solver.state.cluster import Cluster
 
 PROTECTIONS = ("non-preemptible", "min-runtime", "toleration", "guarantee")
+_RESTRICTIONS, _JOB = attrgetter("restrictions"), attrgetter("job")
 
 
 def protected_jobs(candidates: CandidateSet | None) -> list[Protected]:
@@ -30,9 +33,10 @@ def protected_jobs(candidates: CandidateSet | None) -> list[Protected]:
     if candidates is None:
         return []
     out = [Protected(e.job, e.rule, e.until, e.reason) for e in candidates.judged if e.rule in PROTECTIONS]
-    for c in candidates.candidates:
+    found = candidates.candidates
+    for c in compress(found, map(_RESTRICTIONS, found)):  # the few with restrictions, found in C among many
         out.extend(Protected(c.job, p.rule, p.until, p.describe()) for p in c.restrictions)
-    return sorted(out, key=lambda p: p.job)
+    return sorted(out, key=_JOB)
 
 
 def why_victim(cluster: Cluster, decision: Decision, victim: Job) -> str:

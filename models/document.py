@@ -243,7 +243,15 @@ def _parse_json(text: str, source: str) -> Any:
 _SLOW = object()
 
 
-def _decode_fast(text: str) -> Any:
+def decode_json_fast(data: bytes) -> Any:
+    """The JSON document in ``data`` decoded by msgspec, or ``None`` when :func:`parse_document` must read it as text
+    (to say what is wrong, or to decide what msgspec would not): the bytes of a large file, read without first
+    decoding them to a string."""
+    found = _decode_fast(data)
+    return None if found is _SLOW else found
+
+
+def _decode_fast(text: str | bytes) -> Any:
     """``text`` decoded by msgspec (several times faster than :mod:`json` with a duplicate-key hook), or ``_SLOW``
     when the standard decoder must decide: msgspec refuses it (it is stricter: ``NaN``, lone surrogates and
     4,300-digit integers are errors there), or a key may be given twice.
@@ -252,11 +260,13 @@ def _decode_fast(text: str) -> Any:
     holds one ``:`` outside strings, and re-encoding the tree writes back every string it kept. Without a ``:``
     spelt as an escape, the text and the re-encoded tree hold as many colons exactly when no member was dropped.
     """
-    if "\\u003" in text:
+    binary = isinstance(text, bytes)
+    if (b"\\u003" in text) if binary else ("\\u003" in text):
         return _SLOW
     try:
         data = msgspec.json.decode(text)
-        same = msgspec.json.encode(data).count(b":") == text.count(":")
+        colons = text.count(b":") if binary else text.count(":")  # type: ignore[arg-type]
+        same = msgspec.json.encode(data).count(b":") == colons
     except (msgspec.MsgspecError, RecursionError, ValueError, OverflowError):
         return _SLOW
     return data if same else _SLOW

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .collector import loading_large, paused_collection
-from .document import parse_document
+from .document import decode_json_fast, parse_document
 from .errors import SnapshotError, kind_of
 from .fast_path import fast_snapshot
 from .snapshot import Snapshot
@@ -39,14 +39,20 @@ def load_snapshot(path: str | Path) -> Snapshot:
 def read_document(path: str | Path) -> Any:
     """The parsed, not yet validated, document in ``path`` (``.json`` as JSON, anything else as YAML)."""
     path = Path(path)
+    json_format = path.suffix.lower() == ".json"
     try:
+        if json_format:  # bytes first: a large file is decoded by msgspec without a string of it being made
+            with paused_collection():
+                data = decode_json_fast(path.read_bytes())
+            if data is not None:
+                return data
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise SnapshotError.single("", f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as err:
         raise SnapshotError.single("", f"{path}: cannot read ({err})") from None
     with paused_collection():
-        return parse_document(text, json_format=path.suffix.lower() == ".json", source=str(path))
+        return parse_document(text, json_format=json_format, source=str(path))
 
 
 def parse_snapshot(text: str, *, json_format: bool = False, source: str = "<input>") -> Snapshot:

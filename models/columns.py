@@ -99,6 +99,10 @@ class TaskColumns:
     """The distinct requests (rows) per resource, milli-units (int64)."""
     allocatable: np.ndarray
     """What each node (rows, document order) has of each resource (0 where it does not name it)."""
+    job_names: list[str]
+    """Per job, its name."""
+    job_queues: list[str]
+    """Per job, its queue."""
 
     @classmethod
     def of(cls, nodes: list[Node], jobs: list[Job]) -> TaskColumns:
@@ -107,6 +111,8 @@ class TaskColumns:
         own = [(i, r) for i, r in enumerate(map(attrgetter("resources"), tasks)) if r is not None]
         return cls.assemble(
             nodes,
+            job_names=list(map(attrgetter("name"), jobs)),
+            job_queues=list(map(attrgetter("queue"), jobs)),
             names=list(map(attrgetter("name"), tasks)),
             node_names=list(map(attrgetter("node"), tasks)),
             statuses=list(map(attrgetter("status"), tasks)),
@@ -120,6 +126,8 @@ class TaskColumns:
         cls,
         nodes: list[Node],
         *,
+        job_names: list[str],
+        job_queues: list[str],
         names: list[str],
         node_names: list[str | None],
         statuses: list[str],
@@ -127,9 +135,9 @@ class TaskColumns:
         counts: list[int],
         own: list[tuple[int, dict[str, int]]],
     ) -> TaskColumns:
-        """Columns from lists read elsewhere (the fast path reads them while it builds the models): per task its
-        name, node name and status; per job its ``task_resources`` and number of tasks; and the tasks that ask for
-        requests of their own (task index, requests)."""
+        """Columns from lists read elsewhere (the fast path reads them while it builds the models): per job its
+        name and queue; per task its name, node name and status; per job its ``task_resources`` and number of tasks;
+        and the tasks that ask for requests of their own (task index, requests)."""
         index: dict[str | None, int] = {node.name: i for i, node in enumerate(nodes)}
         requests = Requests()
         job = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
@@ -155,6 +163,8 @@ class TaskColumns:
             resources,
             amounts.reshape(len(requests.maps), width),
             allocatable.reshape(len(nodes), width),
+            job_names,
+            job_queues,
         )
 
     @staticmethod

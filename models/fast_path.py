@@ -93,6 +93,8 @@ def _build(data: dict[str, Any], consume: bool) -> Snapshot:
 
         snapshot.__dict__["_columns"] = TaskColumns.assemble(
             nodes,
+            job_names=seen.job_names,
+            job_queues=seen.queues,
             names=seen.names,
             node_names=seen.nodes,
             statuses=seen.statuses,
@@ -118,6 +120,8 @@ class _Seen:
     """What :class:`~.columns.TaskColumns` is made of, gathered while the jobs are built."""
 
     def __init__(self) -> None:
+        self.job_names: list[str] = []
+        self.queues: list[str] = []
         self.names: list[str] = []
         self.nodes: list[str | None] = []
         self.statuses: list[str] = []
@@ -246,6 +250,8 @@ def _job(raw: object, seen: _Seen) -> Job:
         values["_uniform"] = True  # no task asks for requests of its own (Job.uniform, known here for free)
     seen.shared.append(shared)
     seen.counts.append(len(raw_tasks))
+    seen.job_names.append(name)
+    seen.queues.append(queue)
     return _model(Job, values, _given(raw))
 
 

@@ -51,7 +51,7 @@ CURRENT = ("running", "allocated", "releasing")
 
 T = TypeVar("T")
 _NAME, _RESOURCES = attrgetter("name"), attrgetter("resources")
-_QUEUE, _PREEMPTIBLE = itemgetter("queue"), itemgetter("_resolved_preemptible")
+_PREEMPTIBLE = itemgetter("_resolved_preemptible")
 _QUEUE_OF = attrgetter("queue")
 
 
@@ -197,7 +197,7 @@ class Cluster:
         jobs, nodes = snapshot.jobs, [node.name for node in snapshot.nodes]
         self.status = dict(zip(columns.names, columns.statuses, strict=True))
         self.node_of = dict(zip(columns.names, columns.nodes, strict=True))
-        job_names = [job.name for job in jobs]
+        job_names = columns.job_names
         running = columns.status == CODES["running"]
         counts = np.bincount(columns.job[running], minlength=len(jobs)).tolist()
         self._running = dict(zip(job_names, counts, strict=True))
@@ -212,13 +212,13 @@ class Cluster:
         waiting = np.unique(columns.job[columns.chosen(("pending", "nominated"))]).tolist()
         self._waiting = [jobs[j] for j in waiting]
 
-        fields = list(map(vars, jobs))  # Job.queue and Job.is_preemptible, read in C
-        queues = list(dict.fromkeys(map(_QUEUE, fields)))
+        queues = list(dict.fromkeys(columns.job_queues))
         position = {queue: i for i, queue in enumerate(queues)}
-        queue_of = np.fromiter(map(position.__getitem__, map(_QUEUE, fields)), dtype=np.int64, count=len(jobs))
+        count = len(jobs)
+        queue_of = np.fromiter(map(position.__getitem__, columns.job_queues), dtype=np.int64, count=count)
         queue_of = queue_of[columns.job]
         held = columns.chosen(("running", "nominated"))  # HOLDING, as a snapshot's tasks can be
-        preemptible = np.fromiter(map(_PREEMPTIBLE, fields), dtype=bool, count=len(jobs))
+        preemptible = np.fromiter(map(_PREEMPTIBLE, map(vars, jobs)), dtype=bool, count=count)  # Job.is_preemptible
         kept = ~preemptible[columns.job] & held
         asked = held | (columns.status == CODES["pending"])
         sums = [columns.group_dicts(queue_of[m], columns.row[m], queues) for m in (held, kept, asked)]
@@ -597,20 +597,24 @@ def _counted(jobs: np.ndarray, hosts: np.ndarray, job_names: list[str], nodes: l
     keys, counts = keys[order], counts[order]
     job_of, node_of = keys // size, keys % size
     starts = np.flatnonzero(np.r_[True, job_of[1:] != job_of[:-1]]) if len(keys) else job_of
-    names = list(map(nodes.__getitem__, node_of.tolist()))
     # {node: count} per pair, one map for all equal pairs (read only, as running_on says): a map per job would
-    # cost ~70 MB at 100,000 nodes
-    shared: dict[tuple[str, int], dict[str, int]] = {}
-    maps = [
-        shared.get(pair) or shared.setdefault(pair, dict((pair,))) for pair in zip(names, counts.tolist(), strict=True)
-    ]
+    # cost ~70 MB at 100,000 nodes; equal pairs are found in numpy
+    most = int(counts.max(initial=0)) + 1
+    distinct, inverse = np.unique(node_of * most + counts, return_inverse=True)
+    pairs = zip(map(nodes.__getitem__, (distinct // most).tolist()), (distinct % most).tolist(), strict=True)
+    maps = list(map(dict, map(_alone, pairs)))
+    pair_map = inverse.reshape(len(keys)).tolist()
+    per_job = list(map(maps.__getitem__, map(pair_map.__getitem__, starts.tolist())))
     ends = [*starts[1:].tolist(), len(keys)]
-    per_job = list(map(maps.__getitem__, starts.tolist()))
     for k in np.flatnonzero(np.diff(np.r_[starts, len(keys)]) > 1).tolist():
         per_job[k] = dict(per_job[k])
         for pair in range(int(starts[k]) + 1, ends[k]):
-            per_job[k].update(maps[pair])
+            per_job[k].update(maps[pair_map[pair]])
     return dict(zip(map(job_names.__getitem__, job_of[starts].tolist()), per_job, strict=True))
+
+
+def _alone(pair: tuple[str, int]) -> tuple[tuple[str, int]]:
+    return (pair,)
 
 
 def _current_loads(columns: TaskColumns, nodes: list[str], final: dict[str, Resources]) -> dict[str, Resources]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from gpu_preempt.models import Resources, load_snapshot, snapshot_from_data
@@ -102,7 +102,8 @@ REQUESTS = [{}, {"gpu": 1}, {"cpu": 2, "gpu": 1}, {"memory": "1Gi", "gpu": 0}, {
 
 @st.composite
 def small_snapshots(draw: st.DrawFn) -> dict[str, object]:
-    """Valid snapshots with every task status, shared and own requests naming resources in different orders."""
+    """Valid snapshots with every task status, shared and own requests naming resources in different orders, and
+    tasks named by their job's default or by names of their own (some of them other jobs' default names)."""
     nodes = [f"n{i}" for i in range(draw(st.integers(1, 4)))]
     jobs = []
     for j in range(draw(st.integers(0, 6))):
@@ -114,11 +115,15 @@ def small_snapshots(draw: st.DrawFn) -> dict[str, object]:
                 task["node"] = draw(st.sampled_from(nodes))
             if draw(st.integers(0, 3)) == 0:
                 task["resources"] = draw(st.sampled_from(REQUESTS))
+            if draw(st.booleans()):  # a name of its own, maybe another task's default one
+                task["name"] = draw(st.sampled_from(["x", "y", "j0-1", "j1-0", "j1-1", "j1-7"]))
             tasks.append(task)
         job = {"name": f"j{j}", "queue": draw(st.sampled_from(["a", "b"])), "tasks": tasks}
         job["task_resources"] = draw(st.sampled_from(REQUESTS))
         job["preemptible"] = draw(st.booleans())
         jobs.append(job)
+    names = [t.get("name", f"{j['name']}-{i}") for j in jobs for i, t in enumerate(j["tasks"])]  # type: ignore[attr-defined]
+    assume(len(names) == len(set(names)))  # task names are unique in a snapshot
     return {
         "now": 0,
         "nodes": [{"name": n, "resources": {"gpu": 64, "cpu": 64, "memory": "1Ti"}} for n in nodes],
@@ -133,10 +138,10 @@ def test_a_state_counted_from_columns_is_the_task_by_task_count_on_random_snapsh
     snapshot = snapshot_from_data(data)
     snapshot.task_columns()
     from_columns = Cluster.of(snapshot)
+    owners = from_columns._owners()  # through the columns (asked for before they are gone)
     del snapshot.__dict__["_columns"]
     task_by_task = Cluster.of(snapshot)
     assert _state(from_columns) == _state(task_by_task)
-    owners = from_columns._owners()
     assert len(owners) == len(task_by_task._owners())
     for name, (job, task) in task_by_task._owners().items():
         assert owners[name][0] is job and owners[name][1] is task

@@ -37,7 +37,7 @@ def solve_plan(plan: Plan) -> tuple[Problem, Solution]:
     :func:`solve` pops batches in the order of :func:`_batches` and stops at the first allowed answer: victims are
     grouped by queue (in ``greedy_order``) and priority, and within a group every elastic surplus goes before any
     whole job. So the problem over the first groups (the last one possibly cut after its elastic members, see
-    :func:`_group_order`) pops, in the same order, the batches the whole problem pops first, and every other batch
+    :class:`_GroupOrder`) pops, in the same order, the batches the whole problem pops first, and every other batch
     comes after them: when its search finds an answer, it is the whole
     problem's answer. When it runs out of victims, the next prefix holds four times as many, up to every candidate.
     On 100,000 nodes this builds a few hundred victims instead of 324,000
@@ -49,14 +49,14 @@ def solve_plan(plan: Plan) -> tuple[Problem, Solution]:
         problem = plan.problem
         assert problem is not None
         return problem, solve(problem)
-    order = _group_order(plan)
-    group = [key for key, _ in order]
-    order_index = [i for _, i in order]
+    order = _GroupOrder(plan)
+    group, order_index = order.groups, order.indices
     hosts = _free_hosts(plan)
     size = FIRST_PREFIX
     while True:
+        order.reach(size + 1)  # a group lies within one queue, and queues are ordered whole
         while size < len(group) and group[size] == group[size - 1] and candidates[order_index[size]].surplus > 0:
-            size += 1  # a group is cut only after its elastic members (see _group_order)
+            size += 1  # a group is cut only after its elastic members (see _GroupOrder)
         if size >= len(candidates) and hosts is None:
             problem = plan.problem
             assert problem is not None
@@ -85,9 +85,10 @@ def _free_hosts(plan: Plan) -> set[str] | None:
     return {nodes[n].name for n, _ in found}
 
 
-def _group_order(plan: Plan) -> list[tuple[tuple[int, int], int]]:
-    """The candidates (by index) in the order :func:`_batches` pops them, each with its group: queues in
-    the order of their first victim in ``greedy_order`` (:func:`greedy_key`), then job priority, lowest first.
+class _GroupOrder:
+    """The candidates (by index, :attr:`indices`) in the order :func:`_batches` pops them, each with its group
+    (:attr:`groups`): queues in the order of their first victim in ``greedy_order`` (:func:`greedy_key`), then job
+    priority, lowest first.
 
     A queue's first victim is its smallest key; the queue's share ratio and priority are the same for all its jobs,
     so the queues are ordered on those and on the least ``(priority, whole job, newest, name)`` of their jobs.
@@ -95,35 +96,51 @@ def _group_order(plan: Plan) -> list[tuple[tuple[int, int], int]]:
     pops of a group are every elastic surplus, then the whole jobs in that order, so the first ``k`` members of a
     group pop as the whole group begins to as soon as they hold all its elastic members: :func:`solve_plan` may
     cut a group there.
+
+    The lists grow a queue at a time, as far as :meth:`reach` asks: the prefixes :func:`solve_plan` builds hold a
+    few hundred candidates, out of hundreds of thousands on a large cluster, and sorting them all costs more.
     """
-    assert plan.candidates is not None
-    cluster, shares = plan.cluster, dict[str, Fraction]()
-    candidates = plan.candidates.candidates
-    # greedy_key(...)[2:] of every candidate, column by column (in C where it can be): hundreds of thousands of them
-    names = list(map(_JOB, candidates))
-    jobs = list(map(cluster.snapshot.jobs_by_name().__getitem__, names))
-    fields = list(map(vars, jobs))
-    priorities = list(map(_PRIORITY, fields))
-    newest = [
-        -(c if c is not None else s if s is not None else -1e300)
-        for c, s in zip(map(_CREATED, fields), map(_STARTED, fields), strict=True)
-    ]
-    whole = map((0).__eq__, map(_SURPLUS, candidates))
-    rest = list(zip(priorities, whole, newest, names, strict=True))
-    members: dict[str, list[int]] = {}
-    for i, queue in enumerate(map(_QUEUE, fields)):
-        found = members.get(queue)
-        if found is None:
-            members[queue] = [i]
-        else:
-            found.append(i)
-    least = {q: min(map(rest.__getitem__, found)) for q, found in members.items()}
-    first = {q: greedy_key(cluster, jobs[found[0]], 0, shares)[:2] for q, found in members.items()}
-    order: list[tuple[tuple[int, int], int]] = []
-    for rank, queue in enumerate(sorted(members, key=lambda q: (*first[q], *least[q]))):
-        ranked = sorted(members[queue], key=rest.__getitem__)  # (priority, surplus == 0, newest, name): no ties
-        order += [((rank, priorities[i]), i) for i in ranked]
-    return order
+
+    def __init__(self, plan: Plan) -> None:
+        assert plan.candidates is not None
+        cluster, shares = plan.cluster, dict[str, Fraction]()
+        candidates = plan.candidates.candidates
+        # greedy_key(...)[2:] of every candidate, column by column (in C where it can be): hundreds of thousands
+        names = list(map(_JOB, candidates))
+        jobs = list(map(cluster.snapshot.jobs_by_name().__getitem__, names))
+        fields = list(map(vars, jobs))
+        self._priorities = list(map(_PRIORITY, fields))
+        newest = [
+            -(c if c is not None else s if s is not None else -1e300)
+            for c, s in zip(map(_CREATED, fields), map(_STARTED, fields), strict=True)
+        ]
+        whole = map((0).__eq__, map(_SURPLUS, candidates))
+        self._rest = rest = list(zip(self._priorities, whole, newest, names, strict=True))
+        members: dict[str, list[int]] = {}
+        for i, queue in enumerate(map(_QUEUE, fields)):
+            found = members.get(queue)
+            if found is None:
+                members[queue] = [i]
+            else:
+                found.append(i)
+        least = {q: min(map(rest.__getitem__, found)) for q, found in members.items()}
+        first = {q: greedy_key(cluster, jobs[found[0]], 0, shares)[:2] for q, found in members.items()}
+        self._members = members
+        self._queues = iter(sorted(members, key=lambda q: (*first[q], *least[q])))
+        self._rank = 0
+        self.groups: list[tuple[int, int]] = []
+        self.indices: list[int] = []
+
+    def reach(self, size: int) -> None:
+        """Order at least ``size`` candidates (every one, if there are fewer), whole queues at a time."""
+        while len(self.indices) < size:
+            queue = next(self._queues, None)
+            if queue is None:
+                return
+            ranked = sorted(self._members[queue], key=self._rest.__getitem__)  # (priority, whole, newest, name)
+            self.groups += [(self._rank, self._priorities[i]) for i in ranked]
+            self.indices += ranked
+            self._rank += 1
 
 
 def solve(problem: Problem) -> Solution:

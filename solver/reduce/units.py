@@ -23,6 +23,7 @@ lose tasks (:class:`Item`) only when its options are enumerated.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import repeat
@@ -143,24 +144,27 @@ class Singles:
         ]
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Unit:
     """Nodes (indices into the cluster's node list) and the candidate victims on them.
 
     ``room`` is what new work may use on each schedulable node (allocatable minus
     the final load); nodes missing from it are unschedulable: victims there free
     nothing usable.
+
+    Slots, and nothing made before it is needed: a large cluster has about 100,000 units of one node per decision.
     """
 
     nodes: tuple[int, ...]
     room: dict[int, tuple[int, ...]]
-    spanning: list[Victim] = field(default_factory=list)
+    spanning: list[Victim] | tuple[()] = ()
+    """The victims spanning several of the unit's nodes (a list for a unit that has some)."""
     hosted: int = -1
     """Upper bound on the tasks this unit could host (see :func:`most_hosted`); -1 until computed."""
     source: tuple[Singles, int] | None = None
     """For a unit of :class:`Singles`: the table and its index there (its victims are read when first asked for)."""
     _local: dict[int, list[Victim]] | None = None
-    _items: dict[int, Item] = field(default_factory=dict)
+    _items: dict[int, Item] | None = None
 
     @property
     def first(self) -> int:
@@ -181,13 +185,16 @@ class Unit:
         """Every candidate on the unit's nodes."""
         return [*self.spanning, *(v for vs in self.local.values() for v in vs)]
 
-    def items(self, victims: list[Victim], costs: CostModel) -> list[Item]:
+    def items(self, victims: Sequence[Victim], costs: CostModel) -> list[Item]:
         """:class:`Item` of each victim (worked out once)."""
+        known = self._items
+        if known is None:
+            known = self._items = {}
         out = []
         for victim in victims:
-            if victim.candidate not in self._items:
-                self._items[victim.candidate] = _item(victim, costs)
-            out.append(self._items[victim.candidate])
+            if victim.candidate not in known:
+                known[victim.candidate] = _item(victim, costs)
+            out.append(known[victim.candidate])
         return out
 
 
@@ -297,8 +304,8 @@ def build_units(
         root = find(victim.nodes[0])
         unit = groups.get(root)
         if unit is None:
-            unit = groups[root] = Unit(nodes=(), room={}, _local={})
-        unit.spanning.append(victim)
+            unit = groups[root] = Unit(nodes=(), room={}, spanning=[], _local={})
+        unit.spanning.append(victim)  # type: ignore[union-attr]
 
     free = [n for n, _ in free_hosts(cluster, priority, request, resources)]
     table, joined = _singles(

@@ -19,15 +19,13 @@ import dataclasses
 import gc
 import time
 
-from generate import generate
+from generate import pending_decisions
 from ortools.sat.python import cp_model
 
-from gpu_preempt.models import snapshot_from_data
 from gpu_preempt.solver.cpsat import search
 from gpu_preempt.solver.cpsat.constraints import FAMILIES
 from gpu_preempt.solver.problem.builder import plan
 from gpu_preempt.solver.reduce.pipeline import reduce_plan
-from gpu_preempt.solver.state.cluster import Cluster
 
 LEVELS = (0, 1, 2)
 
@@ -52,30 +50,25 @@ def main() -> None:
     gc.disable()
     for nodes in args.sizes:
         for seed in range(args.seeds):
-            snapshot = snapshot_from_data(generate(nodes, seed=seed, pending=7))
-            cluster = Cluster.of(snapshot)
-            for job in snapshot.jobs:
-                if not job.name.startswith("pending-"):
+            for cluster, job, action in pending_decisions(nodes, seed):
+                planned = plan(cluster, job, action)  # type: ignore[arg-type]
+                reduction = None if planned.skip is not None else reduce_plan(planned)
+                if reduction is None or not reduction.units:
                     continue
-                for action in ("reclaim", "preempt"):
-                    planned = plan(cluster, job, action)  # type: ignore[arg-type]
-                    reduction = None if planned.skip is not None else reduce_plan(planned)
-                    if reduction is None or not reduction.units:
-                        continue
-                    problem = dataclasses.replace(reduction.problem(), workers=1)
-                    answers = set()
-                    for level in LEVELS:
-                        search.cp_model.CpSolver = at_level(level)  # type: ignore[misc]
-                        started = time.perf_counter()
-                        solution = search.solve(problem, skip=FAMILIES)
-                        took = time.perf_counter() - started
-                        search.cp_model.CpSolver = cp_model.CpSolver  # type: ignore[misc]
-                        total[level] += took
-                        slowest[level] = max(slowest[level], took)
-                        answers.add((solution.status, tuple(sorted(solution.evicted.items()))))
-                    assert len(answers) == 1, f"{nodes} nodes, seed {seed}, {job.name} {action}: answers differ"
-                    problems += 1
-                    largest = max(largest, len(problem.victims))
+                problem = dataclasses.replace(reduction.problem(), workers=1)
+                answers = set()
+                for level in LEVELS:
+                    search.cp_model.CpSolver = at_level(level)  # type: ignore[misc]
+                    started = time.perf_counter()
+                    solution = search.solve(problem, skip=FAMILIES)
+                    took = time.perf_counter() - started
+                    search.cp_model.CpSolver = cp_model.CpSolver  # type: ignore[misc]
+                    total[level] += took
+                    slowest[level] = max(slowest[level], took)
+                    answers.add((solution.status, tuple(sorted(solution.evicted.items()))))
+                assert len(answers) == 1, f"{nodes} nodes, seed {seed}, {job.name} {action}: answers differ"
+                problems += 1
+                largest = max(largest, len(problem.victims))
     print(f"{problems} reduced problems (at most {largest} victims), the same answer at every level")
     print("| level | total | slowest |")
     print("| ---: | ---: | ---: |")

@@ -135,35 +135,28 @@ def cycle(nodes: int, pending: int, seed: int) -> dict[str, object]:
 
 def compare(instances: int, nodes: int) -> dict[str, object]:
     """CP-SAT against greedy on many generated clusters: every pending job, reclaim and preempt."""
-    from generate import generate
+    from generate import pending_decisions
 
-    from gpu_preempt.models import snapshot_from_data
     from gpu_preempt.solver.actions.job_solver import attempt
-    from gpu_preempt.solver.state.cluster import Cluster
 
     decisions = fewer = only_exact = 0
     saved_jobs = saved_tasks = 0
     for seed in range(instances):
-        snapshot = snapshot_from_data(generate(nodes, seed=seed, pending=7))
-        cluster = Cluster.of(snapshot)
-        for job in snapshot.jobs:
-            if not job.name.startswith("pending-"):
+        for cluster, job, action in pending_decisions(nodes, seed):
+            exact = attempt(cluster, job, action)  # type: ignore[arg-type]
+            greedy = attempt(cluster, job, action, solver="greedy")  # type: ignore[arg-type]
+            if not exact.placed or not (exact.victims or greedy.victims):
+                continue  # nothing to compare: no victims either way
+            decisions += 1
+            if not greedy.placed:
+                only_exact += 1
                 continue
-            for action in ("reclaim", "preempt"):
-                exact = attempt(cluster, job, action)
-                greedy = attempt(cluster, job, action, solver="greedy")
-                if not exact.placed or not (exact.victims or greedy.victims):
-                    continue  # nothing to compare: no victims either way
-                decisions += 1
-                if not greedy.placed:
-                    only_exact += 1
-                    continue
-                jobs = greedy.objective["jobs"] - exact.objective["jobs"]
-                tasks = greedy.objective["tasks"] - exact.objective["tasks"]
-                if jobs > 0 or tasks > 0:
-                    fewer += 1
-                    saved_jobs += jobs
-                    saved_tasks += tasks
+            jobs = greedy.objective["jobs"] - exact.objective["jobs"]
+            tasks = greedy.objective["tasks"] - exact.objective["tasks"]
+            if jobs > 0 or tasks > 0:
+                fewer += 1
+                saved_jobs += jobs
+                saved_tasks += tasks
     return {
         "instances": instances,
         "nodes": nodes,

@@ -577,7 +577,7 @@ class _Owners(Mapping[str, tuple[Job, Task]]):
     def __getitem__(self, name: str) -> tuple[Job, Task]:
         job_name, _, index = name.rpartition("-")
         job = self._by_name.get(job_name)
-        if job is not None and index.isdigit() and int(index) < len(job.tasks):
+        if job is not None and index.isdecimal() and int(index) < len(job.tasks):
             task = job.tasks[int(index)]
             if task.name == name:  # task names are unique in a snapshot: this is the one
                 return job, task

@@ -116,7 +116,7 @@ def small_snapshots(draw: st.DrawFn) -> dict[str, object]:
             if draw(st.integers(0, 3)) == 0:
                 task["resources"] = draw(st.sampled_from(REQUESTS))
             if draw(st.booleans()):  # a name of its own, maybe another task's default one
-                task["name"] = draw(st.sampled_from(["x", "y", "j0-1", "j1-0", "j1-1", "j1-7"]))
+                task["name"] = draw(st.sampled_from(["x", "y", "j0-1", "j1-0", "j1-1", "j1-7", "j1-\u00b2"]))
             tasks.append(task)
         job = {"name": f"j{j}", "queue": draw(st.sampled_from(["a", "b"])), "tasks": tasks}
         job["task_resources"] = draw(st.sampled_from(REQUESTS))

@@ -25,7 +25,6 @@ finds it.
 from __future__ import annotations
 
 import bisect
-import contextlib
 from dataclasses import dataclass
 from operator import attrgetter, itemgetter
 
@@ -120,13 +119,13 @@ def _by_bound(units: list[Unit], bounds: list[Cost]) -> list[Unit]:
     """``units`` sorted by ``(bound, first node)``, as ``sorted`` with that key sorts them.
 
     Lower bounds are integers and then the same tie-break (none: :data:`NO_VICTIMS`), so on a large cluster the
-    sort is numpy's, on columns, rather than some million comparisons of tuples. First nodes differ (units are
-    disjoint), so the order is total and both sorts agree.
+    sort is numpy's, on columns, rather than some million comparisons of tuples; where they do not all fit 64-bit
+    integers (numpy then makes an array of objects), Python sorts them. First nodes differ (units are disjoint), so
+    the order is total and both sorts agree.
     """
     if len(units) > 1 and all(bound[-1] is NO_VICTIMS for bound in bounds):
-        with contextlib.suppress(OverflowError):  # amounts beyond 64 bits: sorted in Python
-            width = len(bounds[0]) - 1
-            matrix = np.array(list(map(_ALL_BUT_LAST, bounds)), dtype=np.int64).reshape(len(units), width)
+        matrix = np.array(list(map(_ALL_BUT_LAST, bounds)))
+        if matrix.dtype == np.int64 and matrix.shape == (len(units), len(bounds[0]) - 1):  # else Python sorts
             first = np.fromiter(map(_FIRST, map(_NODES, units)), dtype=np.int64, count=len(units))
             order = np.lexsort((first, *matrix.T[::-1]))  # the last key is the primary one
             return list(map(units.__getitem__, order.tolist()))

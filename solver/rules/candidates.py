@@ -150,8 +150,9 @@ def _preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:
 
 def reclaim_candidates(cluster: Cluster, reclaimer: Job, chunk: Resources) -> CandidateSet:
     """Victim candidates of ``reclaimer`` (asking for ``chunk``) for cross-queue reclaim."""
-    result = CandidateSet("reclaim", reclaimer.name, priorities=set())
-    seen = result.priorities.add  # type: ignore[union-attr]
+    priorities: set[int] = set()
+    result = CandidateSet("reclaim", reclaimer.name, priorities=priorities)
+    seen = priorities.add
     strict = cluster.snapshot.config.reclaim_guarantee == "strict"
     lines: dict[str, tuple[str, Line]] = {}
     closed: dict[str, str | None] = {}

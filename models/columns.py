@@ -30,10 +30,11 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 from itertools import chain, repeat
 from operator import attrgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -214,3 +215,98 @@ class TaskColumns:
             for r, a in maps[row].items():
                 target[r] = target.get(r, 0) + a * count
         return out
+
+
+H = TypeVar("H", bound=Hashable)
+
+
+@dataclass(frozen=True, eq=False)
+class JobColumns:
+    """Every job of a snapshot, in document order, as columns: what rules filter hundreds of thousands of jobs by.
+
+    A 100,000-node snapshot has about 380,000 running jobs. A rule that asks each of them in Python whether it is
+    preemptible, in which queue, protected until when, costs about a second per decision; asked of columns, a few
+    hundredths. Reading each value from the models costs about 0.05 s a column at that size, so the fast path
+    gathers them while it builds the models, and validation adds the resolved priority and preemptibility.
+
+    >>> from gpu_preempt.models import parse_snapshot
+    >>> snap = parse_snapshot('''
+    ... now: 100
+    ... nodes: [{name: n1, resources: {gpu: 8}}]
+    ... queues: [{name: a}, {name: b}]
+    ... jobs:
+    ... - {name: j1, queue: b, priority: 10, task_resources: {gpu: 1}, started_at: 40, tasks: [{node: n1}]}
+    ... - {name: j2, queue: a, priority: 200, min_available: 1, task_resources: {gpu: 1}, tasks: [{}, {}]}
+    ... ''')
+    >>> columns = snap.job_columns()
+    >>> columns.queues, columns.queue.tolist(), columns.priority.tolist(), columns.minimum.tolist()
+    (['b', 'a'], [0, 1], [10, 200], [1, 1])
+    >>> columns.started.tolist()[0], columns.preemptible.tolist()
+    (40.0, [True, False])
+    """
+
+    names: list[str]
+    queues: list[str]
+    """The distinct leaf queues, in order of first job."""
+    queue: np.ndarray
+    """Per job, its queue's position in :attr:`queues` (int64)."""
+    classes: list[str | None]
+    """The distinct priority classes (``None``: no class), in order of first job."""
+    priority_class: np.ndarray
+    """Per job, its class's position in :attr:`classes` (int64)."""
+    preemptible: np.ndarray
+    """Per job, :attr:`Job.is_preemptible` (bool)."""
+    priority: np.ndarray
+    """Per job, :attr:`Job.resolved_priority` (int64)."""
+    started: np.ndarray
+    """Per job, ``started_at`` (float; NaN when it never started)."""
+    minimum: np.ndarray
+    """Per job, :attr:`Job.gang_minimum` (int64)."""
+
+    @classmethod
+    def of(cls, jobs: list[Job]) -> JobColumns:
+        """The columns of ``jobs``, read from the models (resolved by their snapshot)."""
+        return cls.assemble(
+            names=list(map(attrgetter("name"), jobs)),
+            queues=list(map(attrgetter("queue"), jobs)),
+            classes=list(map(attrgetter("priority_class"), jobs)),
+            started=list(map(attrgetter("started_at"), jobs)),
+            minimum=list(map(attrgetter("gang_minimum"), jobs)),
+            priority=list(map(attrgetter("resolved_priority"), jobs)),
+            preemptible=list(map(attrgetter("is_preemptible"), jobs)),
+        )
+
+    @classmethod
+    def assemble(
+        cls,
+        *,
+        names: list[str],
+        queues: list[str],
+        classes: list[str | None],
+        started: list[float | None],
+        minimum: list[int],
+        priority: list[int],
+        preemptible: list[bool],
+    ) -> JobColumns:
+        """Columns from lists read elsewhere (per job, in document order)."""
+        count = len(names)
+        queue_names, queue = _codes(queues)
+        class_names, priority_class = _codes(classes)
+        return cls(
+            names=names,
+            queues=queue_names,
+            queue=queue,
+            classes=class_names,
+            priority_class=priority_class,
+            preemptible=np.fromiter(preemptible, dtype=bool, count=count),
+            priority=np.fromiter(priority, dtype=np.int64, count=count),
+            started=np.array(started, dtype=float).reshape(count),  # None becomes NaN
+            minimum=np.fromiter(minimum, dtype=np.int64, count=count),
+        )
+
+
+def _codes(values: list[H]) -> tuple[list[H], np.ndarray]:
+    """The distinct ``values`` (in order of first appearance) and each value's position among them."""
+    position = {value: i for i, value in enumerate(dict.fromkeys(values))}
+    codes = np.fromiter(map(position.__getitem__, values), dtype=np.int64, count=len(values))
+    return list(position), codes

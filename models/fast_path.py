@@ -102,6 +102,15 @@ def _build(data: dict[str, Any], consume: bool) -> Snapshot:
             counts=seen.counts,
             own=seen.own,
         )
+        snapshot.__dict__["_job_lists"] = {  # Snapshot.job_columns; validation adds the resolved values
+            "names": seen.job_names,
+            "queues": seen.queues,
+            "classes": seen.classes,
+            "started": seen.started,
+            "minimum": seen.minimum,
+            "priority": [],
+            "preemptible": [],
+        }
     snapshot._resolve(fitted=False)
     return snapshot
 
@@ -128,6 +137,9 @@ class _Seen:
         self.shared: list[dict[str, int]] = []
         self.counts: list[int] = []
         self.own: list[tuple[int, dict[str, int]]] = []
+        self.classes: list[str | None] = []
+        self.started: list[float | None] = []
+        self.minimum: list[int] = []
 
 
 def _model(cls: type[M], values: dict[str, Any], given: set[str]) -> M:
@@ -262,6 +274,9 @@ def _job(raw: object, seen: _Seen) -> Job:
     seen.counts.append(len(raw_tasks))
     seen.job_names.append(name)
     seen.queues.append(queue)
+    seen.classes.append(priority_class)
+    seen.started.append(started)
+    seen.minimum.append(len(raw_tasks) if min_available is None else min_available)
     return _model(Job, values, _given(raw))
 
 

@@ -23,7 +23,7 @@ from .quantity import format_quantity
 from .queue import Queue
 
 if TYPE_CHECKING:
-    from .columns import TaskColumns  # imported when first used: it brings numpy, which the command line's
+    from .columns import JobColumns, TaskColumns  # imported when first used: it brings numpy, which the command line's
     # commands that only read a snapshot do without
 
 Loc = tuple[str | int, ...]
@@ -93,6 +93,22 @@ class Snapshot(SnapshotModel):
             from .columns import TaskColumns
 
             found = self.__dict__["_columns"] = TaskColumns.of(self.nodes, self.jobs)
+        return found
+
+    def job_columns(self) -> JobColumns:
+        """Every job as columns (queue, class, resolved priority and preemptibility, start, gang minimum), built once
+        (:class:`.columns.JobColumns`): from what the fast path gathered while it built a large snapshot, else from
+        the models."""
+        found: JobColumns | None = self.__dict__.get("_job_columns")
+        if found is None:
+            from .columns import JobColumns
+
+            gathered = self.__dict__.pop("_job_lists", None)
+            if gathered is not None and len(gathered["priority"]) == len(self.jobs):
+                found = JobColumns.assemble(**gathered)
+            else:
+                found = JobColumns.of(self.jobs)
+            self.__dict__["_job_columns"] = found
         return found
 
     def toleration_of(self, job: Job) -> Toleration | None:
@@ -185,6 +201,9 @@ class Snapshot(SnapshotModel):
             used = {task.node for job in self.jobs for task in job.tasks}
             used.discard(None)
             known = used.issubset(nodes)
+        gathered = self.__dict__.get("_job_lists") if columnar else None  # see job_columns
+        resolved_priorities: list[int] = [] if gathered is None else gathered["priority"]
+        resolved_preemptible: list[bool] = [] if gathered is None else gathered["preemptible"]
         for i, job in enumerate(self.jobs):
             if fitted and "_resolved_priority" in job.__dict__:
                 continue  # resolved by an earlier assembled snapshot (see assemble)
@@ -211,10 +230,14 @@ class Snapshot(SnapshotModel):
                 if pclass is not None and pclass.preemption_policy == "Never":
                     job.__dict__["_may_evict"] = False
             resolved = config.default_priority if priority is None else priority
-            job.__dict__["_resolved_priority"] = resolved
-            job.__dict__["_resolved_preemptible"] = (
+            preemptible = (
                 job.preemptible if job.preemptible is not None else resolved < config.preemptible_below_priority
             )
+            job.__dict__["_resolved_priority"] = resolved
+            job.__dict__["_resolved_preemptible"] = preemptible
+            if gathered is not None:
+                resolved_priorities.append(resolved)
+                resolved_preemptible.append(preemptible)
             if not known:
                 for t, task in enumerate(job.tasks):
                     if task.node is not None and task.node not in nodes:

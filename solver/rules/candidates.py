@@ -24,15 +24,19 @@ these feed the explanations of decisions.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal, NamedTuple
+from itertools import repeat
+from typing import Literal, NamedTuple, overload
+
+import numpy as np
 
 from gpu_preempt.models import Job, Resources, Toleration, format_quantity
 from gpu_preempt.models.quantity import add
 from gpu_preempt.solver.state.cluster import Cluster
 
 from .min_runtime import protected_until
-from .protection import Action, Protection, min_runtime, protections
+from .protection import Action, Protection, protections, queue_min_runtime
 from .reclaim_line import Line, reclaim_line
 from .toleration import tolerated_until
 
@@ -66,6 +70,28 @@ class Excluded(NamedTuple):
     until: float | None = None
 
 
+class Names(Sequence[str]):
+    """The names at some positions of a list of names, read when asked for (a view: nothing is copied)."""
+
+    def __init__(self, names: list[str], at: np.ndarray) -> None:
+        self.names, self.at = names, at
+
+    def __len__(self) -> int:
+        return len(self.at)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            return list(map(self.names.__getitem__, self.at[i].tolist()))
+        return self.names[int(self.at[i])]
+
+    def __iter__(self) -> Iterator[str]:
+        return map(self.names.__getitem__, self.at.tolist())
+
+
 @dataclass(frozen=True)
 class CandidateSet:
     action: Action
@@ -75,8 +101,8 @@ class CandidateSet:
     """Exclusions with a reason of their own (every rule but ``other-queue``)."""
     movable: list[Candidate] = field(default_factory=list)
     """Jobs only the reclaim line excludes: they may be moved, not evicted (spec "Moves")."""
-    other_queues: list[tuple[str, list[Job]]] = field(default_factory=list)
-    """Preempt: the running jobs of every other queue (the reason, the jobs), excluded as a whole: a large
+    other_queues: list[tuple[str, Names]] = field(default_factory=list)
+    """Preempt: the running jobs of every other queue (the reason, the jobs' names), excluded as a whole: a large
     cluster has hundreds of thousands of them, so their :class:`Excluded` entries are written only when asked for."""
     priorities: set[int] | None = field(default=None, compare=False)
     """The distinct resolved priorities of :attr:`candidates`, when the rule that chose them gathered them on the way
@@ -88,14 +114,14 @@ class CandidateSet:
         """Every running job that may lose nothing to this preemptor, and why (written once, when first asked)."""
         if not self._written and (self.judged or self.other_queues):
             self._written.extend(self.judged)
-            for text, jobs in self.other_queues:
-                self._written.extend(Excluded(job.name, "other-queue", text) for job in jobs)
+            for text, names in self.other_queues:
+                self._written.extend(Excluded(name, "other-queue", text) for name in names)
         return self._written
 
     def excluded_count(self, rule: Exclusion) -> int:
         """How many jobs ``rule`` excludes."""
         if rule == "other-queue":
-            return sum(len(jobs) for _, jobs in self.other_queues)
+            return sum(len(names) for _, names in self.other_queues)
         return sum(1 for e in self.judged if e.rule == rule)
 
     def candidate(self, job: str) -> Candidate | None:
@@ -122,34 +148,53 @@ def preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:
 
 def _preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:
     result = CandidateSet("preempt", preemptor.name)
+    columns, jobs, rows = cluster.job_columns(), cluster.snapshot.jobs, _running_others(cluster, preemptor)
+    queue = columns.queue[rows]
+    mine = queue == columns.queues.index(preemptor.queue)  # the preemptor is a job of the snapshot: its queue is there
+    for code, where in _by_queue(queue[~mine], rows[~mine]):
+        result.other_queues.append(
+            (f"in queue {columns.queues[code]}, not {preemptor.queue}", Names(columns.names, where))
+        )
+    rows = rows[mine]
+    unprotected = Unprotected(cluster, preemptor, "preempt")
+    clear = (columns.priority[rows] < preemptor.resolved_priority) & unprotected.on_columns(rows)
     texts: dict[int, str] = {}  # the same few reasons for thousands of jobs: each written once
-    for queue, jobs in cluster.running_by_queue().items():
-        if queue != preemptor.queue:
-            result.other_queues.append((f"in queue {queue}, not {preemptor.queue}", jobs))
-            continue
-        unprotected = Unprotected(cluster, preemptor, "preempt")
-        for job in jobs:
-            if job is preemptor:
-                continue
-            if job.resolved_priority >= preemptor.resolved_priority:
-                text = texts.get(job.resolved_priority)
-                if text is None:
-                    text = texts[job.resolved_priority] = (
-                        f"priority {job.resolved_priority} is not below the preemptor's {preemptor.resolved_priority}"
-                    )
-                result.judged.append(Excluded(job.name, "priority", text))
-            elif unprotected(job):
-                running = cluster.running_count(job)
-                result.candidates.append(Candidate(job.name, running, max(0, running - job.gang_minimum), True))
-            elif not job.is_preemptible:
-                result.judged.append(unprotected.non_preemptible(job))
-            else:
-                _judge(cluster, job, preemptor, "preempt", result)
+    found_at = []
+    for i, at in zip(np.flatnonzero(~clear).tolist(), rows[~clear].tolist(), strict=True):
+        job, before = jobs[at], len(result.candidates)
+        if job.resolved_priority >= preemptor.resolved_priority:
+            text = texts.get(job.resolved_priority)
+            if text is None:
+                text = texts[job.resolved_priority] = (
+                    f"priority {job.resolved_priority} is not below the preemptor's {preemptor.resolved_priority}"
+                )
+            result.judged.append(Excluded(job.name, "priority", text))
+        elif not job.is_preemptible:
+            result.judged.append(unprotected.non_preemptible(job))
+        else:
+            _judge(cluster, job, preemptor, "preempt", result)
+        if len(result.candidates) > before:
+            found_at.append(i)
+    plain = np.flatnonzero(clear)
+    result.candidates[:] = _merged(_whole_candidates(cluster, rows[plain]), plain, result.candidates, found_at)
     return result
 
 
+def _by_queue(queue: np.ndarray, rows: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """``rows`` grouped by ``queue`` (their queues' codes): queues in order of first row, rows in order."""
+    present, first = np.unique(queue, return_index=True)
+    order = np.argsort(queue, kind="stable")
+    edges = [*np.searchsorted(queue[order], present).tolist(), len(order)]
+    groups = [(int(code), rows[order[edges[k] : edges[k + 1]]]) for k, code in enumerate(present.tolist())]
+    return [groups[k] for k in np.argsort(first, kind="stable").tolist()]
+
+
 def reclaim_candidates(cluster: Cluster, reclaimer: Job, chunk: Resources) -> CandidateSet:
-    """Victim candidates of ``reclaimer`` (asking for ``chunk``) for cross-queue reclaim."""
+    """Victim candidates of ``reclaimer`` (asking for ``chunk``) for cross-queue reclaim.
+
+    The jobs that are plainly candidates (preemptible, in another queue, protected by nothing, in a queue the line
+    leaves open) are found on columns (:meth:`Cluster.job_columns`); every other running job is judged one by one.
+    """
     priorities: set[int] = set()
     result = CandidateSet("reclaim", reclaimer.name, priorities=priorities)
     seen = priorities.add
@@ -160,33 +205,38 @@ def reclaim_candidates(cluster: Cluster, reclaimer: Job, chunk: Resources) -> Ca
     unprotected = Unprotected(cluster, reclaimer, "reclaim")
     closed_queues: dict[str, str | None] = {}  # last_chunk: whether the reclaim line closes a job's queue, by queue
 
-    def blocks(job: Job, candidate: Candidate) -> str | None:
-        if job.queue not in lines:
-            rq, vq = cluster.tree.leveled_pair(reclaimer.queue, job.queue)
-            lines[job.queue] = (vq, reclaim_line(cluster, rq, vq, chunk))
-        vq, line = lines[job.queue]
-        if strict:
-            return _strict_blocks(cluster, job, candidate, vq, line, chunk)
-        if vq not in closed:
-            closed[vq] = _at_or_below(cluster, vq, line)
-        return closed[vq]
+    def line_of(queue: str) -> tuple[str, Line]:
+        if queue not in lines:
+            rq, vq = cluster.tree.leveled_pair(reclaimer.queue, queue)
+            lines[queue] = (vq, reclaim_line(cluster, rq, vq, chunk))
+        return lines[queue]
 
-    counts, new = cluster.running_counts(), tuple.__new__
-    for job in _running_others(cluster, reclaimer):
-        queue = job.queue
-        if queue == reclaimer.queue:
+    def closes(queue: str) -> str | None:
+        """``last_chunk``: why the line closes ``queue``'s leveled queue, or ``None``."""
+        if queue not in closed_queues:
+            vq, line = line_of(queue)
+            if vq not in closed:
+                closed[vq] = _at_or_below(cluster, vq, line)
+            closed_queues[queue] = closed[vq]
+        return closed_queues[queue]
+
+    def blocks(job: Job, candidate: Candidate) -> str | None:
+        if strict:
+            vq, line = line_of(job.queue)
+            return _strict_blocks(cluster, job, candidate, vq, line, chunk)
+        return closes(job.queue)
+
+    jobs, rows = cluster.snapshot.jobs, _running_others(cluster, reclaimer)
+    clear = np.zeros(len(rows), dtype=bool) if strict else _plain(cluster, reclaimer, unprotected, rows, closes)
+    counts, found_at = cluster.running_counts(), []
+    for i, at in zip(np.flatnonzero(~clear).tolist(), rows[~clear].tolist(), strict=True):
+        job, before = jobs[at], len(result.candidates)
+        if job.queue == reclaimer.queue:
             result.judged.append(Excluded(job.name, "own-queue", own))
-        elif unprotected(job):  # the common case, inlined: hundreds of thousands of jobs
-            running, minimum = counts[job.name], job.min_available
-            surplus = running - (len(job.tasks) if minimum is None else minimum)
-            # Candidate(...) without the Python call of its generated __new__: the fields in order.
-            candidate = new(Candidate, (job.name, running, surplus if surplus > 0 else 0, True, ()))
-            if strict or queue not in closed_queues:
-                blocked = blocks(job, candidate)
-                if not strict:
-                    closed_queues[queue] = blocked
-            else:
-                blocked = closed_queues[queue]
+        elif unprotected(job):
+            running, minimum = counts[job.name], job.gang_minimum
+            candidate = Candidate(job.name, running, max(0, running - minimum), True)
+            blocked = blocks(job, candidate)
             if blocked is None:
                 result.candidates.append(candidate)
                 seen(job.resolved_priority)
@@ -204,7 +254,46 @@ def reclaim_candidates(cluster: Cluster, reclaimer: Job, chunk: Resources) -> Ca
                     result.judged.append(Excluded(job.name, "guarantee", blocked))
                 else:
                     seen(job.resolved_priority)
+        if len(result.candidates) > before:
+            found_at.append(i)
+    plain = np.flatnonzero(clear)
+    result.candidates[:] = _merged(_whole_candidates(cluster, rows[plain]), plain, result.candidates, found_at)
+    priorities.update(np.unique(cluster.job_columns().priority[rows[plain]]).tolist())
     return result
+
+
+def _plain(
+    cluster: Cluster, reclaimer: Job, unprotected: Unprotected, rows: np.ndarray, closes: Callable[[str], str | None]
+) -> np.ndarray:
+    """Which of the jobs at ``rows`` (document positions) are plainly reclaim candidates: in another leaf queue,
+    protected by nothing, in a queue that ``closes`` leaves open."""
+    columns = cluster.job_columns()
+    queue = columns.queue[rows]
+    mask: np.ndarray = (queue != columns.queues.index(reclaimer.queue)) & unprotected.on_columns(rows)
+    for code in np.unique(queue[mask]).tolist():
+        if closes(columns.queues[code]) is not None:
+            mask &= queue != code
+    return mask
+
+
+def _whole_candidates(cluster: Cluster, rows: np.ndarray) -> list[Candidate]:
+    """Unrestricted candidates (the whole job, or its surplus task by task) of the jobs at ``rows``."""
+    columns = cluster.job_columns()
+    running = cluster.running_array()[rows]
+    surplus = np.maximum(running - columns.minimum[rows], 0)
+    names = map(columns.names.__getitem__, rows.tolist())
+    # Candidate(...) without the Python call of its generated __new__: the fields in order.
+    fields = zip(names, running.tolist(), surplus.tolist(), repeat(True), repeat(()))
+    return list(map(tuple.__new__, repeat(Candidate), fields))
+
+
+def _merged(first: list[Candidate], at: np.ndarray, second: list[Candidate], second_at: list[int]) -> list[Candidate]:
+    """``first`` and ``second`` interleaved by their positions ``at`` and ``second_at`` (each ascending)."""
+    if not second:
+        return first
+    order = np.argsort(np.concatenate([at, np.array(second_at, dtype=np.int64)]), kind="stable")
+    both = [*first, *second]
+    return list(map(both.__getitem__, order.tolist()))
 
 
 def _at_or_below(cluster: Cluster, vq: str, line: Line) -> str | None:
@@ -223,9 +312,12 @@ def _at_or_below(cluster: Cluster, vq: str, line: Line) -> str | None:
     return f"queue {vq} is at or below its line in every resource it holds ({'; '.join(parts)})"
 
 
-def _running_others(cluster: Cluster, preemptor: Job) -> list[Job]:
-    running = cluster.running_jobs()
-    return [j for j in running if j is not preemptor] if cluster.running_count(preemptor) else running
+def _running_others(cluster: Cluster, preemptor: Job) -> np.ndarray:
+    """The document positions of the running jobs but ``preemptor``."""
+    rows: np.ndarray = np.flatnonzero(cluster.running_array())
+    if cluster.running_count(preemptor):
+        rows = rows[rows != cluster.job_columns().names.index(preemptor.name)]
+    return rows
 
 
 class Unprotected:
@@ -251,25 +343,54 @@ class Unprotected:
             found = self.refusals[key] = Excluded("", first.rule, first.describe(), first.until)
         return Excluded(job.name, found.rule, found.reason, found.until)
 
+    def tolerance(self, priority_class: str | None) -> Toleration | None:
+        """The toleration policy of ``priority_class`` if it may tolerate this preemptor (the window is per job)."""
+        if priority_class not in self.tolerating:  # None (no class) is there from the start
+            assert priority_class is not None
+            found = self.cluster.snapshot.priority_class(priority_class).toleration
+            below = found is not None and self.preemptor.resolved_priority < found.minimum_preemptable_priority
+            self.tolerating[priority_class] = found if below else None
+        return self.tolerating[priority_class]
+
+    def runtime(self, queue: str) -> float:
+        """The min-runtime protecting this preemptor's victims in leaf ``queue``."""
+        found = self.runtimes.get(queue)
+        if found is None:
+            found = self.runtimes[queue] = queue_min_runtime(self.cluster, queue, self.preemptor, self.action)
+        return found
+
+    def on_columns(self, rows: np.ndarray) -> np.ndarray:
+        """What :meth:`__call__` says of each job at ``rows`` (document positions), on the cluster's job columns."""
+        columns, now = self.cluster.job_columns(), self.now
+        queue, classes, started = columns.queue[rows], columns.priority_class[rows], columns.started[rows]
+        mask = columns.preemptible[rows]
+        never = np.isnan(started)
+        for code in np.unique(classes[mask]).tolist():
+            policy = self.tolerance(columns.classes[code])
+            if policy is None or (not policy.forever and policy.toleration_seconds == 0):
+                continue
+            tolerating = classes == code
+            if not policy.forever:  # tolerated_until(): never started, or still within the window
+                tolerating &= never | (started + policy.toleration_seconds > now)
+            mask &= ~tolerating
+        runtime = np.zeros(len(columns.queues))
+        for code in np.unique(queue[mask]).tolist():
+            runtime[code] = self.runtime(columns.queues[code])
+        limit = runtime[queue]
+        cleared: np.ndarray = mask & (never | (limit <= 0) | ~(now < started + limit))  # protected_until()
+        return cleared
+
     def __call__(self, job: Job) -> bool:
         if not job.is_preemptible:
             return False
-        cls = job.priority_class
-        if cls not in self.tolerating:
-            policy = self.cluster.snapshot.toleration_of(job)
-            below = policy is not None and self.preemptor.resolved_priority < policy.minimum_preemptable_priority
-            self.tolerating[cls] = policy if below else None
-        started, policy = job.started_at, self.tolerating[cls]
+        started, policy = job.started_at, self.tolerance(job.priority_class)
         if policy is not None:
             now, priority = self.now, self.preemptor.resolved_priority
             if tolerated_until(policy, started_at=started, preemptor_priority=priority, now=now) is not None:
                 return False
         if started is None:
             return True
-        runtime = self.runtimes.get(job.queue)
-        if runtime is None:
-            runtime = self.runtimes[job.queue] = min_runtime(self.cluster, job, self.preemptor, self.action)
-        until = protected_until(started, runtime)
+        until = protected_until(started, self.runtime(job.queue))
         return until is None or not self.now < until
 
 

@@ -93,13 +93,18 @@ def protections(cluster: Cluster, victim: Job, preemptor: Job, action: Action) -
 
 def min_runtime(cluster: Cluster, victim: Job, preemptor: Job, action: Action) -> float:
     """The min-runtime that protects ``victim`` from ``preemptor`` under ``action`` (it depends on their queues)."""
-    key = (action, preemptor.queue if action == "reclaim" else "", victim.queue)
+    return queue_min_runtime(cluster, victim.queue, preemptor, action)
+
+
+def queue_min_runtime(cluster: Cluster, victim_queue: str, preemptor: Job, action: Action) -> float:
+    """:func:`min_runtime` of a victim in leaf ``victim_queue``."""
+    key = (action, preemptor.queue if action == "reclaim" else "", victim_queue)
     cached = cluster.memo.get(key)
     if cached is None:
         config = cluster.snapshot.config
         if action == "preempt":
-            cached = preempt_min_runtime(cluster.tree, config, victim.queue)
+            cached = preempt_min_runtime(cluster.tree, config, victim_queue)
         else:
-            cached = reclaim_min_runtime(cluster.tree, config, preemptor.queue, victim.queue)
+            cached = reclaim_min_runtime(cluster.tree, config, preemptor.queue, victim_queue)
         cluster.memo[key] = cached
     return cached  # type: ignore[return-value]

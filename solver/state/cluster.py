@@ -36,7 +36,7 @@ import numpy as np
 
 from gpu_preempt.models import Job, Node, Resources, Snapshot, Task
 from gpu_preempt.models.collector import paused_collection
-from gpu_preempt.models.columns import CODES, TaskColumns
+from gpu_preempt.models.columns import CODES, JobColumns, TaskColumns
 
 from .fair_share import cluster_capacity, fair_shares
 from .queue_tree import QueueTree
@@ -467,6 +467,18 @@ class Cluster:
         ranked = list(map(running.__getitem__, order.tolist()))
         found = {queue: ranked[edges[i] : edges[i + 1]] for queue, i in position.items()}
         self.scratch["running by queue"] = found
+        return found
+
+    def job_columns(self) -> JobColumns:
+        """The snapshot's jobs as columns (:meth:`Snapshot.job_columns`)."""
+        return self.snapshot.job_columns()
+
+    def running_array(self) -> np.ndarray:
+        """:meth:`running_count` of every job, in document order (int64), kept while this state lasts."""
+        found = self.scratch.get("running array")
+        if not isinstance(found, np.ndarray):
+            running = self._running  # every job, in document order
+            found = self.scratch["running array"] = np.fromiter(running.values(), dtype=np.int64, count=len(running))
         return found
 
     def running_counts(self) -> dict[str, int]:

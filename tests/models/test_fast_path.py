@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import json
 from typing import Any
 
+import numpy as np
 import pytest
 from conftest import ROOT
 from hypothesis import HealthCheck, given, settings
@@ -14,6 +16,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from gpu_preempt.models import Snapshot, SnapshotError, parse_snapshot, snapshot_from_data
+from gpu_preempt.models.columns import JobColumns
 from gpu_preempt.models.document import parse_document
 from gpu_preempt.models.fast_path import fast_snapshot
 
@@ -133,6 +136,13 @@ def assert_same(fast: Snapshot, slow: Snapshot) -> None:
         for a, b in zip(mine.tasks, theirs.tasks, strict=True):
             assert a.model_fields_set == b.model_fields_set
     assert fast.job(fast.jobs[0].name) is fast.jobs[0] if fast.jobs else True
+    gathered, read = fast.job_columns(), JobColumns.of(slow.jobs)  # the fast path's lists, the models' values
+    for field in dataclasses.fields(JobColumns):
+        mine, theirs = getattr(gathered, field.name), getattr(read, field.name)
+        if isinstance(mine, np.ndarray):
+            assert mine.dtype == theirs.dtype and np.array_equal(mine, theirs, equal_nan=mine.dtype == float), field
+        else:
+            assert mine == theirs, field.name
 
 
 @pytest.fixture(params=["columns", "task by task"])

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 from conftest import build
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpu_preempt.models import parse_time
-from gpu_preempt.solver.rules.candidates import preempt_candidates, reclaim_candidates
+from gpu_preempt.solver.rules.candidates import Unprotected, preempt_candidates, reclaim_candidates
 from gpu_preempt.solver.rules.protection import protections
 from gpu_preempt.solver.rules.reclaim_gate import reclaim_gate
 from gpu_preempt.solver.rules.reclaim_line import reclaim_line
@@ -335,3 +336,51 @@ def test_reclaim_judges_every_running_job_as_its_protections_say(scene: tuple[Cl
             assert not candidate.whole_job and candidate.surplus == running_now - job.gang_minimum > 0
     # the levels of the objective, gathered on the way: the priorities of the candidates, no more
     assert found.priorities == {c.snapshot.job(x.job).resolved_priority for x in found.candidates}
+
+
+@settings(max_examples=200, deadline=None)
+@given(reclaim_scenes(), st.sampled_from(["preempt", "reclaim"]))
+def test_unprotected_on_columns_says_what_it_says_job_by_job(scene: tuple[Cluster, str], action: str) -> None:
+    """Toleration windows, min-runtimes and preemptibility read from the job columns clear exactly the jobs that
+    :class:`Unprotected` clears one at a time."""
+    c, _ = scene
+    unprotected = Unprotected(c, c.snapshot.job("reclaimer"), action)  # type: ignore[arg-type]
+    jobs = c.snapshot.jobs
+    assert unprotected.on_columns(np.arange(len(jobs))).tolist() == [unprotected(job) for job in jobs]
+
+
+@settings(max_examples=200, deadline=None)
+@given(reclaim_scenes(), st.data())
+def test_preempt_judges_every_running_job_as_its_queue_priority_and_protections_say(
+    scene: tuple[Cluster, str], data: st.DataObject
+) -> None:
+    """Judged column by column, each running job but the preemptor (waiting, or running and growing) ends where the
+    rules put it job by job: another queue's jobs excluded by queue; in the preemptor's queue, excluded when their
+    priority is not below it, else as :func:`protections` says. Every list is in job order."""
+    c, _ = scene
+    choices = ["reclaimer", *(j.name for j in c.running_jobs() if j.queue == "q")]
+    preemptor = c.snapshot.job(data.draw(st.sampled_from(choices)))
+    found = preempt_candidates(c, preemptor)
+    order = {job.name: i for i, job in enumerate(c.snapshot.jobs)}
+    for listed in (found.candidates, found.judged):
+        assert [order[x.job] for x in listed] == sorted(order[x.job] for x in listed)
+    others = [job for job in c.running_jobs() if job is not preemptor]
+    assert {e.job for e in found.excluded} | {x.job for x in found.candidates} == {job.name for job in others}
+    for job in others:
+        candidate, excluded = found.candidate(job.name), found.exclusion(job.name)
+        if job.queue != "q":
+            assert candidate is None and excluded.rule == "other-queue"
+            assert excluded.reason == f"in queue {job.queue}, not q"
+            continue
+        if job.resolved_priority >= preemptor.resolved_priority:
+            assert candidate is None and excluded.rule == "priority"
+            continue
+        shields = protections(c, job, preemptor, "preempt")
+        running_now = c.running_count(job)
+        if not shields:
+            assert candidate == (job.name, running_now, max(0, running_now - job.gang_minimum), True, ())
+        elif blocking := [p for p in shields if not p.surplus_only]:
+            assert candidate is None and excluded.rule == blocking[0].rule
+        elif candidate is not None:
+            assert not candidate.whole_job and candidate.surplus == running_now - job.gang_minimum > 0
+    assert found.excluded_count("other-queue") == sum(job.queue != "q" for job in others)

@@ -77,7 +77,8 @@ def reduce_plan(plan: Plan) -> Reduction | None:
     costs = CostModel(cluster.snapshot.config.objective, plan.levels, cluster.now, cluster)
     started = time.perf_counter()
     try:
-        units, dropped = build_units(cluster, plan.candidates.candidates, request, resources, job.resolved_priority)
+        found = plan.candidates
+        units, dropped = build_units(cluster, found.candidates, request, resources, job.resolved_priority, found.rows)
         selection = select(units, needed, request, resources, costs)
     except TooComplex:
         return None

@@ -256,10 +256,12 @@ def build_units(
     request: Resources,
     resources: tuple[str, ...],
     priority: int,
+    rows: np.ndarray | None = None,
 ) -> tuple[list[Unit], int]:
     """Units of the decision (document order of their first node), and how many candidates were dropped.
 
-    Node rooms are seen by a decision of ``priority``: lower-priority nominations do not hold them (seed 004).
+    ``rows`` are the candidates' jobs' positions in the snapshot, if known (:attr:`.CandidateSet.rows`). Node rooms
+    are seen by a decision of ``priority``: lower-priority nominations do not hold them (seed 004).
     """
     snapshot = cluster.snapshot
     index = cluster.node_index()
@@ -268,19 +270,20 @@ def build_units(
     rooms = cluster.rooms(priority, resources)
 
     # Column by column, each pass in C: a large cluster has hundreds of thousands of candidates.
-    names = list(map(_JOB, candidates))
-    jobs = list(map(snapshot.jobs_by_name().__getitem__, names))
+    if rows is None:
+        rows = np.array(cluster.job_positions(map(_JOB, candidates)), dtype=np.int64).reshape(len(candidates))
+    jobs = list(map(snapshot.jobs.__getitem__, rows.tolist()))
     if not all(map(dict.get, map(vars, jobs), repeat("_uniform"))) and not all(map(_UNIFORM, jobs)):
         odd = next(job for job in jobs if not job.uniform)
         raise TooComplex(f"the tasks of {odd.name} differ")
-    hosts = list(map(cluster.running_hosts().get, names, repeat(_NONE)))
+    on, running = cluster.running_nodes()[rows], cluster.running_array()[rows]
     shape_of, sizes, gpus = _shapes(jobs, resources)
     whole, surplus = list(map(_WHOLE, candidates)), list(map(_SURPLUS, candidates))
-    new = tuple.__new__
+    new, hosts = tuple.__new__, cluster.running_hosts()
 
     spanning: list[Victim] = []
-    for v in [v for v, count in enumerate(map(len, hosts)) if count != 1]:
-        pairs = tuple(sorted((index[name], count) for name, count in hosts[v].items()))
+    for v in np.flatnonzero(on == -2).tolist():
+        pairs = tuple(sorted((index[name], count) for name, count in hosts[jobs[v].name].items()))
         if not any(schedulable[n] for n, _ in pairs):
             continue
         shape = shape_of[v]
@@ -309,7 +312,7 @@ def build_units(
 
     free = [n for n, _ in free_hosts(cluster, priority, request, resources)]
     table, joined = _singles(
-        hosts, jobs, (whole, surplus), (shape_of, sizes, gpus), len(resources), index, mask, set(parent), free
+        (on, running), jobs, (whole, surplus), (shape_of, sizes, gpus), len(resources), mask, set(parent), free
     )
     for n, victims in joined.items():
         groups[find(n)].local[n] = victims
@@ -348,23 +351,21 @@ def _shapes(jobs: list[Job], resources: tuple[str, ...]) -> tuple[list[int], lis
 
 
 def _singles(
-    hosts: list[dict[str, int]],
+    hosts: tuple[np.ndarray, np.ndarray],
     jobs: list[Job],
     taken: tuple[list[bool], list[int]],
     shapes: tuple[list[int], list[tuple[int, ...]], list[int]],
     width: int,
-    index: dict[str, int],
     schedulable: np.ndarray,
     joined: set[int],
     free: list[int],
 ) -> tuple[Singles, dict[int, list[Victim]]]:
-    """The candidates running on one schedulable node: a :class:`Singles` table with a unit for each such node that
-    no victim spanning nodes reaches and for each node of ``free`` that hosts no victim; and, for each node one
-    reaches (``joined``), its victims."""
-    one = np.flatnonzero(np.fromiter(map(len, hosts), dtype=np.int64, count=len(hosts)) == 1)
-    first = list(map(next, map(iter, map(dict.items, map(hosts.__getitem__, one.tolist())))))
-    node = np.fromiter(map(index.__getitem__, map(_FIRST, first)), dtype=np.int64, count=len(first))
-    running = np.fromiter(map(_SECOND, first), dtype=np.int64, count=len(first))
+    """The candidates running on one schedulable node (``hosts``: per candidate, that node or a negative number, and
+    its running tasks): a :class:`Singles` table with a unit for each such node that no victim spanning nodes
+    reaches and for each node of ``free`` that hosts no victim; and, for each node one reaches (``joined``), its
+    victims."""
+    one = np.flatnonzero(hosts[0] >= 0)
+    node, running = hosts[0][one], hosts[1][one]
     shape_of, sizes, gpus = shapes
     shape = np.array(shape_of, dtype=np.int64)[one]
     whole, surplus = np.array(taken[0], dtype=bool)[one], np.array(taken[1], dtype=np.int64)[one]

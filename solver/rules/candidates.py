@@ -104,6 +104,9 @@ class CandidateSet:
     other_queues: list[tuple[str, Names]] = field(default_factory=list)
     """Preempt: the running jobs of every other queue (the reason, the jobs' names), excluded as a whole: a large
     cluster has hundreds of thousands of them, so their :class:`Excluded` entries are written only when asked for."""
+    rows: np.ndarray | None = field(default=None, compare=False)
+    """The document positions of the :attr:`candidates`' jobs (int64, in the same order), when the rule that chose
+    them knew them (it finds them on :meth:`Cluster.job_columns`)."""
     priorities: set[int] | None = field(default=None, compare=False)
     """The distinct resolved priorities of :attr:`candidates`, when the rule that chose them gathered them on the way
     (reclaim: a pass over hundreds of thousands of jobs to find them again costs a few tenths of a second)."""
@@ -175,9 +178,7 @@ def _preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:
             _judge(cluster, job, preemptor, "preempt", result)
         if len(result.candidates) > before:
             found_at.append(i)
-    plain = np.flatnonzero(clear)
-    result.candidates[:] = _merged(_whole_candidates(cluster, rows[plain]), plain, result.candidates, found_at)
-    return result
+    return _with_plain(result, cluster, rows, clear, found_at)
 
 
 def _by_queue(queue: np.ndarray, rows: np.ndarray) -> list[tuple[int, np.ndarray]]:
@@ -256,10 +257,8 @@ def reclaim_candidates(cluster: Cluster, reclaimer: Job, chunk: Resources) -> Ca
                     seen(job.resolved_priority)
         if len(result.candidates) > before:
             found_at.append(i)
-    plain = np.flatnonzero(clear)
-    result.candidates[:] = _merged(_whole_candidates(cluster, rows[plain]), plain, result.candidates, found_at)
-    priorities.update(np.unique(cluster.job_columns().priority[rows[plain]]).tolist())
-    return result
+    priorities.update(np.unique(cluster.job_columns().priority[rows[clear]]).tolist())
+    return _with_plain(result, cluster, rows, clear, found_at)
 
 
 def _plain(
@@ -287,13 +286,21 @@ def _whole_candidates(cluster: Cluster, rows: np.ndarray) -> list[Candidate]:
     return list(map(tuple.__new__, repeat(Candidate), fields))
 
 
-def _merged(first: list[Candidate], at: np.ndarray, second: list[Candidate], second_at: list[int]) -> list[Candidate]:
-    """``first`` and ``second`` interleaved by their positions ``at`` and ``second_at`` (each ascending)."""
-    if not second:
-        return first
-    order = np.argsort(np.concatenate([at, np.array(second_at, dtype=np.int64)]), kind="stable")
-    both = [*first, *second]
-    return list(map(both.__getitem__, order.tolist()))
+def _with_plain(
+    result: CandidateSet, cluster: Cluster, rows: np.ndarray, clear: np.ndarray, found_at: list[int]
+) -> CandidateSet:
+    """``result`` with the plain candidates (``rows[clear]``) among those judged one by one (``rows[found_at]``),
+    in document order, and the positions of all."""
+    plain = np.flatnonzero(clear)
+    judged = np.array(found_at, dtype=np.int64)
+    candidates = _whole_candidates(cluster, rows[plain])
+    if len(judged):
+        order = np.argsort(np.concatenate([plain, judged]), kind="stable")
+        both = [*candidates, *result.candidates]
+        candidates = list(map(both.__getitem__, order.tolist()))
+        plain = np.concatenate([plain, judged])[order]
+    result.candidates[:] = candidates
+    return replace(result, rows=rows[plain])
 
 
 def _at_or_below(cluster: Cluster, vq: str, line: Line) -> str | None:

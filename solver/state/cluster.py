@@ -50,6 +50,8 @@ CURRENT = ("running", "allocated", "releasing")
 """Statuses that hold node capacity now."""
 
 T = TypeVar("T")
+_SCANNED = 8
+"""Up to this many jobs, :meth:`Cluster.job_positions` scans the names rather than build a map of them."""
 _NAME, _RESOURCES = attrgetter("name"), attrgetter("resources")
 _PREEMPTIBLE = itemgetter("_resolved_preemptible")
 _QUEUE_OF = attrgetter("queue")
@@ -82,6 +84,8 @@ class Cluster:
         """Per-node results of this state (:meth:`node_values`, :meth:`node_map`)."""
         self.inherited: dict[object, tuple[Any, frozenset[str]]] = {}
         """Per-node results of earlier states, each with the nodes whose loads or promises changed since."""
+        self._moved: tuple[np.ndarray, set[str]] | None = None
+        """:meth:`running_nodes` of an earlier state, and the jobs whose running tasks moved since."""
         self._scan(fill=False)
         if usage is not None:
             self.usage = usage
@@ -202,6 +206,7 @@ class Cluster:
         counts = np.bincount(columns.job[running], minlength=len(jobs)).tolist()
         self._running = dict(zip(job_names, counts, strict=True))
         self._running_on = _counted(columns.job[running], columns.node[running], job_names, nodes)
+        self.scratch["running nodes"] = _only_nodes(columns.job[running], columns.node[running], len(jobs))
         self._final = columns.node_dicts(("running", "nominated"), nodes)
         self._current = _current_loads(columns, nodes, self._final)
         self._leaving = {}
@@ -236,6 +241,7 @@ class Cluster:
             cluster = cls.__new__(cls)
             cluster.snapshot, cluster.tree, cluster.status, cluster.node_of = snapshot, tree, {}, {}
             cluster.memo, cluster.scratch, cluster.node_cache, cluster.inherited = {}, {}, {}, {}
+            cluster._moved = None
             cluster.capacity = previous.capacity if previous is not None and same_nodes else cluster_capacity(snapshot)
             columns = snapshot.built_columns()  # built by validation of a large snapshot; not by assemble()
             if columns is not None:
@@ -274,6 +280,7 @@ class Cluster:
         """
         new = copy.copy(self)
         new.scratch, new.node_cache, new._waiting = {}, {}, None
+        nodes_before = self.scratch.get("running nodes")
         changed_nodes: set[str] = set()
         new.status, new.node_of = dict(self.status), dict(self.node_of)
         new._final, new._current, new._leaving = dict(self._final), dict(self._current), dict(self._leaving)
@@ -327,6 +334,10 @@ class Cluster:
                 new._running_on[name] = hosts
             else:
                 new._running_on.pop(name, None)
+        if isinstance(nodes_before, np.ndarray):  # running_nodes() updates these jobs only
+            new._moved = (nodes_before, moved_jobs)
+        elif self._moved is not None:
+            new._moved = (self._moved[0], self._moved[1] | moved_jobs)
         flipped = [n for n in moved_jobs if (self._running[n] > 0) != (new._running[n] > 0)]
         by_queue = self.scratch.get("running by queue")
         if not flipped:  # no job started or stopped running: the same lists
@@ -480,6 +491,41 @@ class Cluster:
             running = self._running  # every job, in document order
             found = self.scratch["running array"] = np.fromiter(running.values(), dtype=np.int64, count=len(running))
         return found
+
+    def running_nodes(self) -> np.ndarray:
+        """Per job (document order), the node (index) all its running tasks are on: -1 when none runs, -2 when they
+        run on several nodes (int64); kept while this state lasts. A derived state updates its parent's."""
+        found = self.scratch.get("running nodes")
+        if isinstance(found, np.ndarray):
+            return found
+        index = self.node_index()
+        if self._moved is not None:
+            before, moved = self._moved
+            found, names = before.copy(), sorted(moved)
+            for name, at in zip(names, self.job_positions(names), strict=True):
+                found[at] = _one_node(self._running_on.get(name), index)
+        else:
+            on = self._running_on
+            found = np.fromiter(
+                (_one_node(on.get(name), index) for name in self._running), np.int64, len(self._running)
+            )
+        self.scratch["running nodes"] = found
+        return found
+
+    def job_positions(self, names: Iterable[str]) -> list[int]:
+        """The positions in the snapshot of the jobs ``names``.
+
+        A few are found by scanning the list of names (in C, a few milliseconds each on a large snapshot); more
+        through a map of every name, built once per snapshot (a tenth of a second on a large one).
+        """
+        known = self.job_columns().names
+        wanted = names if isinstance(names, list) else list(names)
+        found = self.memo.get("job positions")
+        if not isinstance(found, dict) and len(wanted) <= _SCANNED:
+            return list(map(known.index, wanted))
+        if not isinstance(found, dict):
+            found = self.memo["job positions"] = dict(zip(known, range(len(known)), strict=True))
+        return list(map(found.__getitem__, wanted))
 
     def running_counts(self) -> dict[str, int]:
         """Job name -> :meth:`running_count`, for loops over many jobs; read only."""
@@ -639,6 +685,21 @@ def _counted(jobs: np.ndarray, hosts: np.ndarray, job_names: list[str], nodes: l
         for pair in range(int(starts[k]) + 1, ends[k]):
             per_job[k].update(maps[pair_map[pair]])
     return dict(zip(map(job_names.__getitem__, job_of[starts].tolist()), per_job, strict=True))
+
+
+def _one_node(hosts: dict[str, int] | None, index: dict[str, int]) -> int:
+    """:meth:`Cluster.running_nodes` of a job running ``hosts`` (node name -> tasks)."""
+    if not hosts:
+        return -1
+    return index[next(iter(hosts))] if len(hosts) == 1 else -2
+
+
+def _only_nodes(jobs: np.ndarray, hosts: np.ndarray, count: int) -> np.ndarray:
+    """:meth:`Cluster.running_nodes` of ``count`` jobs from their running tasks' (job, node) pairs."""
+    low, high = np.full(count, np.iinfo(np.int64).max), np.full(count, -1)
+    np.minimum.at(low, jobs, hosts)
+    np.maximum.at(high, jobs, hosts)
+    return np.where(high < 0, -1, np.where(low == high, low, -2))
 
 
 def _alone(pair: tuple[str, int]) -> tuple[tuple[str, int]]:

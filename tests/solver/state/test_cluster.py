@@ -78,6 +78,7 @@ def _state(cluster: Cluster) -> dict[str, object]:
         "node_of": list(cluster.node_of.items()),
         "running": list(cluster._running.items()),
         "running_on": ordered(cluster._running_on),
+        "running nodes": cluster.running_nodes().tolist(),
         "final": ordered(cluster._final),
         "current": ordered(cluster._current),
         "nominated": list(cluster._nominated.items()),
@@ -145,3 +146,41 @@ def test_a_state_counted_from_columns_is_the_task_by_task_count_on_random_snapsh
     assert len(owners) == len(task_by_task._owners())
     for name, (job, task) in task_by_task._owners().items():
         assert owners[name][0] is job and owners[name][1] is task
+
+
+@settings(max_examples=100, deadline=None)
+@given(small_snapshots(), st.data())
+def test_running_nodes_of_derived_states_are_those_of_a_fresh_count(data: dict[str, object], draw: st.DataObject):
+    """Each job's single running node (or none, or several) is updated for the jobs a change moves, from a parent
+    that knew them or from an ancestor that did (states in between never asked), as a fresh count finds it."""
+    snapshot = snapshot_from_data(data)
+    assume(snapshot.jobs)
+    state = Cluster.of(snapshot)
+    state.running_nodes()
+    tasks = [str(t.name) for j in snapshot.jobs for t in j.tasks]
+    nodes = [n.name for n in snapshot.nodes]
+    steps = draw.draw(st.integers(1, 4))
+    for step in range(steps):
+        changes = draw.draw(
+            st.lists(st.tuples(st.sampled_from(tasks), st.sampled_from(["pending", "running"]), st.sampled_from(nodes)))
+        )
+        once = {t: (t, s, n if s == "running" else None) for t, s, n in changes}  # one change a task
+        state = state.with_changes(once.values())
+        if step < steps - 1 and draw.draw(st.booleans()):
+            continue  # not asked: the next state updates an earlier state's answer
+        fresh = Cluster(snapshot, state.tree, state.shares, dict(state.status), dict(state.node_of))
+        assert state.running_nodes().tolist() == fresh.running_nodes().tolist()
+        for job, node in zip(snapshot.jobs, fresh.running_nodes().tolist(), strict=True):
+            hosts = fresh.running_on(job)
+            assert node == (-1 if not hosts else -2 if len(hosts) > 1 else nodes.index(next(iter(hosts))))
+
+
+def test_job_positions_are_found_by_scan_or_map_alike() -> None:
+    jobs = [{"name": f"j{i}", "queue": "a", "task_resources": {"gpu": 1}, "tasks": [{}]} for i in range(12)]
+    data = {"now": 0, "nodes": [], "queues": [{"name": "a"}], "jobs": jobs}
+    state = Cluster.of(snapshot_from_data(data))
+    names = [job["name"] for job in jobs]
+    one_by_one = [state.job_positions([name])[0] for name in reversed(names)]  # scanned
+    assert "job positions" not in state.memo
+    assert state.job_positions(reversed(names)) == one_by_one == list(reversed(range(12)))  # 12 > 8: the map
+    assert "job positions" in state.memo

@@ -262,6 +262,13 @@ class JobColumns:
     """Per job, ``started_at`` (float; NaN when it never started)."""
     minimum: np.ndarray
     """Per job, :attr:`Job.gang_minimum` (int64)."""
+    uniform: np.ndarray
+    """Per job, :attr:`Job.uniform` (bool)."""
+    shapes: list[dict[str, int]]
+    """The distinct ``task_resources`` maps, told apart by identity (the fast path gives every job of one shape the
+    same map; equal maps that are not the same object get codes of their own)."""
+    shape: np.ndarray
+    """Per job, its ``task_resources``' position in :attr:`shapes` (int64)."""
 
     @classmethod
     def of(cls, jobs: list[Job]) -> JobColumns:
@@ -274,6 +281,8 @@ class JobColumns:
             minimum=list(map(attrgetter("gang_minimum"), jobs)),
             priority=list(map(attrgetter("resolved_priority"), jobs)),
             preemptible=list(map(attrgetter("is_preemptible"), jobs)),
+            uniform=list(map(attrgetter("uniform"), jobs)),
+            resources=list(map(attrgetter("task_resources"), jobs)),
         )
 
     @classmethod
@@ -287,11 +296,20 @@ class JobColumns:
         minimum: list[int],
         priority: list[int],
         preemptible: list[bool],
+        uniform: list[bool],
+        resources: list[dict[str, int]],
     ) -> JobColumns:
-        """Columns from lists read elsewhere (per job, in document order)."""
+        """Columns from lists read elsewhere (per job, in document order; ``resources``: each one's
+        ``task_resources``)."""
         count = len(names)
         queue_names, queue = _codes(queues)
         class_names, priority_class = _codes(classes)
+        _, first, shape = np.unique(
+            np.fromiter(map(id, resources), dtype=np.int64, count=count), return_index=True, return_inverse=True
+        )
+        order = np.argsort(first, kind="stable")  # shapes in order of first job
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
         return cls(
             names=names,
             queues=queue_names,
@@ -302,6 +320,9 @@ class JobColumns:
             priority=np.fromiter(priority, dtype=np.int64, count=count),
             started=np.array(started, dtype=float).reshape(count),  # None becomes NaN
             minimum=np.fromiter(minimum, dtype=np.int64, count=count),
+            uniform=np.fromiter(uniform, dtype=bool, count=count),
+            shapes=[resources[i] for i in first[order].tolist()],
+            shape=rank[shape.reshape(count)],
         )
 
 

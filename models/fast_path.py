@@ -108,6 +108,8 @@ def _build(data: dict[str, Any], consume: bool) -> Snapshot:
             "classes": seen.classes,
             "started": seen.started,
             "minimum": seen.minimum,
+            "uniform": seen.uniform,
+            "resources": seen.shared,
             "priority": [],
             "preemptible": [],
         }
@@ -140,6 +142,7 @@ class _Seen:
         self.classes: list[str | None] = []
         self.started: list[float | None] = []
         self.minimum: list[int] = []
+        self.uniform: list[bool] = []
 
 
 def _model(cls: type[M], values: dict[str, Any], given: set[str]) -> M:
@@ -268,7 +271,8 @@ def _job(raw: object, seen: _Seen) -> Job:
         "annotations": _EMPTY if annotations is _ABSENT else _free(annotations),
         "requeue": None if requeue is None else RequeueState.model_validate(requeue),
     }
-    if len(seen.own) == own:
+    uniform = len(seen.own) == own
+    if uniform:
         values["_uniform"] = True  # no task asks for requests of its own (Job.uniform, known here for free)
     seen.shared.append(shared)
     seen.counts.append(len(raw_tasks))
@@ -277,7 +281,9 @@ def _job(raw: object, seen: _Seen) -> Job:
     seen.classes.append(priority_class)
     seen.started.append(started)
     seen.minimum.append(len(raw_tasks) if min_available is None else min_available)
-    return _model(Job, values, _given(raw))
+    job = _model(Job, values, _given(raw))
+    seen.uniform.append(uniform or job.uniform)
+    return job
 
 
 def _tasks(raw_tasks: list[Any], job: str, seen: _Seen) -> list[Task]:

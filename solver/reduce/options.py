@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from gpu_preempt.models import Job, Resources
+from gpu_preempt.models import Resources
 from gpu_preempt.solver.rules.victim_order import NO_VICTIMS
 
 from .units import Choice, Cost, CostModel, Item, Singles, TooComplex, Unit, add, fits
@@ -237,11 +237,10 @@ def lower_bounds(
             raise OverflowError  # the differences below could wrap around
         rooms = np.array([unit.room[unit.nodes[0]] for unit in units], dtype=np.int64).reshape(count, width)
         need = np.array(wanted, dtype=np.int64) - rooms
-        unit_of, running, surplus, whole, size, gpus, jobs = _victim_columns(units, width)
+        unit_of, running, surplus, whole, size, gpus, started, priority = _victim_columns(units, width)
     except OverflowError:
         return [lower_bound(unit, request, resources, costs) for unit in units]
     crowd = int(np.bincount(unit_of, minlength=1).max()) + 1
-    started = np.array(list(map(_STARTED, map(vars, jobs))), dtype=float).reshape(len(jobs))  # None: nan
     since = np.where(np.isnan(started), 0.0, np.maximum(0.0, np.rint((costs.now - started) * 1000)))  # elapsed()
     most = np.where(whole, running, surplus)
     least = np.where(surplus > 0, 1, running)
@@ -256,7 +255,6 @@ def lower_bounds(
         return [lower_bound(unit, request, resources, costs) for unit in units]
     size = size * most[:, None]
     loss = least * gpus * since.astype(np.int64)
-    priority = np.fromiter(map(_PRIORITY, map(vars, jobs)), dtype=np.int64, count=len(jobs))
     top = np.full(count, np.iinfo(np.int64).min, dtype=np.int64)
     np.maximum.at(top, unit_of, priority)
     at_top = priority == top[unit_of]
@@ -293,10 +291,10 @@ def lower_bounds(
 
 def _victim_columns(
     units: list[Unit], width: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[Job]]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The single-node victims of ``units`` as columns: unit (position in ``units``), running tasks, surplus, whole,
-    one task's size, GPUs per task, and the jobs. Read from the :class:`~.units.Singles` table the units come from
-    when they all come from one, else from their victims."""
+    one task's size, GPUs per task, and their jobs' start (NaN: never) and priority. Read from the
+    :class:`~.units.Singles` table the units come from when they all come from one, else from their victims."""
     tables = {id(u.source[0]) for u in units if u.source is not None}
     if len(tables) == 1 and all(u.source is not None for u in units):
         table: Singles = units[0].source[0]  # type: ignore[index]
@@ -305,7 +303,6 @@ def _victim_columns(
         offsets = np.repeat(np.cumsum(lengths) - lengths, lengths)
         rows = np.arange(int(lengths.sum())) - offsets + np.repeat(table.starts[ids], lengths)
         unit_of = np.repeat(np.arange(len(units), dtype=np.int64), lengths)
-        jobs = list(map(table.jobs.__getitem__, rows.tolist()))
         return (
             unit_of,
             table.running[rows],
@@ -313,11 +310,13 @@ def _victim_columns(
             table.whole[rows],
             table.size[rows].reshape(len(rows), width),
             table.gpus[rows],
-            jobs,
+            table.started[rows],
+            table.priority[rows],
         )
     local = [unit.local.get(unit.nodes[0], []) for unit in units]
     victims = [v for vs in local for v in vs]
     count = len(victims)
+    fields = [vars(v.job) for v in victims]
     return (
         np.repeat(np.arange(len(units), dtype=np.int64), [len(vs) for vs in local]),
         np.fromiter((v.per_node[0][1] for v in victims), dtype=np.int64, count=count),
@@ -325,7 +324,8 @@ def _victim_columns(
         np.fromiter((v.whole for v in victims), dtype=bool, count=count),
         np.array([v.size for v in victims], dtype=np.int64).reshape(count, width),
         np.fromiter((v.gpus for v in victims), dtype=np.int64, count=count),
-        [v.job for v in victims],
+        np.array(list(map(_STARTED, fields)), dtype=float).reshape(count),  # None: NaN
+        np.fromiter(map(_PRIORITY, fields), dtype=np.int64, count=count),
     )
 
 

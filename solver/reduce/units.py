@@ -26,7 +26,6 @@ import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from itertools import repeat
 from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
@@ -43,7 +42,6 @@ Cost = tuple[Any, ...]
 
 
 _JOB, _WHOLE, _SURPLUS = attrgetter("job"), attrgetter("whole_job"), attrgetter("surplus")
-_SHARED, _UNIFORM = attrgetter("task_resources"), attrgetter("uniform")
 _FIRST, _SECOND = itemgetter(0), itemgetter(1)
 _NONE: dict[str, int] = {}
 _WIDE = 2**62
@@ -120,7 +118,14 @@ class Singles:
     gpus: np.ndarray
     whole: np.ndarray
     surplus: np.ndarray
-    jobs: list[Job]
+    job: np.ndarray
+    """Per row, the position of its job in :attr:`everyone`."""
+    started: np.ndarray
+    """Per row, its job's ``started_at`` (float, NaN when it never started)."""
+    priority: np.ndarray
+    """Per row, its job's resolved priority (int64)."""
+    everyone: list[Job]
+    """The snapshot's jobs."""
 
     def rows(self, unit: int) -> range:
         return range(int(self.starts[unit]), int(self.starts[unit + 1]))
@@ -133,7 +138,7 @@ class Singles:
             new(Victim, (c, job, ((n, k),), (n,), tuple(size), g, w, s))
             for c, job, k, size, g, w, s in zip(
                 self.candidate[a:b].tolist(),
-                self.jobs[a:b],
+                map(self.everyone.__getitem__, self.job[a:b].tolist()),
                 self.running[a:b].tolist(),
                 self.size[a:b].tolist(),
                 self.gpus[a:b].tolist(),
@@ -272,23 +277,33 @@ def build_units(
     # Column by column, each pass in C: a large cluster has hundreds of thousands of candidates.
     if rows is None:
         rows = np.array(cluster.job_positions(map(_JOB, candidates)), dtype=np.int64).reshape(len(candidates))
-    jobs = list(map(snapshot.jobs.__getitem__, rows.tolist()))
-    if not all(map(dict.get, map(vars, jobs), repeat("_uniform"))) and not all(map(_UNIFORM, jobs)):
-        odd = next(job for job in jobs if not job.uniform)
-        raise TooComplex(f"the tasks of {odd.name} differ")
-    on, running = cluster.running_nodes()[rows], cluster.running_array()[rows]
-    shape_of, sizes, gpus = _shapes(jobs, resources)
-    whole, surplus = list(map(_WHOLE, candidates)), list(map(_SURPLUS, candidates))
+    columns, jobs = cluster.job_columns(), snapshot.jobs
+    uniform = columns.uniform[rows]
+    if not uniform.all():
+        raise TooComplex(f"the tasks of {jobs[int(rows[np.argmin(uniform)])].name} differ")
+    present, shape = np.unique(columns.shape[rows], return_inverse=True)
+    sizes, gpus = _shapes([columns.shapes[i] for i in present.tolist()], resources)
+    victims = _Candidates(
+        node=cluster.running_nodes()[rows],
+        running=cluster.running_array()[rows],
+        job=rows,
+        shape=shape.reshape(len(rows)),
+        whole=np.fromiter(map(_WHOLE, candidates), dtype=bool, count=len(candidates)),
+        surplus=np.fromiter(map(_SURPLUS, candidates), dtype=np.int64, count=len(candidates)),
+        started=columns.started[rows],
+        priority=columns.priority[rows],
+    )
     new, hosts = tuple.__new__, cluster.running_hosts()
 
     spanning: list[Victim] = []
-    for v in np.flatnonzero(on == -2).tolist():
-        pairs = tuple(sorted((index[name], count) for name, count in hosts[jobs[v].name].items()))
+    for v in np.flatnonzero(victims.node == -2).tolist():
+        job = jobs[int(rows[v])]
+        pairs = tuple(sorted((index[name], count) for name, count in hosts[job.name].items()))
         if not any(schedulable[n] for n, _ in pairs):
             continue
-        shape = shape_of[v]
+        k, whole, surplus = int(victims.shape[v]), bool(victims.whole[v]), int(victims.surplus[v])
         nodes = tuple(n for n, _ in pairs)
-        spanning.append(new(Victim, (v, jobs[v], pairs, nodes, sizes[shape], gpus[shape], whole[v], surplus[v])))
+        spanning.append(new(Victim, (v, job, pairs, nodes, sizes[k], gpus[k], whole, surplus)))
 
     parent: dict[int, int] = {}
 
@@ -311,11 +326,9 @@ def build_units(
         unit.spanning.append(victim)  # type: ignore[union-attr]
 
     free = [n for n, _ in free_hosts(cluster, priority, request, resources)]
-    table, joined = _singles(
-        (on, running), jobs, (whole, surplus), (shape_of, sizes, gpus), len(resources), mask, set(parent), free
-    )
-    for n, victims in joined.items():
-        groups[find(n)].local[n] = victims
+    table, joined = _singles(victims, jobs, (sizes, gpus), len(resources), mask, set(parent), free)
+    for n, here in joined.items():
+        groups[find(n)].local[n] = here
     units = []
     for unit in groups.values():
         members = sorted({*unit.local, *(n for victim in unit.spanning for n in victim.nodes)})
@@ -334,43 +347,48 @@ def build_units(
     return kept, len(candidates) - used
 
 
-def _shapes(jobs: list[Job], resources: tuple[str, ...]) -> tuple[list[int], list[tuple[int, ...]], list[int]]:
-    """Per job, a row for its ``task_resources``; per row, one task's requests in ``resources`` and its whole GPUs.
+class _Candidates(NamedTuple):
+    """Per candidate, as columns: the one node its running tasks are on (see :meth:`Cluster.running_nodes`), its
+    running tasks, its job's position, its shape (a row of :func:`_shapes`), whether it may lose the whole job, its
+    surplus, and its job's start and priority."""
 
-    Rows are told apart by identity: the fast path gives every job of one shape the same map (equal maps that are
-    not the same object get rows of their own, with equal values).
-    """
-    maps = list(map(_SHARED, jobs))
-    _, first, inverse = np.unique(
-        np.fromiter(map(id, maps), dtype=np.int64, count=len(maps)), return_index=True, return_inverse=True
-    )
-    distinct = list(map(maps.__getitem__, first.tolist()))
-    sizes = [tuple(m.get(r, 0) for r in resources) for m in distinct]
-    gpus = [sum(a for r, a in m.items() if is_gpu_resource(r)) // 1000 for m in distinct]
-    return inverse.reshape(len(maps)).tolist(), sizes, gpus
+    node: np.ndarray
+    running: np.ndarray
+    job: np.ndarray
+    shape: np.ndarray
+    whole: np.ndarray
+    surplus: np.ndarray
+    started: np.ndarray
+    priority: np.ndarray
+
+
+def _shapes(maps: list[dict[str, int]], resources: tuple[str, ...]) -> tuple[list[tuple[int, ...]], list[int]]:
+    """Per ``task_resources`` map, one task's requests in ``resources`` and its whole GPUs."""
+    sizes = [tuple(m.get(r, 0) for r in resources) for m in maps]
+    gpus = [sum(a for r, a in m.items() if is_gpu_resource(r)) // 1000 for m in maps]
+    return sizes, gpus
 
 
 def _singles(
-    hosts: tuple[np.ndarray, np.ndarray],
-    jobs: list[Job],
-    taken: tuple[list[bool], list[int]],
-    shapes: tuple[list[int], list[tuple[int, ...]], list[int]],
+    victims: _Candidates,
+    everyone: list[Job],
+    shapes: tuple[list[tuple[int, ...]], list[int]],
     width: int,
     schedulable: np.ndarray,
     joined: set[int],
     free: list[int],
 ) -> tuple[Singles, dict[int, list[Victim]]]:
-    """The candidates running on one schedulable node (``hosts``: per candidate, that node or a negative number, and
-    its running tasks): a :class:`Singles` table with a unit for each such node that no victim spanning nodes
-    reaches and for each node of ``free`` that hosts no victim; and, for each node one reaches (``joined``), its
-    victims."""
-    one = np.flatnonzero(hosts[0] >= 0)
-    node, running = hosts[0][one], hosts[1][one]
-    shape_of, sizes, gpus = shapes
-    shape = np.array(shape_of, dtype=np.int64)[one]
-    whole, surplus = np.array(taken[0], dtype=bool)[one], np.array(taken[1], dtype=np.int64)[one]
+    """The candidates running on one schedulable node: a :class:`Singles` table with a unit for each such node that
+    no victim spanning nodes reaches and for each node of ``free`` that hosts no victim; and, for each node one
+    reaches (``joined``), its victims."""
+    one = np.flatnonzero(victims.node >= 0)
+    node = victims.node[one]
+    sizes, gpus = shapes
+    shape = victims.shape[one]
     size = np.array(sizes, dtype=np.int64).reshape(len(sizes), width)[shape]
     gpu = np.array(gpus, dtype=np.int64)[shape]
+    per_row = (victims.running, victims.whole, victims.surplus, victims.job, victims.started, victims.priority)
+    running, whole, surplus, job, started, priority = (column[one] for column in per_row)
     reached = np.zeros(len(schedulable), dtype=bool)
     reached[list(joined)] = True
 
@@ -378,8 +396,8 @@ def _singles(
         rows = rows[np.argsort(node[rows], kind="stable")]
         at = node[rows]
         starts = np.r_[np.searchsorted(at, units, side="left"), len(rows)].astype(np.int64)
-        columns = (one[rows], running[rows], size[rows], gpu[rows], whole[rows], surplus[rows])
-        return Singles(units, starts, *columns, list(map(jobs.__getitem__, one[rows].tolist())))
+        columns = (one[rows], running[rows], size[rows], gpu[rows], whole[rows], surplus[rows], job[rows])
+        return Singles(units, starts, *columns, started[rows], priority[rows], everyone)
 
     usable = schedulable[node]
     inside = np.flatnonzero(usable & reached[node])

@@ -260,6 +260,8 @@ class JobColumns:
     """Per job, :attr:`Job.resolved_priority` (int64)."""
     started: np.ndarray
     """Per job, ``started_at`` (float; NaN when it never started)."""
+    created: np.ndarray
+    """Per job, ``created_at`` (float; NaN when not given)."""
     minimum: np.ndarray
     """Per job, :attr:`Job.gang_minimum` (int64)."""
     uniform: np.ndarray
@@ -278,6 +280,7 @@ class JobColumns:
             queues=list(map(attrgetter("queue"), jobs)),
             classes=list(map(attrgetter("priority_class"), jobs)),
             started=list(map(attrgetter("started_at"), jobs)),
+            created=list(map(attrgetter("created_at"), jobs)),
             minimum=list(map(attrgetter("gang_minimum"), jobs)),
             priority=list(map(attrgetter("resolved_priority"), jobs)),
             preemptible=list(map(attrgetter("is_preemptible"), jobs)),
@@ -293,6 +296,7 @@ class JobColumns:
         queues: list[str],
         classes: list[str | None],
         started: list[float | None],
+        created: list[float | None],
         minimum: list[int],
         priority: list[int],
         preemptible: list[bool],
@@ -319,6 +323,7 @@ class JobColumns:
             preemptible=np.fromiter(preemptible, dtype=bool, count=count),
             priority=np.fromiter(priority, dtype=np.int64, count=count),
             started=np.array(started, dtype=float).reshape(count),  # None becomes NaN
+            created=np.array(created, dtype=float).reshape(count),
             minimum=np.fromiter(minimum, dtype=np.int64, count=count),
             uniform=np.fromiter(uniform, dtype=bool, count=count),
             shapes=[resources[i] for i in first[order].tolist()],
@@ -331,3 +336,16 @@ def _codes(values: list[H]) -> tuple[list[H], np.ndarray]:
     position = {value: i for i, value in enumerate(dict.fromkeys(values))}
     codes = np.fromiter(map(position.__getitem__, values), dtype=np.int64, count=len(values))
     return list(position), codes
+
+
+def grouped(codes: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """The positions in ``codes`` grouped by code: codes in order of their first position, positions ascending.
+
+    >>> [(code, at.tolist()) for code, at in grouped(np.array([2, 0, 2, 1, 0]))]
+    [(2, [0, 2]), (0, [1, 4]), (1, [3])]
+    """
+    present, first = np.unique(codes, return_index=True)
+    order = np.argsort(codes, kind="stable")
+    edges = [*np.searchsorted(codes[order], present).tolist(), len(order)]
+    groups = [(int(code), order[edges[k] : edges[k + 1]]) for k, code in enumerate(present.tolist())]
+    return [groups[k] for k in np.argsort(first, kind="stable").tolist()]

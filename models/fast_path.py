@@ -107,6 +107,7 @@ def _build(data: dict[str, Any], consume: bool) -> Snapshot:
             "queues": seen.queues,
             "classes": seen.classes,
             "started": seen.started,
+            "created": seen.created,
             "minimum": seen.minimum,
             "uniform": seen.uniform,
             "resources": seen.shared,
@@ -141,6 +142,7 @@ class _Seen:
         self.own: list[tuple[int, dict[str, int]]] = []
         self.classes: list[str | None] = []
         self.started: list[float | None] = []
+        self.created: list[float | None] = []
         self.minimum: list[int] = []
         self.uniform: list[bool] = []
 
@@ -280,6 +282,7 @@ def _job(raw: object, seen: _Seen) -> Job:
     seen.queues.append(queue)
     seen.classes.append(priority_class)
     seen.started.append(started)
+    seen.created.append(created)
     seen.minimum.append(len(raw_tasks) if min_available is None else min_available)
     job = _model(Job, values, _given(raw))
     seen.uniform.append(uniform or job.uniform)

@@ -16,16 +16,17 @@ model's first hint and as the yardstick of the benchmarks.
 from __future__ import annotations
 
 from fractions import Fraction
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 
+import numpy as np
+
+from gpu_preempt.models.columns import grouped
 from gpu_preempt.solver.problem.builder import Plan
 from gpu_preempt.solver.problem.data import Problem, Solution, broken_rows
 from gpu_preempt.solver.reduce.units import free_hosts
 from gpu_preempt.solver.rules.victim_order import greedy_key
 
 _JOB, _SURPLUS = attrgetter("job"), attrgetter("surplus")
-_PRIORITY, _QUEUE = itemgetter("_resolved_priority"), itemgetter("queue")
-_CREATED, _STARTED = itemgetter("created_at"), itemgetter("started_at")
 
 FIRST_PREFIX = 64
 """How many victims :func:`solve_plan` builds first (then four times as many, and so on)."""
@@ -104,32 +105,40 @@ class _GroupOrder:
     def __init__(self, plan: Plan) -> None:
         assert plan.candidates is not None
         cluster, shares = plan.cluster, dict[str, Fraction]()
-        candidates = plan.candidates.candidates
-        # greedy_key(...)[2:] of every candidate, column by column (in C where it can be): hundreds of thousands
-        names = list(map(_JOB, candidates))
-        jobs = list(map(cluster.snapshot.jobs_by_name().__getitem__, names))
-        fields = list(map(vars, jobs))
-        self._priorities = list(map(_PRIORITY, fields))
-        newest = [
-            -(c if c is not None else s if s is not None else -1e300)
-            for c, s in zip(map(_CREATED, fields), map(_STARTED, fields), strict=True)
-        ]
-        whole = map((0).__eq__, map(_SURPLUS, candidates))
-        self._rest = rest = list(zip(self._priorities, whole, newest, names, strict=True))
-        members: dict[str, list[int]] = {}
-        for i, queue in enumerate(map(_QUEUE, fields)):
-            found = members.get(queue)
-            if found is None:
-                members[queue] = [i]
-            else:
-                found.append(i)
-        least = {q: min(map(rest.__getitem__, found)) for q, found in members.items()}
-        first = {q: greedy_key(cluster, jobs[found[0]], 0, shares)[:2] for q, found in members.items()}
-        self._members = members
-        self._queues = iter(sorted(members, key=lambda q: (*first[q], *least[q])))
+        found = plan.candidates
+        self._candidates = candidates = found.candidates
+        rows = found.rows
+        if rows is None:
+            rows = np.array(cluster.job_positions(map(_JOB, candidates)), dtype=np.int64).reshape(len(candidates))
+        # greedy_key(...)[2:] of every candidate, on columns: hundreds of thousands
+        columns, jobs = cluster.job_columns(), cluster.snapshot.jobs
+        created, started = columns.created[rows], columns.started[rows]
+        self._priority = columns.priority[rows]
+        self._whole = np.fromiter(map(_SURPLUS, candidates), dtype=np.int64, count=len(candidates)) == 0
+        self._newest = -np.where(np.isnan(created), np.where(np.isnan(started), -1e300, started), created)
+        self._members: dict[int, np.ndarray] = {}
+        least, first = {}, {}
+        for code, members in grouped(columns.queue[rows]):
+            self._members[code] = members
+            least[code] = self._least(members)
+            first[code] = greedy_key(cluster, jobs[int(rows[members[0]])], 0, shares)[:2]
+        self._queues = iter(sorted(self._members, key=lambda q: (*first[q], *least[q])))
         self._rank = 0
         self.groups: list[tuple[int, int]] = []
         self.indices: list[int] = []
+
+    def _keys(self, members: np.ndarray) -> list[tuple[int, bool, float, str]]:
+        """``greedy_key(...)[2:]`` of the candidates ``members``: (priority, whole job, newest, name)."""
+        names = map(_JOB, map(self._candidates.__getitem__, members.tolist()))
+        picked = (self._priority[members].tolist(), self._whole[members].tolist(), self._newest[members].tolist())
+        return list(zip(*picked, names, strict=True))
+
+    def _least(self, members: np.ndarray) -> tuple[int, bool, float, str]:
+        """The least :meth:`_keys` of ``members``: found on columns, names compared only among ties."""
+        priority, whole, newest = self._priority[members], self._whole[members], self._newest[members]
+        best = np.lexsort((newest, whole, priority))[0]
+        ties = members[(priority == priority[best]) & (whole == whole[best]) & (newest == newest[best])]
+        return min(self._keys(ties))
 
     def reach(self, size: int) -> None:
         """Order at least ``size`` candidates (every one, if there are fewer), whole queues at a time."""
@@ -137,8 +146,10 @@ class _GroupOrder:
             queue = next(self._queues, None)
             if queue is None:
                 return
-            ranked = sorted(self._members[queue], key=self._rest.__getitem__)  # (priority, whole, newest, name)
-            self.groups += [(self._rank, self._priorities[i]) for i in ranked]
+            members = self._members[queue]
+            keys = self._keys(members)
+            ranked = [int(members[i]) for i in sorted(range(len(members)), key=keys.__getitem__)]
+            self.groups += [(self._rank, priority) for priority in self._priority[ranked].tolist()]
             self.indices += ranked
             self._rank += 1
 

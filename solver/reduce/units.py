@@ -435,26 +435,37 @@ def free_hosts(
     cluster: Cluster, priority: int, request: Resources, resources: tuple[str, ...]
 ) -> list[tuple[int, int]]:
     """Schedulable nodes (by index) with room for tasks of ``request`` now, as ``priority`` sees them, and how many
-    each takes; kept while the state lasts."""
+    each takes; kept while the state lasts, and counted again in a derived state only on the nodes that changed."""
     shape = tuple(sorted(request.items()))
     key = ("free-hosts", priority, shape, resources)
     found = cluster.scratch.get(key)
     if isinstance(found, list):
         return found
     rooms = cluster.rooms(priority, resources)
+    counts = cluster.node_values(
+        ("fits", priority, shape, resources),
+        lambda i, _: fits(rooms[i], request, resources),
+        lambda: _every_fit(rooms, request, resources),
+    )
+    column = np.array(counts, dtype=np.int64).reshape(len(counts))
+    column[~_schedulable(cluster)] = 0
+    hosts = [(n, counts[n]) for n in np.flatnonzero(column > 0).tolist()]
+    cluster.scratch[key] = hosts
+    return hosts
+
+
+def _every_fit(rooms: list[tuple[int, ...]], request: Resources, resources: tuple[str, ...]) -> list[int]:
+    """:func:`fits` of every room, one resource at a time over all of them."""
     counts: np.ndarray | None = None
-    for i, r in enumerate(resources):  # fits(), on every node at once
+    for i, r in enumerate(resources):
         amount = request.get(r, 0)
         if amount > 0:
             column = np.fromiter((room[i] // amount for room in rooms), dtype=np.int64, count=len(rooms))
             counts = column if counts is None else np.minimum(counts, column)
     if counts is None:
-        hosts: list[tuple[int, int]] = []
-    else:
-        counts[~_schedulable(cluster)] = 0
-        hosts = [(int(n), int(counts[n])) for n in np.flatnonzero(counts > 0)]
-    cluster.scratch[key] = hosts
-    return hosts
+        return [0] * len(rooms)
+    found: list[int] = np.maximum(counts, 0).tolist()
+    return found
 
 
 def _schedulable(cluster: Cluster) -> np.ndarray:

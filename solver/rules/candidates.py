@@ -32,6 +32,7 @@ from typing import Literal, NamedTuple, overload
 import numpy as np
 
 from gpu_preempt.models import Job, Resources, Toleration, format_quantity
+from gpu_preempt.models.columns import grouped
 from gpu_preempt.models.quantity import add
 from gpu_preempt.solver.state.cluster import Cluster
 
@@ -154,7 +155,9 @@ def _preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:
     columns, jobs, rows = cluster.job_columns(), cluster.snapshot.jobs, _running_others(cluster, preemptor)
     queue = columns.queue[rows]
     mine = queue == columns.queues.index(preemptor.queue)  # the preemptor is a job of the snapshot: its queue is there
-    for code, where in _by_queue(queue[~mine], rows[~mine]):
+    others = rows[~mine]
+    for code, at in grouped(queue[~mine]):
+        where = others[at]
         result.other_queues.append(
             (f"in queue {columns.queues[code]}, not {preemptor.queue}", Names(columns.names, where))
         )
@@ -179,15 +182,6 @@ def _preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:
         if len(result.candidates) > before:
             found_at.append(i)
     return _with_plain(result, cluster, rows, clear, found_at)
-
-
-def _by_queue(queue: np.ndarray, rows: np.ndarray) -> list[tuple[int, np.ndarray]]:
-    """``rows`` grouped by ``queue`` (their queues' codes): queues in order of first row, rows in order."""
-    present, first = np.unique(queue, return_index=True)
-    order = np.argsort(queue, kind="stable")
-    edges = [*np.searchsorted(queue[order], present).tolist(), len(order)]
-    groups = [(int(code), rows[order[edges[k] : edges[k + 1]]]) for k, code in enumerate(present.tolist())]
-    return [groups[k] for k in np.argsort(first, kind="stable").tolist()]
 
 
 def reclaim_candidates(cluster: Cluster, reclaimer: Job, chunk: Resources) -> CandidateSet:

@@ -441,12 +441,16 @@ def free_hosts(
     found = cluster.scratch.get(key)
     if isinstance(found, list):
         return found
-    rooms = cluster.rooms(priority, resources)
-    counts = cluster.node_values(
-        ("fits", priority, shape, resources),
-        lambda i, _: fits(rooms[i], request, resources),
-        lambda: _every_fit(rooms, request, resources),
+    base, rooms = cluster.base_rooms(resources), cluster.rooms(priority, resources)
+    counts = cluster.node_values(  # the same for every priority, so a derived state reuses those of any decision
+        ("fits", shape, resources),
+        lambda i, _: fits(base[i], request, resources),
+        lambda: _every_fit(base, request, resources),
     )
+    if rooms is not base:  # lower-priority promises on some nodes do not hold against this decision
+        counts = list(counts)
+        for n in map(cluster.node_index().__getitem__, cluster.promised_nodes()):
+            counts[n] = fits(rooms[n], request, resources)
     column = np.array(counts, dtype=np.int64).reshape(len(counts))
     column[~_schedulable(cluster)] = 0
     hosts = [(n, counts[n]) for n in np.flatnonzero(column > 0).tolist()]

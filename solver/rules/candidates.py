@@ -109,8 +109,8 @@ class CandidateSet:
     """The document positions of the :attr:`candidates`' jobs (int64, in the same order), when the rule that chose
     them knew them (it finds them on :meth:`Cluster.job_columns`)."""
     priorities: set[int] | None = field(default=None, compare=False)
-    """The distinct resolved priorities of :attr:`candidates`, when the rule that chose them gathered them on the way
-    (reclaim: a pass over hundreds of thousands of jobs to find them again costs a few tenths of a second)."""
+    """The distinct resolved priorities of :attr:`candidates`, when the rule that chose them found them (on the job
+    columns: a pass over hundreds of thousands of jobs to find them again costs a few tenths of a second)."""
     _written: list[Excluded] = field(default_factory=list, compare=False, repr=False)
 
     @property
@@ -190,9 +190,7 @@ def reclaim_candidates(cluster: Cluster, reclaimer: Job, chunk: Resources) -> Ca
     The jobs that are plainly candidates (preemptible, in another queue, protected by nothing, in a queue the line
     leaves open) are found on columns (:meth:`Cluster.job_columns`); every other running job is judged one by one.
     """
-    priorities: set[int] = set()
-    result = CandidateSet("reclaim", reclaimer.name, priorities=priorities)
-    seen = priorities.add
+    result = CandidateSet("reclaim", reclaimer.name)
     strict = cluster.snapshot.config.reclaim_guarantee == "strict"
     lines: dict[str, tuple[str, Line]] = {}
     closed: dict[str, str | None] = {}
@@ -234,7 +232,6 @@ def reclaim_candidates(cluster: Cluster, reclaimer: Job, chunk: Resources) -> Ca
             blocked = blocks(job, candidate)
             if blocked is None:
                 result.candidates.append(candidate)
-                seen(job.resolved_priority)
             else:
                 result.movable.append(candidate)
                 result.judged.append(Excluded(job.name, "guarantee", blocked))
@@ -247,11 +244,8 @@ def reclaim_candidates(cluster: Cluster, reclaimer: Job, chunk: Resources) -> Ca
                 if blocked is not None:
                     result.movable.append(result.candidates.pop())
                     result.judged.append(Excluded(job.name, "guarantee", blocked))
-                else:
-                    seen(job.resolved_priority)
         if len(result.candidates) > before:
             found_at.append(i)
-    priorities.update(np.unique(cluster.job_columns().priority[rows[clear]]).tolist())
     return _with_plain(result, cluster, rows, clear, found_at)
 
 
@@ -284,7 +278,7 @@ def _with_plain(
     result: CandidateSet, cluster: Cluster, rows: np.ndarray, clear: np.ndarray, found_at: list[int]
 ) -> CandidateSet:
     """``result`` with the plain candidates (``rows[clear]``) among those judged one by one (``rows[found_at]``),
-    in document order, and the positions of all."""
+    in document order, and the positions and distinct priorities of all."""
     plain = np.flatnonzero(clear)
     judged = np.array(found_at, dtype=np.int64)
     candidates = _whole_candidates(cluster, rows[plain])
@@ -294,7 +288,8 @@ def _with_plain(
         candidates = list(map(both.__getitem__, order.tolist()))
         plain = np.concatenate([plain, judged])[order]
     result.candidates[:] = candidates
-    return replace(result, rows=rows[plain])
+    priorities = set(np.unique(cluster.job_columns().priority[rows[plain]]).tolist())
+    return replace(result, rows=rows[plain], priorities=priorities)
 
 
 def _at_or_below(cluster: Cluster, vq: str, line: Line) -> str | None:

@@ -577,22 +577,27 @@ class Cluster:
         found = self.node_cache.get(("rooms", resources, priority))
         if found is not None:
             return found  # type: ignore[no-any-return]
-        final = self._final
-        empty: Resources = {}
-        values = self.node_values(
-            ("rooms", resources),
-            lambda _, node: _room(node, final.get(node.name, empty), resources),
-            lambda: _rooms(self.snapshot.nodes, final, resources),
-        )
+        values = self.base_rooms(resources)
         index, nodes = self.node_index(), self.snapshot.nodes
         for name in self.promised_nodes():
             load = self.room_load(name, priority)
-            if load is not final.get(name):  # lower-priority promises do not hold their capacity
+            if load is not self._final.get(name):  # lower-priority promises do not hold their capacity
                 if values is self.node_cache[("rooms", resources)]:
                     values = list(values)
                 values[index[name]] = _room(nodes[index[name]], load, resources)
         self.node_cache[("rooms", resources, priority)] = values
         return values
+
+    def base_rooms(self, resources: tuple[str, ...]) -> list[tuple[int, ...]]:
+        """Every node's room in ``resources`` with every promise holding (allocatable minus the final load): what
+        :meth:`rooms` gives on the nodes of no :meth:`promised_nodes`, whatever the priority."""
+        final = self._final
+        empty: Resources = {}
+        return self.node_values(
+            ("rooms", resources),
+            lambda _, node: _room(node, final.get(node.name, empty), resources),
+            lambda: _rooms(self.snapshot.nodes, final, resources),
+        )
 
     def room_load(self, node: str, priority: int) -> Resources:
         """The final load as a decision of ``priority`` sees it (seed 004).

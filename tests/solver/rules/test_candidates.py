@@ -334,8 +334,9 @@ def test_reclaim_judges_every_running_job_as_its_protections_say(scene: tuple[Cl
             assert candidate is None and found.exclusion(job.name).rule == blocking[0].rule
         elif candidate is not None:
             assert not candidate.whole_job and candidate.surplus == running_now - job.gang_minimum > 0
-    # the levels of the objective, gathered on the way: the priorities of the candidates, no more
+    # the levels of the objective, found on the way: the priorities of the candidates, no more; and their jobs' rows
     assert found.priorities == {c.snapshot.job(x.job).resolved_priority for x in found.candidates}
+    assert [c.snapshot.jobs[i].name for i in found.rows.tolist()] == [x.job for x in found.candidates]
 
 
 @settings(max_examples=200, deadline=None)
@@ -384,3 +385,5 @@ def test_preempt_judges_every_running_job_as_its_queue_priority_and_protections_
         elif candidate is not None:
             assert not candidate.whole_job and candidate.surplus == running_now - job.gang_minimum > 0
     assert found.excluded_count("other-queue") == sum(job.queue != "q" for job in others)
+    assert found.priorities == {c.snapshot.job(x.job).resolved_priority for x in found.candidates}
+    assert [c.snapshot.jobs[i].name for i in found.rows.tolist()] == [x.job for x in found.candidates]

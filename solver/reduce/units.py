@@ -293,12 +293,12 @@ def build_units(
         started=columns.started[rows],
         priority=columns.priority[rows],
     )
-    new, hosts = tuple.__new__, cluster.running_hosts()
+    new = tuple.__new__
 
     spanning: list[Victim] = []
     for v in np.flatnonzero(victims.node == -2).tolist():
         job = jobs[int(rows[v])]
-        pairs = tuple(sorted((index[name], count) for name, count in hosts[job.name].items()))
+        pairs = tuple(sorted((index[name], count) for name, count in cluster.running_on(job).items()))
         if not any(schedulable[n] for n, _ in pairs):
             continue
         k, whole, surplus = int(victims.shape[v]), bool(victims.whole[v]), int(victims.surplus[v])

@@ -187,7 +187,9 @@ class Cluster:
                 waiting_jobs.append(job)
         self._waiting: list[Job] | None = waiting_jobs
         self._running = running
-        self._running_on = running_on
+        self._running_on: dict[str, dict[str, int]] | None = running_on
+        self._hosts_from: tuple[np.ndarray, np.ndarray] | None = None
+        """The (job, node) of every running task, for :meth:`running_hosts` of a state counted from columns."""
         self._nominated = nominated
         self._final: dict[str, Resources] = final
         self._current: dict[str, Resources] = current
@@ -205,7 +207,8 @@ class Cluster:
         running = columns.status == CODES["running"]
         counts = np.bincount(columns.job[running], minlength=len(jobs)).tolist()
         self._running = dict(zip(job_names, counts, strict=True))
-        self._running_on = _counted(columns.job[running], columns.node[running], job_names, nodes)
+        self._running_on = None  # most decisions never need every job's map: built when first asked for
+        self._hosts_from = (columns.job[running], columns.node[running])
         self.scratch["running nodes"] = _only_nodes(columns.job[running], columns.node[running], len(jobs))
         self._final = columns.node_dicts(("running", "nominated"), nodes)
         self._current = _current_loads(columns, nodes, self._final)
@@ -285,7 +288,8 @@ class Cluster:
         new.status, new.node_of = dict(self.status), dict(self.node_of)
         new._final, new._current, new._leaving = dict(self._final), dict(self._current), dict(self._leaving)
         new._running, new.usage = dict(self._running), dict(self.usage)
-        new._running_on = dict(self._running_on)
+        new._running_on = None if self._running_on is None else dict(self._running_on)
+        new._hosts_from = None  # the parent's tasks: built anew from this state's, if ever asked for
         new._nominated = dict(self._nominated)
         moved_jobs: set[str] = set()
         owner = self._owners()
@@ -324,16 +328,14 @@ class Cluster:
                 new._renominate(task, where if before in PROMISED else None, there if after in PROMISED else None)
             new.status[task] = after
             new.node_of[task] = there
-        for name in moved_jobs:
-            hosts: dict[str, int] = {}
-            for item in new.tasks(self.snapshot.job(name), "running"):
-                host = new.node_of[str(item.name)]
-                if host is not None:
-                    hosts[host] = hosts.get(host, 0) + 1
-            if hosts:
-                new._running_on[name] = hosts
-            else:
-                new._running_on.pop(name, None)
+        maps = new._running_on
+        if maps is not None:  # else built when first asked for
+            for name in moved_jobs:
+                hosts = new._count_hosts(self.snapshot.job(name))
+                if hosts:
+                    maps[name] = hosts
+                else:
+                    maps.pop(name, None)
         if isinstance(nodes_before, np.ndarray):  # running_nodes() updates these jobs only
             new._moved = (nodes_before, moved_jobs)
         elif self._moved is not None:
@@ -447,11 +449,33 @@ class Cluster:
 
     def running_on(self, job: Job) -> dict[str, int]:
         """Node -> number of ``job``'s running tasks there (read only: jobs may share one map)."""
+        if self._running_on is None:
+            return self._count_hosts(job)
         return self._running_on.get(job.name, {})
 
     def running_hosts(self) -> dict[str, dict[str, int]]:
-        """Job name -> :meth:`running_on` (jobs with running tasks only), for loops over many jobs; read only."""
+        """Job name -> :meth:`running_on` (jobs with running tasks only), for loops over many jobs; read only.
+
+        Built when first asked for (on a large cluster, a third of a second): a decision needs the maps of the few
+        jobs that run on several nodes (:meth:`running_nodes` tells which), and asks :meth:`running_on` for them.
+        """
+        if self._running_on is None:
+            if self._hosts_from is not None:
+                names = [node.name for node in self.snapshot.nodes]
+                self._running_on = _counted(*self._hosts_from, self.job_columns().names, names)
+            else:
+                found = {job.name: self._count_hosts(job) for job in self.snapshot.jobs}
+                self._running_on = {name: hosts for name, hosts in found.items() if hosts}
         return self._running_on
+
+    def _count_hosts(self, job: Job) -> dict[str, int]:
+        """:meth:`running_on`, counted from ``job``'s tasks."""
+        hosts: dict[str, int] = {}
+        for item in self.tasks(job, "running"):
+            host = self.node_of[str(item.name)]
+            if host is not None:
+                hosts[host] = hosts.get(host, 0) + 1
+        return hosts
 
     def running_jobs(self) -> list[Job]:
         """Jobs with a running task, in snapshot order, kept while this state lasts (with :meth:`running_by_queue`,
@@ -501,11 +525,11 @@ class Cluster:
         index = self.node_index()
         if self._moved is not None:
             before, moved = self._moved
-            found, names = before.copy(), sorted(moved)
+            found, names, job = before.copy(), sorted(moved), self.snapshot.job
             for name, at in zip(names, self.job_positions(names), strict=True):
-                found[at] = _one_node(self._running_on.get(name), index)
+                found[at] = _one_node(self.running_on(job(name)), index)
         else:
-            on = self._running_on
+            on = self.running_hosts()
             found = np.fromiter(
                 (_one_node(on.get(name), index) for name in self._running), np.int64, len(self._running)
             )

@@ -77,7 +77,7 @@ def _state(cluster: Cluster) -> dict[str, object]:
         "status": list(cluster.status.items()),
         "node_of": list(cluster.node_of.items()),
         "running": list(cluster._running.items()),
-        "running_on": ordered(cluster._running_on),
+        "running_on": ordered(cluster.running_hosts()),
         "running nodes": cluster.running_nodes().tolist(),
         "final": ordered(cluster._final),
         "current": ordered(cluster._current),
@@ -150,11 +150,15 @@ def test_a_state_counted_from_columns_is_the_task_by_task_count_on_random_snapsh
 
 @settings(max_examples=100, deadline=None)
 @given(small_snapshots(), st.data())
-def test_running_nodes_of_derived_states_are_those_of_a_fresh_count(data: dict[str, object], draw: st.DataObject):
+def test_running_nodes_and_hosts_of_derived_states_are_those_of_a_fresh_count(
+    data: dict[str, object], draw: st.DataObject
+):
     """Each job's single running node (or none, or several) is updated for the jobs a change moves, from a parent
     that knew them or from an ancestor that did (states in between never asked), as a fresh count finds it."""
     snapshot = snapshot_from_data(data)
     assume(snapshot.jobs)
+    if draw.draw(st.booleans()):
+        snapshot.task_columns()  # counted from columns: every job's host map is built only when asked for
     state = Cluster.of(snapshot)
     state.running_nodes()
     tasks = [str(t.name) for j in snapshot.jobs for t in j.tasks]
@@ -170,6 +174,8 @@ def test_running_nodes_of_derived_states_are_those_of_a_fresh_count(data: dict[s
             continue  # not asked: the next state updates an earlier state's answer
         fresh = Cluster(snapshot, state.tree, state.shares, dict(state.status), dict(state.node_of))
         assert state.running_nodes().tolist() == fresh.running_nodes().tolist()
+        assert [state.running_on(job) for job in snapshot.jobs] == [fresh.running_on(job) for job in snapshot.jobs]
+        assert state.running_hosts() == fresh.running_hosts()
         for job, node in zip(snapshot.jobs, fresh.running_nodes().tolist(), strict=True):
             hosts = fresh.running_on(job)
             assert node == (-1 if not hosts else -2 if len(hosts) > 1 else nodes.index(next(iter(hosts))))

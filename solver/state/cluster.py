@@ -53,7 +53,6 @@ T = TypeVar("T")
 _SCANNED = 8
 """Up to this many jobs, :meth:`Cluster.job_positions` scans the names rather than build a map of them."""
 _NAME, _RESOURCES = attrgetter("name"), attrgetter("resources")
-_PREEMPTIBLE = itemgetter("_resolved_preemptible")
 _QUEUE_OF = attrgetter("queue")
 
 
@@ -220,14 +219,10 @@ class Cluster:
         waiting = np.unique(columns.job[columns.chosen(("pending", "nominated"))]).tolist()
         self._waiting = [jobs[j] for j in waiting]
 
-        queues = list(dict.fromkeys(columns.job_queues))
-        position = {queue: i for i, queue in enumerate(queues)}
-        count = len(jobs)
-        queue_of = np.fromiter(map(position.__getitem__, columns.job_queues), dtype=np.int64, count=count)
-        queue_of = queue_of[columns.job]
+        per_job = snapshot.job_columns()
+        queues, queue_of = per_job.queues, per_job.queue[columns.job]  # queues in order of first job
         held = columns.chosen(("running", "nominated"))  # HOLDING, as a snapshot's tasks can be
-        preemptible = np.fromiter(map(_PREEMPTIBLE, map(vars, jobs)), dtype=bool, count=count)  # Job.is_preemptible
-        kept = ~preemptible[columns.job] & held
+        kept = ~per_job.preemptible[columns.job] & held
         asked = held | (columns.status == CODES["pending"])
         sums = [columns.group_dicts(queue_of[m], columns.row[m], queues) for m in (held, kept, asked)]
         leaf = {q: QueueUsage(sums[0].get(q, {}), sums[1].get(q, {}), sums[2].get(q, {})) for q in queues}

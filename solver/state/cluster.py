@@ -29,7 +29,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import compress, repeat
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import Any, TypeVar
 
 import numpy as np

@@ -435,41 +435,42 @@ def free_hosts(
     cluster: Cluster, priority: int, request: Resources, resources: tuple[str, ...]
 ) -> list[tuple[int, int]]:
     """Schedulable nodes (by index) with room for tasks of ``request`` now, as ``priority`` sees them, and how many
-    each takes; kept while the state lasts, and counted again in a derived state only on the nodes that changed."""
+    each takes; kept while the state lasts. Counted on the matrix of rooms (:meth:`Cluster.room_matrix`), which a
+    derived state updates where nodes changed."""
     shape = tuple(sorted(request.items()))
     key = ("free-hosts", priority, shape, resources)
     found = cluster.scratch.get(key)
     if isinstance(found, list):
         return found
     base, rooms = cluster.base_rooms(resources), cluster.rooms(priority, resources)
-    counts = cluster.node_values(  # the same for every priority, so a derived state reuses those of any decision
-        ("fits", shape, resources),
-        lambda i, _: fits(base[i], request, resources),
-        lambda: _every_fit(base, request, resources),
-    )
+    counts = _every_fit(base, cluster.room_matrix(resources), request, resources)
     if rooms is not base:  # lower-priority promises on some nodes do not hold against this decision
-        counts = list(counts)
         for n in map(cluster.node_index().__getitem__, cluster.promised_nodes()):
             counts[n] = fits(rooms[n], request, resources)
-    column = np.array(counts, dtype=np.int64).reshape(len(counts))
-    column[~_schedulable(cluster)] = 0
-    hosts = [(n, counts[n]) for n in np.flatnonzero(column > 0).tolist()]
+    counts[~_schedulable(cluster)] = 0
+    at = np.flatnonzero(counts > 0)
+    hosts = list(zip(at.tolist(), counts[at].tolist(), strict=True))
     cluster.scratch[key] = hosts
     return hosts
 
 
-def _every_fit(rooms: list[tuple[int, ...]], request: Resources, resources: tuple[str, ...]) -> list[int]:
-    """:func:`fits` of every room, one resource at a time over all of them."""
+def _every_fit(
+    rooms: list[tuple[int, ...]], matrix: np.ndarray | None, request: Resources, resources: tuple[str, ...]
+) -> np.ndarray:
+    """:func:`fits` of every room (int64), one resource at a time over all of them (on ``matrix``, the rooms as a
+    matrix, if there is one)."""
     counts: np.ndarray | None = None
     for i, r in enumerate(resources):
         amount = request.get(r, 0)
         if amount > 0:
-            column = np.fromiter((room[i] // amount for room in rooms), dtype=np.int64, count=len(rooms))
+            if matrix is not None and amount < 2**63:
+                column = matrix[:, i] // amount
+            else:
+                column = np.fromiter((room[i] // amount for room in rooms), dtype=np.int64, count=len(rooms))
             counts = column if counts is None else np.minimum(counts, column)
     if counts is None:
-        return [0] * len(rooms)
-    found: list[int] = np.maximum(counts, 0).tolist()
-    return found
+        return np.zeros(len(rooms), dtype=np.int64)
+    return np.maximum(counts, 0)
 
 
 def _schedulable(cluster: Cluster) -> np.ndarray:

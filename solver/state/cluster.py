@@ -618,6 +618,28 @@ class Cluster:
             lambda: _rooms(self.snapshot.nodes, final, resources),
         )
 
+    def room_matrix(self, resources: tuple[str, ...]) -> np.ndarray | None:
+        """:meth:`base_rooms` as a matrix (nodes x ``resources``, int64), or ``None`` if a room does not fit 64 bits;
+        a derived state copies its parent's and writes the rows of the nodes that changed."""
+        key = ("room matrix", resources)
+        if key in self.node_cache:
+            found: np.ndarray | None = self.node_cache[key]
+            return found
+        base, nodes = self.base_rooms(resources), self.snapshot.nodes
+        before = self.inherited.get(key)
+        if before is not None and before[0] is not None and len(before[1]) < len(nodes) // 2:
+            found = before[0].copy()
+            index = self.node_index()
+            for name in before[1]:
+                found[index[name]] = base[index[name]]
+        else:
+            try:
+                found = np.array(base, dtype=np.int64).reshape(len(nodes), len(resources))
+            except OverflowError:
+                found = None
+        self.node_cache[key] = found
+        return found
+
     def room_load(self, node: str, priority: int) -> Resources:
         """The final load as a decision of ``priority`` sees it (seed 004).
 

@@ -470,7 +470,8 @@ def _every_fit(
             counts = column if counts is None else np.minimum(counts, column)
     if counts is None:
         return np.zeros(len(rooms), dtype=np.int64)
-    return np.maximum(counts, 0)
+    found: np.ndarray = np.maximum(counts, 0)
+    return found
 
 
 def _schedulable(cluster: Cluster) -> np.ndarray:

@@ -32,7 +32,7 @@ from typing import Literal, NamedTuple, overload
 import numpy as np
 
 from gpu_preempt.models import Job, Resources, Toleration, format_quantity
-from gpu_preempt.models.columns import grouped
+from gpu_preempt.models.columns import JobColumns, grouped
 from gpu_preempt.models.quantity import add
 from gpu_preempt.solver.state.cluster import Cluster
 
@@ -93,6 +93,42 @@ class Names(Sequence[str]):
         return map(self.names.__getitem__, self.at.tolist())
 
 
+class OtherQueues(Sequence[tuple[str, Names]]):
+    """Preempt: the running jobs of the queues other than the preemptor's, by queue (queues in order of their first
+    job): the reason, and the jobs' names. Grouped when first read: most decisions never read them."""
+
+    def __init__(self, columns: JobColumns, rows: np.ndarray, preemptor_queue: str) -> None:
+        self.columns, self.rows, self.preemptor_queue = columns, rows, preemptor_queue
+        self._groups: list[tuple[str, Names]] | None = None
+
+    @property
+    def jobs(self) -> int:
+        """How many jobs there are in all."""
+        return len(self.rows)
+
+    def _all(self) -> list[tuple[str, Names]]:
+        if self._groups is None:
+            columns, rows = self.columns, self.rows
+            self._groups = [
+                (f"in queue {columns.queues[code]}, not {self.preemptor_queue}", Names(columns.names, rows[at]))
+                for code, at in grouped(columns.queue[rows])
+            ]
+        return self._groups
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[str, Names]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[tuple[str, Names]]: ...
+    def __getitem__(self, i: int | slice) -> tuple[str, Names] | list[tuple[str, Names]]:
+        return self._all()[i]
+
+    def __iter__(self) -> Iterator[tuple[str, Names]]:
+        return iter(self._all())
+
+
 @dataclass(frozen=True)
 class CandidateSet:
     action: Action
@@ -102,7 +138,7 @@ class CandidateSet:
     """Exclusions with a reason of their own (every rule but ``other-queue``)."""
     movable: list[Candidate] = field(default_factory=list)
     """Jobs only the reclaim line excludes: they may be moved, not evicted (spec "Moves")."""
-    other_queues: list[tuple[str, Names]] = field(default_factory=list)
+    other_queues: Sequence[tuple[str, Names]] = ()
     """Preempt: the running jobs of every other queue (the reason, the jobs' names), excluded as a whole: a large
     cluster has hundreds of thousands of them, so their :class:`Excluded` entries are written only when asked for."""
     rows: np.ndarray | None = field(default=None, compare=False)
@@ -125,6 +161,8 @@ class CandidateSet:
     def excluded_count(self, rule: Exclusion) -> int:
         """How many jobs ``rule`` excludes."""
         if rule == "other-queue":
+            if isinstance(self.other_queues, OtherQueues):
+                return self.other_queues.jobs
             return sum(len(names) for _, names in self.other_queues)
         return sum(1 for e in self.judged if e.rule == rule)
 
@@ -151,16 +189,9 @@ def preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:
 
 
 def _preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:
-    result = CandidateSet("preempt", preemptor.name)
     columns, jobs, rows = cluster.job_columns(), cluster.snapshot.jobs, _running_others(cluster, preemptor)
-    queue = columns.queue[rows]
-    mine = queue == columns.queues.index(preemptor.queue)  # the preemptor is a job of the snapshot: its queue is there
-    others = rows[~mine]
-    for code, at in grouped(queue[~mine]):
-        where = others[at]
-        result.other_queues.append(
-            (f"in queue {columns.queues[code]}, not {preemptor.queue}", Names(columns.names, where))
-        )
+    mine = columns.queue[rows] == columns.queues.index(preemptor.queue)  # the preemptor's queue is a job's queue
+    result = CandidateSet("preempt", preemptor.name, other_queues=OtherQueues(columns, rows[~mine], preemptor.queue))
     rows = rows[mine]
     unprotected = Unprotected(cluster, preemptor, "preempt")
     clear = (columns.priority[rows] < preemptor.resolved_priority) & unprotected.on_columns(rows)

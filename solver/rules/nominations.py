@@ -80,7 +80,7 @@ def overrides(cluster: Cluster, job: Job, decision: Decision) -> list[Override]:
     for name, node in decision.placements.items():
         placed[node] = add(placed.get(node, {}), job.requests(by_name[name]))
     gone: list[Job] = []
-    for node in sorted(placed, key=[n.name for n in snapshot.nodes].index):
+    for node in sorted(placed, key=cluster.node_index().__getitem__):  # document order
         load = add(add(cluster.final_load(node), freed.get(node, {}), times=-1), placed[node])
         capacity = snapshot.node(node).resources
         below = sorted(

@@ -26,7 +26,7 @@ import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -42,8 +42,6 @@ Cost = tuple[Any, ...]
 
 
 _JOB, _WHOLE, _SURPLUS = attrgetter("job"), attrgetter("whole_job"), attrgetter("surplus")
-_FIRST, _SECOND = itemgetter(0), itemgetter(1)
-_NONE: dict[str, int] = {}
 _WIDE = 2**62
 """Amounts from here on are handled in Python integers (sums of them could overflow int64)."""
 

@@ -262,14 +262,17 @@ def lower_bounds(
     impossible = np.zeros(count, dtype=bool)
     top_count = np.zeros(count, dtype=np.int64)
     for i in range(width):
-        column = size[:, i]
-        total = _sums(unit_of, column, count)
         short = need[:, i] > 0
+        if not short.any():
+            continue  # every unit has room in this resource already: it adds nothing
+        rows = short[unit_of]  # the victims of the units short of it (the others' values stay as they are)
+        owner, column, topmost = unit_of[rows], size[rows, i], at_top[rows]
+        total = _sums(owner, column, count)
         impossible |= short & (total < need[:, i])
-        fewest = np.maximum(fewest, np.where(short, _covering(unit_of, column, need[:, i], count), 0))
-        below = _sums(unit_of[~at_top], column[~at_top], count)
+        fewest = np.maximum(fewest, np.where(short, _covering(owner, column, need[:, i], count), 0))
+        below = _sums(owner[~topmost], column[~topmost], count)
         left = np.maximum(need[:, i] - below, 0)
-        covering = _covering(unit_of[at_top], column[at_top], left, count)
+        covering = _covering(owner[topmost], column[topmost], left, count)
         top_count = np.maximum(top_count, np.where(left > 0, covering, 0))
     lost = _smallest_sums(unit_of, loss, fewest, count)
     columns: list[Any] = []  # the vectors' components, each for every unit at once

@@ -335,9 +335,9 @@ def build_units(
         unit.hosted = most_hosted(unit, request, resources)
         units.append(unit)
     hosted = _most_hosted(table, rooms, request, resources)
-    for u in np.flatnonzero(hosted > 0).tolist():
-        n = int(table.nodes[u])
-        units.append(Unit((n,), {n: rooms[n]}, hosted=int(hosted[u]), source=(table, u)))
+    hosting = np.flatnonzero(hosted > 0)
+    for u, n, most in zip(hosting.tolist(), table.nodes[hosting].tolist(), hosted[hosting].tolist(), strict=True):
+        units.append(Unit((n,), {n: rooms[n]}, hosted=most, source=(table, u)))
     kept = [u for u in units if u.hosted > 0]
     kept.sort(key=lambda u: u.first)
     in_table = np.diff(table.starts)

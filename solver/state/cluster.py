@@ -36,7 +36,7 @@ import numpy as np
 
 from gpu_preempt.models import Job, Node, Resources, Snapshot, Task
 from gpu_preempt.models.collector import paused_collection
-from gpu_preempt.models.columns import CODES, JobColumns, TaskColumns
+from gpu_preempt.models.columns import CODES, JobColumns, TaskColumns, grouped
 
 from .fair_share import cluster_capacity, fair_shares
 from .queue_tree import QueueTree
@@ -492,10 +492,8 @@ class Cluster:
         queues = list(map(_QUEUE_OF, running))
         position = {queue: i for i, queue in enumerate(dict.fromkeys(queues))}
         codes = np.fromiter(map(position.__getitem__, queues), dtype=np.int64, count=len(queues))
-        order = np.argsort(codes, kind="stable")
-        edges = [*np.searchsorted(codes[order], np.arange(len(position))).tolist(), len(order)]
-        ranked = list(map(running.__getitem__, order.tolist()))
-        found = {queue: ranked[edges[i] : edges[i + 1]] for queue, i in position.items()}
+        names = list(position)
+        found = {names[code]: list(map(running.__getitem__, at.tolist())) for code, at in grouped(codes)}
         self.scratch["running by queue"] = found
         return found
 

@@ -26,6 +26,7 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -33,7 +34,7 @@ from pydantic_core import PydanticCustomError
 
 from . import snapshot as _snapshot
 from .duration import MAX_INSTANT, MIN_INSTANT, parse_time
-from .fields import _resource_map, bounded_depth
+from .fields import _resource_map, bounded_depth, parsed_resource_map
 from .job import Job, Task
 from .node import Node
 from .requeue import RequeueState
@@ -59,29 +60,30 @@ class _Refused(Exception):
     """Something the fast path does not accept; pydantic will say what."""
 
 
-def fast_snapshot(data: dict[str, Any], *, consume: bool = False) -> Snapshot | None:
+def fast_snapshot(data: dict[str, Any], *, consume: bool = False, parsed: bool = False) -> Snapshot | None:
     """The snapshot pydantic would validate from ``data``, or ``None`` where it would refuse it (or might).
 
     ``data`` is a parsed document (a mapping). Nothing in it is changed, unless ``consume``: then each raw node and
     job is taken out of its list (replaced by ``None``) once its model is built, so that a large document's raw
-    objects are freed while the models are made, and ``data`` is of no further use.
+    objects are freed while the models are made, and ``data`` is of no further use. With ``parsed`` (``data`` is
+    what a JSON parser made, and nothing else), resource maps are looked up by :func:`~.fields.parsed_resource_map`.
     """
     try:
-        return _build(data, consume)
+        return _build(data, consume, parsed)
     except (_Refused, ValidationError, PydanticCustomError, ValueError, TypeError, KeyError):
         return None
 
 
-def _build(data: dict[str, Any], consume: bool) -> Snapshot:
+def _build(data: dict[str, Any], consume: bool, parsed: bool) -> Snapshot:
     raw_nodes, raw_jobs = data.get("nodes"), data.get("jobs", [])
     if type(raw_nodes) is not list or type(raw_jobs) is not list:
         raise _Refused
-    seen = _Seen()
+    seen = _Seen(parsed_resource_map if parsed else _shared_map)
     if consume:
-        nodes = [_node(_take(raw_nodes, i)) for i in range(len(raw_nodes))]
+        nodes = [_node(_take(raw_nodes, i), seen) for i in range(len(raw_nodes))]
         jobs = [_job(_take(raw_jobs, i), seen) for i in range(len(raw_jobs))]
     else:
-        nodes = [_node(raw) for raw in raw_nodes]
+        nodes = [_node(raw, seen) for raw in raw_nodes]
         jobs = [_job(raw, seen) for raw in raw_jobs]
     # Everything else is small: pydantic validates it, with no nodes and jobs to check against.
     head = Snapshot.model_validate({**data, "nodes": [], "jobs": []})
@@ -123,6 +125,10 @@ _EMPTY: dict[str, Any] = {}
 frozen and nothing changes their maps (a map each would cost ~60 MB at 100,000 nodes)."""
 
 
+def _shared_map(value: object) -> dict[str, int]:
+    return _resource_map(value, allow_unlimited=False, shared=True)
+
+
 def _take(items: list[Any], i: int) -> Any:
     item, items[i] = items[i], None
     return item
@@ -131,7 +137,8 @@ def _take(items: list[Any], i: int) -> Any:
 class _Seen:
     """What :class:`~.columns.TaskColumns` is made of, gathered while the jobs are built."""
 
-    def __init__(self) -> None:
+    def __init__(self, resources: Callable[[object], dict[str, int]]) -> None:
+        self.resources = resources  # a node's or a job's resource map, parsed (or found already parsed)
         self.job_names: list[str] = []
         self.queues: list[str] = []
         self.names: list[str] = []
@@ -205,7 +212,7 @@ def _time(value: object) -> float | None:
     return None if value is None else parse_time(value)
 
 
-def _node(raw: object) -> Node:
+def _node(raw: object, seen: _Seen) -> Node:
     if type(raw) is not dict or not raw.keys() <= _NODE_FIELDS or "resources" not in raw:
         raise _Refused
     get = raw.get
@@ -214,7 +221,7 @@ def _node(raw: object) -> Node:
         raise _Refused
     values = {
         "name": _name(get("name")),
-        "resources": _resource_map(raw["resources"], allow_unlimited=False, shared=True),
+        "resources": seen.resources(raw["resources"]),
         "gpu_model": _optional_str(get("gpu_model")),
         "labels": _free(get("labels", _ABSENT)),
         "annotations": _free(get("annotations", _ABSENT)),
@@ -242,7 +249,7 @@ def _job(raw: object, seen: _Seen) -> Job:
     ):
         raise _Refused
     raw_resources = get("task_resources", _ABSENT)
-    shared = _EMPTY if raw_resources is _ABSENT else _resource_map(raw_resources, allow_unlimited=False, shared=True)
+    shared = _EMPTY if raw_resources is _ABSENT else seen.resources(raw_resources)
     requeue, labels, annotations = get("requeue"), get("labels", _ABSENT), get("annotations", _ABSENT)
     priority_class = get("priority_class")
     if priority_class is not None and type(priority_class) is not str:

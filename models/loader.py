@@ -33,7 +33,8 @@ def load_snapshot(path: str | Path) -> Snapshot:
     except OSError:
         size = 0  # read_document says what is wrong
     with loading_large(size):
-        return _validated(read_document(path), again=lambda: read_document(path))
+        json_format = Path(path).suffix.lower() == ".json"
+        return _validated(read_document(path), again=lambda: read_document(path), json_format=json_format)
 
 
 def read_document(path: str | Path) -> Any:
@@ -64,7 +65,7 @@ def parse_snapshot(text: str, *, json_format: bool = False, source: str = "<inpu
             return parse_document(text, json_format=json_format, source=source)
 
     with loading_large(len(text)):
-        return _validated(parse(), again=parse)
+        return _validated(parse(), again=parse, json_format=json_format)
 
 
 def snapshot_from_data(data: Any) -> Snapshot:
@@ -72,15 +73,15 @@ def snapshot_from_data(data: Any) -> Snapshot:
     return _validated(data, again=None)
 
 
-def _validated(data: Any, again: Callable[[], Any] | None) -> Snapshot:
+def _validated(data: Any, again: Callable[[], Any] | None, json_format: bool = False) -> Snapshot:
     """``data`` validated. With ``again`` (how to parse the document once more), ``data`` is the caller's to give
     away: the fast path frees its nodes and jobs as it builds the models, and pydantic validates a new parse if
-    the fast path refuses the document."""
+    the fast path refuses the document. ``json_format``: ``data`` is what a JSON parser made (and only that)."""
     if not isinstance(data, dict):
         holds = kind_of(data)
         raise SnapshotError.single("", f"a snapshot is a mapping with now, nodes, queues, ...; the file holds {holds}")
     with paused_collection():
-        snapshot = fast_snapshot(data, consume=again is not None)
+        snapshot = fast_snapshot(data, consume=again is not None, parsed=json_format)
     if snapshot is not None:
         return snapshot
     if again is not None:

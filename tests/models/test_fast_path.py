@@ -6,6 +6,7 @@ import contextlib
 import copy
 import dataclasses
 import json
+import re
 from typing import Any
 
 import numpy as np
@@ -65,6 +66,8 @@ VALUES = st.one_of(
     st.just({}),
     st.just({"gpu": 1}),
     st.just({"gpu": 0.5}),
+    st.just({"gpu": True}),  # equal to {"gpu": 1} as a dict: a cache of parsed maps must tell them apart
+    st.just({"gpu": 1.0}),
     st.just({"rack": {"a": [{"b": 1}]}}),
     st.just([{}]),
     st.just({"count": 2, "evicted_at": 5, "requeue_at": 1}),
@@ -162,17 +165,19 @@ def checks(request, monkeypatch):
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],  # the fixture is constant
 )
-@given(data=mutated())
-def test_fast_path_accepts_and_refuses_what_pydantic_does(checks: str, data: dict[str, Any]):
+@given(data=mutated(), parsed=st.booleans())
+def test_fast_path_accepts_and_refuses_what_pydantic_does(checks: str, data: dict[str, Any], parsed: bool):
     """Against pydantic with the task-by-task checks of before issue 14: the fast path, with either kind of checks,
-    accepts the same documents, builds equal snapshots, and the loader refuses the others with the same words."""
+    and with resource maps looked up by their encoding or by their entries and types (``parsed``: the documents
+    are JSON), accepts the same documents, builds equal snapshots, and the loader refuses the others with the same
+    words."""
     before = copy.deepcopy(data)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("gpu_preempt.models.snapshot.COLUMNS_FROM", 10**9)
         slow = pydantic_result(data)
         with pytest.raises(ValidationError) if slow is None else contextlib.nullcontext() as refused:
             Snapshot.model_validate(data)
-    fast = fast_snapshot(data)
+    fast = fast_snapshot(data, parsed=parsed)
     assert data == before  # the document is not changed
     assert (fast is None) == (slow is None)
     if fast is not None and slow is not None:
@@ -182,6 +187,21 @@ def test_fast_path_accepts_and_refuses_what_pydantic_does(checks: str, data: dic
         with pytest.raises(SnapshotError) as caught:
             snapshot_from_data(data)
         assert str(caught.value) == str(SnapshotError.from_validation_error(refused.value))
+
+
+@pytest.mark.parametrize("parsed", [False, True])
+def test_a_map_equal_to_one_parsed_before_but_of_other_types_is_judged_by_its_own_types(parsed: bool):
+    """``{"gpu": True}`` equals ``{"gpu": 1}`` as a dict and hashes the same; ``{"gpu": 1.0}`` too, but it is a valid
+    amount. Whichever is seen first, the others are accepted or refused as pydantic does."""
+    for first, then in (({"gpu": 1}, {"gpu": True}), ({"gpu": 1}, {"gpu": 1.0}), ({"gpu": 1.0}, {"gpu": True})):
+        for resources in (first, then):
+            data = copy.deepcopy(BASE)
+            data["nodes"][1]["resources"] = dict(resources)
+            data["jobs"][0]["task_resources"] = dict(resources)
+            fast, slow = fast_snapshot(copy.deepcopy(data), parsed=parsed), pydantic_result(data)
+            assert (fast is None) == (slow is None) == any(amount is True for amount in resources.values())
+            if fast is not None and slow is not None:
+                assert_same(fast, slow)
 
 
 def test_the_base_document_takes_the_fast_path():
@@ -261,3 +281,20 @@ def test_every_fixture_gets_the_same_decisions_from_both_paths(path):
     fast.task_columns()  # a fixture is below COLUMNS_FROM: its columns are built on demand
     mine, theirs = run_cycle(fast), run_cycle(slow)  # the state counted from columns, and task by task
     assert [d.to_dict(timing=False) for d in mine.decisions] == [d.to_dict(timing=False) for d in theirs.decisions]
+
+
+def test_yaml_is_not_looked_up_by_encoding_where_a_date_and_a_string_encode_alike():
+    """A YAML date key is written as a string by MessagePack: after the map with that string as a resource name,
+    the map with the date must still be refused (resource names are strings)."""
+    text = """
+now: 0
+queues: [{name: q}]
+nodes:
+  - {name: n1, resources: {"2026-01-01": 8}}
+  - {name: n2, resources: {2026-01-01: 8}}
+"""
+    with pytest.raises(SnapshotError, match=re.escape("nodes[1].resources")):
+        parse_snapshot(text)
+    assert parse_snapshot(text.replace("{2026-01-01: 8}", '{"2026-01-01": 8}')).nodes[1].resources == {
+        "2026-01-01": 8000
+    }

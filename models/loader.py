@@ -33,14 +33,13 @@ def load_snapshot(path: str | Path) -> Snapshot:
     except OSError:
         size = 0  # read_document says what is wrong
     with loading_large(size):
-        json_format = Path(path).suffix.lower() == ".json"
-        return _validated(read_document(path), again=lambda: read_document(path), json_format=json_format)
+        return _validated(read_document(path), again=lambda: read_document(path), json_format=is_json(path))
 
 
 def read_document(path: str | Path) -> Any:
     """The parsed, not yet validated, document in ``path`` (``.json`` as JSON, anything else as YAML)."""
     path = Path(path)
-    json_format = path.suffix.lower() == ".json"
+    json_format = is_json(path)
     try:
         if json_format:  # bytes first: a large file is decoded by msgspec without a string of it being made
             with paused_collection():
@@ -54,6 +53,11 @@ def read_document(path: str | Path) -> Any:
         raise SnapshotError.single("", f"{path}: cannot read ({err})") from None
     with paused_collection():
         return parse_document(text, json_format=json_format, source=str(path))
+
+
+def is_json(path: str | Path) -> bool:
+    """Whether ``path`` is read as JSON (its suffix is ``.json``, in any case); YAML otherwise."""
+    return Path(path).suffix.lower() == ".json"
 
 
 def parse_snapshot(text: str, *, json_format: bool = False, source: str = "<input>") -> Snapshot:

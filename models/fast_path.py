@@ -66,7 +66,8 @@ def fast_snapshot(data: dict[str, Any], *, consume: bool = False, parsed: bool =
     ``data`` is a parsed document (a mapping). Nothing in it is changed, unless ``consume``: then each raw node and
     job is taken out of its list (replaced by ``None``) once its model is built, so that a large document's raw
     objects are freed while the models are made, and ``data`` is of no further use. With ``parsed`` (``data`` is
-    what a JSON parser made, and nothing else), resource maps are looked up by :func:`~.fields.parsed_resource_map`.
+    what a JSON parser made, and nothing else), resource maps are looked up by :func:`~.fields.parsed_resource_map`
+    and labels of strings only are taken without a walk over their depth.
     """
     try:
         return _build(data, consume, parsed)
@@ -78,7 +79,7 @@ def _build(data: dict[str, Any], consume: bool, parsed: bool) -> Snapshot:
     raw_nodes, raw_jobs = data.get("nodes"), data.get("jobs", [])
     if type(raw_nodes) is not list or type(raw_jobs) is not list:
         raise _Refused
-    seen = _Seen(parsed_resource_map if parsed else _shared_map)
+    seen = _Seen(parsed)
     if consume:
         nodes = [_node(_take(raw_nodes, i), seen) for i in range(len(raw_nodes))]
         jobs = [_job(_take(raw_jobs, i), seen) for i in range(len(raw_jobs))]
@@ -137,8 +138,10 @@ def _take(items: list[Any], i: int) -> Any:
 class _Seen:
     """What :class:`~.columns.TaskColumns` is made of, gathered while the jobs are built."""
 
-    def __init__(self, resources: Callable[[object], dict[str, int]]) -> None:
-        self.resources = resources  # a node's or a job's resource map, parsed (or found already parsed)
+    def __init__(self, parsed: bool) -> None:
+        self.parsed = parsed  # the document is what a JSON parser made, and nothing else
+        self.resources: Callable[[object], dict[str, int]] = parsed_resource_map if parsed else _shared_map
+        """A node's or a job's resource map, parsed (or found already parsed)."""
         self.job_names: list[str] = []
         self.queues: list[str] = []
         self.names: list[str] = []
@@ -195,11 +198,19 @@ def _optional_str(value: object) -> str | None:
     return value
 
 
-def _free(value: object) -> dict[str, Any]:
+def _free(value: object, seen: _Seen) -> dict[str, Any]:
     """Labels or annotations: a mapping with string keys, nested at most :data:`MAX_FREE_DEPTH` levels."""
     if value is _ABSENT:
         return _EMPTY
-    if type(value) is not dict or any(type(key) is not str for key in value):
+    if type(value) is not dict:
+        raise _Refused
+    if seen.parsed:  # JSON keys are strings; string values (most labels) nest nothing, and join checks them in C
+        try:
+            "".join(value.values())
+            return dict(value)
+        except TypeError:
+            pass
+    if any(type(key) is not str for key in value):
         raise _Refused
     if value:
         bounded_depth(value)
@@ -223,8 +234,8 @@ def _node(raw: object, seen: _Seen) -> Node:
         "name": _name(get("name")),
         "resources": seen.resources(raw["resources"]),
         "gpu_model": _optional_str(get("gpu_model")),
-        "labels": _free(get("labels", _ABSENT)),
-        "annotations": _free(get("annotations", _ABSENT)),
+        "labels": _free(get("labels", _ABSENT), seen),
+        "annotations": _free(get("annotations", _ABSENT), seen),
         "schedulable": schedulable,
     }
     return _model(Node, values, _given(raw))
@@ -276,8 +287,8 @@ def _job(raw: object, seen: _Seen) -> Job:
         "created_at": created,
         "started_at": started,
         "tasks": _tasks(raw_tasks, name, seen),
-        "labels": _EMPTY if labels is _ABSENT else _free(labels),  # absent: the common case, without a call
-        "annotations": _EMPTY if annotations is _ABSENT else _free(annotations),
+        "labels": _EMPTY if labels is _ABSENT else _free(labels, seen),  # absent: the common case, without a call
+        "annotations": _EMPTY if annotations is _ABSENT else _free(annotations, seen),
         "requeue": None if requeue is None else RequeueState.model_validate(requeue),
     }
     uniform = len(seen.own) == own

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import functools
 import json
 import re
 from typing import Any
@@ -298,3 +299,24 @@ nodes:
     assert parse_snapshot(text.replace("{2026-01-01: 8}", '{"2026-01-01": 8}')).nodes[1].resources == {
         "2026-01-01": 8000
     }
+
+
+TOO_DEEP = functools.reduce(lambda inner, _: {"a": inner}, range(40), "x")  # labels nest at most 32 levels
+
+
+@pytest.mark.parametrize("parsed", [False, True])
+@pytest.mark.parametrize(
+    ("labels", "accepted"),
+    [({"rack": "r1", "zone": "z"}, True), ({"rack": 1}, True), (TOO_DEEP, False)],
+    ids=["strings", "a number", "too deep"],
+)
+def test_labels_are_accepted_and_refused_as_pydantic_does_on_either_lookup(
+    parsed: bool, labels: dict[str, Any], accepted: bool
+):
+    data = copy.deepcopy(BASE)
+    data["nodes"][0]["labels"] = labels
+    data["jobs"][0]["labels"] = copy.deepcopy(labels)
+    fast, slow = fast_snapshot(copy.deepcopy(data), parsed=parsed), pydantic_result(data)
+    assert (fast is not None) == (slow is not None) == accepted
+    if fast is not None and slow is not None:
+        assert_same(fast, slow)

@@ -14,6 +14,7 @@ import typer
 
 from gpu_preempt.models import read_document
 from gpu_preempt.models.decision import CYCLE_ACTIONS
+from gpu_preempt.models.loader import is_json
 
 from .app import (
     FileArg,
@@ -209,7 +210,7 @@ def _write_next(source: Path, target: Path, result: CycleResult) -> None:
     from gpu_preempt.solver.actions.next_snapshot import next_snapshot
 
     document = next_snapshot(read_document(source), result)
-    if target.suffix.lower() == ".json":
+    if is_json(target):  # read back as JSON by the next cycle
         text = json.dumps(document, indent=2) + "\n"
     else:
         text = yaml.safe_dump(document, sort_keys=False, width=120)

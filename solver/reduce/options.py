@@ -23,6 +23,7 @@ unit's option, so that most units are never enumerated (see :mod:`.select`).
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from itertools import repeat
 from operator import itemgetter
@@ -33,7 +34,7 @@ import numpy as np
 from gpu_preempt.models import Resources
 from gpu_preempt.solver.rules.victim_order import NO_VICTIMS
 
-from .units import Choice, Cost, CostModel, Item, Singles, TooComplex, Unit, add, fits
+from .units import Choice, Cost, CostModel, Item, Singles, TooComplex, Unit, Victim, add, fits
 
 _STARTED, _PRIORITY = itemgetter("started_at"), itemgetter("_resolved_priority")
 
@@ -175,32 +176,40 @@ def _combine(
     return out
 
 
-def lower_bound(unit: Unit, request: Resources, resources: tuple[str, ...], costs: CostModel) -> Cost | None:
-    """A component-wise lower bound on the cost of hosting one task on a single-node unit (``None``: impossible).
+def lower_bound(
+    unit: Unit, request: Resources, resources: tuple[str, ...], costs: CostModel, tasks: int = 1
+) -> Cost | None:
+    """A component-wise lower bound on the cost of hosting ``tasks`` tasks on a single-node unit (``None``:
+    impossible).
 
-    Components: the count at the highest priority level present is the fewest of
-    its jobs needed once every lower-priority job is taken; other levels 0; jobs
-    and tasks at least the fewest jobs that could free the room; lost work at least
-    the sum of that many smallest losses. Each is at most the true value, so the
-    vector is at most the true cost lexicographically.
+    The victims must free ``tasks`` times the request, less the room there is. Components: the count at the
+    highest priority level present is the fewest of its jobs needed once every lower-priority job is taken; other
+    levels 0; jobs at least the fewest jobs that could free the room; tasks at least that many, and at least the
+    fewest tasks that could (largest first), rounded up to a multiple of the greatest common divisor of what the
+    victims can lose (a victim that may only go whole loses all its running tasks); lost work at least the sum of
+    the fewest jobs' smallest losses. Each is at most the true value, so the vector is at most the true cost
+    lexicographically.
     """
     (n,) = unit.nodes
     room = unit.room[n]
-    need = [request.get(r, 0) - room[i] for i, r in enumerate(resources)]
+    need = [tasks * request.get(r, 0) - room[i] for i, r in enumerate(resources)]
     if all(x <= 0 for x in need):
         return costs.zero()
     victims = unit.local.get(n, [])
     sizes = []
     losses = []
+    step = 0
     for victim in victims:
         running = victim.per_node[0][1]
         most = running if victim.whole else victim.surplus
         sizes.append(tuple(most * x for x in victim.size))
         least = 1 if victim.surplus > 0 else running
         losses.append(least * victim.gpus * costs.elapsed(victim.job))
+        step = math.gcd(step, least)
     fewest = _fewest(sizes, need)
     if fewest is None:
         return None
+    lost_tasks = max(fewest, _round_up(_fewest_tasks(victims, need), step))
     priorities = [victim.job.resolved_priority for victim in victims]
     top = max(priorities)
     below = [s for p, s in zip(priorities, sizes, strict=True) if p != top]
@@ -212,8 +221,10 @@ def lower_bound(unit: Unit, request: Resources, resources: tuple[str, ...], cost
     for criterion in costs.objective:
         if criterion == "priority":
             out.extend(top_count if level == top else 0 for level in costs.levels)
-        elif criterion in ("jobs", "tasks"):
+        elif criterion == "jobs":
             out.append(fewest)
+        elif criterion == "tasks":
+            out.append(lost_tasks)
         else:
             out.append(sum(losses[:fewest]))
     out.append(NO_VICTIMS)
@@ -221,9 +232,10 @@ def lower_bound(unit: Unit, request: Resources, resources: tuple[str, ...], cost
 
 
 def lower_bounds(
-    units: list[Unit], request: Resources, resources: tuple[str, ...], costs: CostModel
+    units: list[Unit], request: Resources, resources: tuple[str, ...], costs: CostModel, tasks: int = 1
 ) -> list[Cost | None]:
-    """:func:`lower_bound` of every single-node unit of ``units``, the same vectors, computed on all of them at once.
+    """:func:`lower_bound` of every single-node unit of ``units`` for ``tasks`` tasks, the same vectors, computed on
+    all of them at once.
 
     The victims of every unit are laid out in flat columns (unit, room each may free per resource, smallest loss,
     priority); "fewest largest items that cover the need" becomes a sort by unit and size, a running sum per unit
@@ -233,13 +245,13 @@ def lower_bounds(
     width, count = len(resources), len(units)
     wanted = [request.get(r, 0) for r in resources]
     try:
-        if max(map(abs, wanted), default=0) >= 2**62:
+        if max(map(abs, wanted), default=0) * tasks >= 2**62:
             raise OverflowError  # the differences below could wrap around
         rooms = np.array([unit.room[unit.nodes[0]] for unit in units], dtype=np.int64).reshape(count, width)
-        need = np.array(wanted, dtype=np.int64) - rooms
+        need = np.array(wanted, dtype=np.int64) * tasks - rooms
         unit_of, running, surplus, whole, size, gpus, started, priority = _victim_columns(units, width)
     except OverflowError:
-        return [lower_bound(unit, request, resources, costs) for unit in units]
+        return [lower_bound(unit, request, resources, costs, tasks) for unit in units]
     crowd = int(np.bincount(unit_of, minlength=1).max()) + 1
     since = np.where(np.isnan(started), 0.0, np.maximum(0.0, np.rint((costs.now - started) * 1000)))  # elapsed()
     most = np.where(whole, running, surplus)
@@ -252,8 +264,10 @@ def lower_bounds(
         float((least * gpus.astype(float) * since).max(initial=0)),
     )
     if largest * crowd >= 2.0**61:
-        return [lower_bound(unit, request, resources, costs) for unit in units]
-    size = size * most[:, None]
+        return [lower_bound(unit, request, resources, costs, tasks) for unit in units]
+    step = np.zeros(count, dtype=np.int64)  # per unit, the gcd of what its victims can lose (whole: every task)
+    np.gcd.at(step, unit_of, least)
+    one, size = size, size * most[:, None]
     loss = least * gpus * since.astype(np.int64)
     top = np.full(count, np.iinfo(np.int64).min, dtype=np.int64)
     np.maximum.at(top, unit_of, priority)
@@ -261,6 +275,7 @@ def lower_bounds(
     fewest = np.zeros(count, dtype=np.int64)
     impossible = np.zeros(count, dtype=bool)
     top_count = np.zeros(count, dtype=np.int64)
+    lost_tasks = np.zeros(count, dtype=np.int64)
     for i in range(width):
         short = need[:, i] > 0
         if not short.any():
@@ -270,17 +285,23 @@ def lower_bounds(
         total = _sums(owner, column, count)
         impossible |= short & (total < need[:, i])
         fewest = np.maximum(fewest, np.where(short, _covering(owner, column, need[:, i], count), 0))
+        covering_tasks = _covering_tasks(owner, one[rows, i], most[rows], need[:, i], count)
+        lost_tasks = np.maximum(lost_tasks, np.where(short, covering_tasks, 0))
         below = _sums(owner[~topmost], column[~topmost], count)
         left = np.maximum(need[:, i] - below, 0)
         covering = _covering(owner[topmost], column[topmost], left, count)
         top_count = np.maximum(top_count, np.where(left > 0, covering, 0))
     lost = _smallest_sums(unit_of, loss, fewest, count)
+    step = np.maximum(step, 1)
+    lost_tasks = np.maximum(fewest, -(-lost_tasks // step) * step)
     columns: list[Any] = []  # the vectors' components, each for every unit at once
     for criterion in costs.objective:
         if criterion == "priority":
             columns.extend(np.where(top == level, top_count, 0).tolist() for level in costs.levels)
-        elif criterion in ("jobs", "tasks"):
+        elif criterion == "jobs":
             columns.append(fewest.tolist())
+        elif criterion == "tasks":
+            columns.append(lost_tasks.tolist())
         else:
             columns.append(lost.tolist())
     out: list[Cost | None] = list(zip(*columns, repeat(NO_VICTIMS, count), strict=True))
@@ -351,6 +372,25 @@ def _covering(unit_of: np.ndarray, values: np.ndarray, need: np.ndarray, count: 
     return reached
 
 
+def _covering_tasks(
+    unit_of: np.ndarray, size: np.ndarray, available: np.ndarray, need: np.ndarray, count: int
+) -> np.ndarray:
+    """Per unit, the fewest tasks of its items (one task's ``size``, ``available`` tasks each), largest first, that
+    reach ``need``: :func:`_fewest_tasks` for every unit at once."""
+    order = np.lexsort((-size, unit_of))
+    units, ranked, offered = unit_of[order], size[order], available[order]
+    value = ranked * offered
+    running = np.cumsum(value)
+    starts = np.searchsorted(units, units, side="left")
+    before = running - value - np.where(starts > 0, running[starts - 1], 0)  # covered before this item, in its unit
+    gap = need[units] - before
+    reached = gap > 0
+    take = np.where(ranked > 0, np.minimum(offered, -(-gap // np.maximum(ranked, 1))), offered)
+    out = np.zeros(count, dtype=np.int64)
+    np.add.at(out, units[reached], take[reached])
+    return out
+
+
 def _smallest_sums(unit_of: np.ndarray, values: np.ndarray, taken: np.ndarray, count: int) -> np.ndarray:
     """Per unit, the sum of its ``taken`` smallest ``values`` (0 where ``taken`` is 0)."""
     out = np.zeros(count, dtype=np.int64)
@@ -383,6 +423,30 @@ def _fewest(sizes: list[tuple[int, ...]], need: list[int]) -> int | None:
             return None
         most = max(most, count)
     return most
+
+
+def _fewest_tasks(victims: list[Victim], need: list[int]) -> int:
+    """Fewest tasks whose sizes could cover ``need`` in every resource (largest first, resource by resource), each
+    victim offering as many as it may lose; ``need`` must be coverable (:func:`_fewest` says so)."""
+    most = 0
+    for i, x in enumerate(need):
+        if x <= 0:
+            continue
+        offered = sorted(((v.size[i], v.per_node[0][1] if v.whole else v.surplus) for v in victims), reverse=True)
+        covered, count = 0, 0
+        for size, available in offered:
+            if covered >= x:
+                break
+            take = available if size <= 0 else min(available, -((covered - x) // size))
+            covered += take * size
+            count += take
+        most = max(most, count)
+    return most
+
+
+def _round_up(value: int, step: int) -> int:
+    """The least multiple of ``step`` from ``value`` on (``value`` itself when ``step`` is 0)."""
+    return value if step <= 1 else -(-value // step) * step
 
 
 def _plus(a: tuple[int, ...] | None, b: tuple[int, ...] | None) -> tuple[int, ...]:

@@ -48,32 +48,41 @@ class Selection:
 def select(
     units: list[Unit], needed: int, request: Resources, resources: tuple[str, ...], costs: CostModel
 ) -> Selection:
-    """The units worth keeping: for each level ``t``, the ``needed`` best by their ``t``-option's cost."""
+    """The units worth keeping: for each level ``t``, the ``needed`` best by their ``t``-option's cost.
+
+    Level ``t`` scans the units that might host ``t`` tasks in the order of a lower bound on that option's cost
+    (:func:`level_bounds`; for ``t`` = 1, the bounds of one task), and stops where the bound reaches the
+    ``needed``-th best cost found."""
     most = {id(u): min(needed, _hosted(u, request, resources)) for u in units}
     exact: dict[int, list[Option]] = {}
-    bounds: dict[int, Cost | None] = {}
+    pooled: dict[int, Unit] = {}
 
     def options_of(u: Unit) -> list[Option]:
         if id(u) not in exact:
             exact[id(u)] = unit_options(u, request, resources, costs, most[id(u)])
         return exact[id(u)]
 
-    def bound_of(u: Unit) -> Cost | None:
-        return bounds[id(u)]
-
     singles = [u for u in units if len(u.nodes) == 1]
-    bounds.update(zip(map(id, singles), lower_bounds(singles, request, resources, costs), strict=True))
+    first: dict[int, Cost | None] = {}
+    first.update(zip(map(id, singles), lower_bounds(singles, request, resources, costs), strict=True))
     spread = [u for u in units if len(u.nodes) > 1]
-    bounds.update(zip(map(id, spread), spread_bounds(spread, request, resources, costs), strict=True))
-    bounded = [u for u in units if bound_of(u) is not None]
-    scan = _by_bound(bounded, [bounds[id(u)] for u in bounded])  # type: ignore[misc]
+    first.update(zip(map(id, spread), spread_bounds(spread, request, resources, costs), strict=True))
+    bounded = [u for u in units if first[id(u)] is not None]
+    bounds: dict[int, Cost] = {id(u): first[id(u)] for u in bounded}  # type: ignore[misc]
+    scan = _by_bound(bounded, [bounds[id(u)] for u in bounded])
     kept: dict[int, Unit] = {}
     for t in range(1, needed + 1):
+        if t > 1:  # bounds for t tasks, on the units that might host them, and the scan in their order
+            able = [u for u in scan if most[id(u)] >= t]
+            tight = level_bounds(able, t, request, resources, costs, pooled)
+            pairs = [(u, max(bounds[id(u)], b)) for u, b in zip(able, tight, strict=True) if b is not None]
+            bounds = {id(u): b for u, b in pairs}
+            scan = _by_bound([u for u, _ in pairs], [b for _, b in pairs])
         found: list[tuple[Cost, int, Unit]] = []
         for unit in scan:
             if most[id(unit)] < t:
                 continue
-            if len(found) >= needed and bound_of(unit) >= found[-1][0]:  # type: ignore[operator]
+            if len(found) >= needed and bounds[id(unit)] >= found[-1][0]:
                 break  # every later unit is dominated by the needed best found so far
             options = options_of(unit)
             if len(options) < t:
@@ -113,6 +122,49 @@ def spread_bounds(
         if bound is not None and (out[k] is None or bound < out[k]):  # type: ignore[operator]
             out[k] = bound
     return out
+
+
+def level_bounds(
+    units: list[Unit],
+    tasks: int,
+    request: Resources,
+    resources: tuple[str, ...],
+    costs: CostModel,
+    pooled: dict[int, Unit] | None = None,
+) -> list[Cost | None]:
+    """A lower bound on the cost of hosting ``tasks`` tasks on each unit (``None``: impossible).
+
+    A unit of one node has :func:`.options.lower_bounds` for ``tasks`` tasks. A unit over several nodes is bounded
+    as if it were one node (:func:`_pooled`): the tasks it hosts need, summed over its nodes, ``tasks`` times the
+    request, and at most its rooms (those below zero counted as zero) and what its victims free can give it. Every
+    option hosting ``tasks`` tasks also hosts one, so the scan may take the larger of this bound and the bound for
+    one task (lexicographically: both are at most every such option's cost). ``pooled`` keeps the units seen as
+    one node, by ``id``, from one call to the next.
+    """
+    alone = [u for u in units if len(u.nodes) == 1]
+    spread = [u for u in units if len(u.nodes) > 1]
+    found = dict(zip(map(id, alone), lower_bounds(alone, request, resources, costs, tasks), strict=True))
+    views = {} if pooled is None else pooled
+    for unit in spread:
+        if id(unit) not in views:
+            views[id(unit)] = _pooled(unit, len(resources))
+    as_one = [views[id(u)] for u in spread]
+    found.update(zip(map(id, spread), lower_bounds(as_one, request, resources, costs, tasks), strict=True))
+    return [found[id(u)] for u in units]
+
+
+def _pooled(unit: Unit, width: int) -> Unit:
+    """``unit`` as one node (its first): the rooms of its schedulable nodes summed (from zero: a node short of room
+    hosts nothing, it takes nothing from the others), and every victim on it, those spanning nodes with all their
+    running tasks there. A relaxation: any option of ``unit`` is one of it, at most as costly."""
+    first = unit.first
+    room = tuple(sum(max(0, rooms[i]) for rooms in unit.room.values()) for i in range(width))
+    victims = [
+        victim._replace(per_node=((first, sum(k for _, k in victim.per_node)),), nodes=(first,))
+        for victim in unit.spanning
+    ]
+    victims += [victim for here in unit.local.values() for victim in here]
+    return Unit((first,), {first: room}, _local={first: victims})
 
 
 def _by_bound(units: list[Unit], bounds: list[Cost]) -> list[Unit]:

@@ -21,7 +21,7 @@ from gpu_preempt.solver.cpsat.reduced import solve_reduced
 from gpu_preempt.solver.problem.builder import plan
 from gpu_preempt.solver.problem.data import Problem, Solution, objective_values
 from gpu_preempt.solver.reduce.options import lower_bound, lower_bounds, unit_options
-from gpu_preempt.solver.reduce.select import spread_bounds
+from gpu_preempt.solver.reduce.select import level_bounds, spread_bounds
 from gpu_preempt.solver.reduce.units import CostModel, TooComplex, Unit, build_units, free_hosts, most_hosted
 from gpu_preempt.solver.rules.candidates import Candidate
 from gpu_preempt.solver.state.cluster import Cluster
@@ -105,15 +105,17 @@ def test_reduced_and_full_models_agree(seed):
 
 @pytest.mark.parametrize("seed", range(6))
 def test_the_bounds_of_all_units_at_once_are_the_bounds_unit_by_unit(seed):
-    """``lower_bounds`` (numpy, every single-node unit at once) gives exactly ``lower_bound``'s vectors."""
+    """``lower_bounds`` (numpy, every single-node unit at once) gives exactly ``lower_bound``'s vectors, for one task
+    and for several."""
     snapshot, cases = generated_cases(30 + 10 * seed, 200 + seed, pending=7)
     compared = 0
     for case in reducible(Cluster.of(snapshot), cases):
         singles = [u for u in case.units if len(u.nodes) == 1]
         request, resources, costs = case.request, case.resources, case.costs
-        assert lower_bounds(singles, request, resources, costs) == [
-            lower_bound(u, request, resources, costs) for u in singles
-        ]
+        for tasks in (1, 2, 3):
+            assert lower_bounds(singles, request, resources, costs, tasks) == [
+                lower_bound(u, request, resources, costs, tasks) for u in singles
+            ]
         compared += sum(1 for u in singles if u.local)
     assert compared > 0
 
@@ -229,6 +231,58 @@ def test_the_bound_of_a_unit_spread_over_nodes_never_exceeds_its_best_option(see
                 informative += bound != costs.zero()
             compared += 1
     assert compared > 0 and informative > 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_bound_for_t_tasks_never_exceeds_the_best_option_hosting_t_tasks(seed):
+    """``level_bounds`` orders the units at level ``t``: for every unit, single or spread over nodes, and every
+    ``t`` it might host, the bound is at most the cost of its best option hosting ``t`` tasks, ``None`` only when
+    it has none, and above the bound for one task where it says more than it."""
+    snapshot, cases = generated_cases(60 + 10 * seed, 400 + seed, pending=7)
+    compared, spread, tighter = 0, 0, 0
+    for case in reducible(Cluster.of(snapshot), cases):
+        request, resources, costs = case.request, case.resources, case.costs
+        for unit in case.units:
+            options = unit_options(unit, request, resources, costs, min(4, unit.hosted))
+            for t in range(1, min(4, unit.hosted) + 1):
+                (bound,) = level_bounds([unit], t, request, resources, costs)
+                if bound is None:
+                    assert len(options) < t
+                    continue
+                if len(options) >= t:
+                    assert bound <= options[t - 1].cost, (unit.nodes, t)
+                    compared += 1
+                    spread += len(unit.nodes) > 1 and t > 1
+                    (one,) = level_bounds([unit], 1, request, resources, costs)
+                    tighter += one is not None and bound > one
+    assert compared > 0 and spread > 0 and tighter > 0
+
+
+def test_a_gang_that_may_only_go_whole_is_bounded_by_all_its_tasks():
+    """Four nodes full with one 4-task gang that may only be evicted whole: hosting 3 tasks of 8 GPUs there costs
+    the whole gang, 4 tasks. The bound for 3 tasks pools the nodes (24 GPUs needed, 32 the gang frees) and counts 4
+    tasks, since the gang loses all or nothing; it is the exact cost."""
+    snapshot = parse_snapshot(
+        """
+now: 100
+nodes: [{name: n1, resources: {gpu: 8}}, {name: n2, resources: {gpu: 8}}, {name: n3, resources: {gpu: 8}},
+        {name: n4, resources: {gpu: 8}}]
+queues: [{name: q}]
+jobs:
+- {name: gang, queue: q, priority: 1, started_at: 40, task_resources: {gpu: 8},
+   tasks: [{node: n1}, {node: n2}, {node: n3}, {node: n4}]}
+- {name: new, queue: q, priority: 50, task_resources: {gpu: 8}, tasks: [{}, {}, {}]}
+"""
+    )
+    (case,) = reducible(Cluster.of(snapshot), [(snapshot.job("new"), "preempt")])
+    (unit,), costs = case.units, case.costs
+    assert unit.nodes == (0, 1, 2, 3) and unit.hosted == 4
+    options = unit_options(unit, case.request, case.resources, costs, 3)
+    bounds = [level_bounds([unit], t, case.request, case.resources, costs)[0] for t in (1, 2, 3)]
+    tasks = costs.position("tasks")
+    assert [option.cost[tasks] for option in options] == [4, 4, 4]
+    assert [bound[tasks] for bound in bounds] == [4, 4, 4]  # type: ignore[index]
+    assert bounds[2][:-1] == options[2].cost[:-1]  # type: ignore[index]
 
 
 def test_a_unit_spread_over_nodes_is_bounded_by_its_cheapest_node():

@@ -209,6 +209,7 @@ class Cluster:
         self._running_on = None  # most decisions never need every job's map: built when first asked for
         self._hosts_from = (columns.job[running], columns.node[running])
         self.scratch["running nodes"] = _only_nodes(columns.job[running], columns.node[running], len(jobs))
+        self.scratch["loads of"] = columns  # this state's loads are the columns' sums (a derived state's are not)
         self._final = columns.node_dicts(("running", "nominated"), nodes)
         self._current = _current_loads(columns, nodes, self._final)
         self._leaving = {}
@@ -613,8 +614,25 @@ class Cluster:
         return self.node_values(
             ("rooms", resources),
             lambda _, node: _room(node, final.get(node.name, empty), resources),
-            lambda: _rooms(self.snapshot.nodes, final, resources),
+            lambda: self._column_rooms(resources) or _rooms(self.snapshot.nodes, final, resources),
         )
+
+    def _column_rooms(self, resources: tuple[str, ...]) -> list[tuple[int, ...]] | None:
+        """:meth:`base_rooms` of every node at once, on the task columns this state's loads were summed from (none
+        for a derived state, or a sum too large for int64); its :meth:`room_matrix` too."""
+        columns = self.scratch.get("loads of")
+        if not isinstance(columns, TaskColumns) or not self.snapshot.nodes:
+            return None
+        held = columns.node_sums(("running", "nominated"))  # the final load of a snapshot's tasks
+        if held is None:
+            return None
+        room = columns.allocatable - held  # both within int64, neither negative
+        matrix = np.zeros((len(room), len(resources)), dtype=np.int64)
+        for j, r in enumerate(resources):
+            if r in columns.resources:  # else no node has it and no task asks for it: 0
+                matrix[:, j] = room[:, columns.resources.index(r)]
+        self.node_cache[("room matrix", resources)] = matrix
+        return list(map(tuple, matrix.tolist()))
 
     def room_matrix(self, resources: tuple[str, ...]) -> np.ndarray | None:
         """:meth:`base_rooms` as a matrix (nodes x ``resources``, int64), or ``None`` if a room does not fit 64 bits;
@@ -624,6 +642,9 @@ class Cluster:
             found: np.ndarray | None = self.node_cache[key]
             return found
         base, nodes = self.base_rooms(resources), self.snapshot.nodes
+        if key in self.node_cache:  # made with the rooms (see _column_rooms)
+            made: np.ndarray | None = self.node_cache[key]
+            return made
         before = self.inherited.get(key)
         if before is not None and before[0] is not None and len(before[1]) < len(nodes) // 2:
             found = before[0].copy()

@@ -85,7 +85,18 @@ def _state(cluster: Cluster) -> dict[str, object]:
         "waiting": [job.name for job in cluster.waiting_jobs()],
         "usage": {q: (u.allocated, u.allocated_non_preemptible, u.requested) for q, u in cluster.usage.items()},
         "shares": cluster.shares,
+        "rooms": {resources: _rooms(cluster, resources) for resources in ROOMS},
     }
+
+
+ROOMS = [("cpu", "gpu", "memory"), ("gpu",), ("gpu", "tpu")]
+"""Resources rooms are compared in: all of them, one, and one no node has."""
+
+
+def _rooms(cluster: Cluster, resources: tuple[str, ...]) -> tuple[object, object]:
+    """Every node's room as a matrix (asked for first) and as tuples."""
+    matrix = cluster.room_matrix(resources)
+    return None if matrix is None else matrix.tolist(), cluster.base_rooms(resources)
 
 
 @pytest.mark.parametrize("path", ALL, ids=[p.stem for p in ALL])

@@ -38,7 +38,7 @@ from .fields import _resource_map, bounded_depth, parsed_resource_map
 from .job import Job, Task
 from .node import Node
 from .requeue import RequeueState
-from .snapshot import Snapshot
+from .snapshot import Snapshot, resolution
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -79,15 +79,17 @@ def _build(data: dict[str, Any], consume: bool, parsed: bool) -> Snapshot:
     raw_nodes, raw_jobs = data.get("nodes"), data.get("jobs", [])
     if type(raw_nodes) is not list or type(raw_jobs) is not list:
         raise _Refused
-    seen = _Seen(parsed)
+    # Everything else is small: pydantic validates it first, with no nodes and jobs to check against.
+    head = Snapshot.model_validate({**data, "nodes": [], "jobs": []})
+    seen = _Seen(parsed, head)
     if consume:
         nodes = [_node(_take(raw_nodes, i), seen) for i in range(len(raw_nodes))]
         jobs = [_job(_take(raw_jobs, i), seen) for i in range(len(raw_jobs))]
     else:
         nodes = [_node(raw, seen) for raw in raw_nodes]
         jobs = [_job(raw, seen) for raw in raw_jobs]
-    # Everything else is small: pydantic validates it, with no nodes and jobs to check against.
-    head = Snapshot.model_validate({**data, "nodes": [], "jobs": []})
+    if not {q.name for q in head.queues if head.is_leaf(q.name)}.issuperset(seen.queues):
+        raise _Refused  # a job in an unknown queue, or in one with children
     fields = {**head.__dict__, "nodes": nodes, "jobs": jobs}
     given = head.model_fields_set if "jobs" in data else head.model_fields_set - {"jobs"}
     snapshot = Snapshot.model_construct(_fields_set=set(given), **fields)
@@ -114,8 +116,8 @@ def _build(data: dict[str, Any], consume: bool, parsed: bool) -> Snapshot:
             "minimum": seen.minimum,
             "uniform": seen.uniform,
             "resources": seen.shared,
-            "priority": [],
-            "preemptible": [],
+            "priority": seen.priority,
+            "preemptible": seen.preemptible,
         }
     snapshot._resolve(fitted=False)
     return snapshot
@@ -138,7 +140,7 @@ def _take(items: list[Any], i: int) -> Any:
 class _Seen:
     """What :class:`~.columns.TaskColumns` is made of, gathered while the jobs are built."""
 
-    def __init__(self, parsed: bool) -> None:
+    def __init__(self, parsed: bool, head: Snapshot) -> None:
         self.parsed = parsed  # the document is what a JSON parser made, and nothing else
         self.resources: Callable[[object], dict[str, int]] = parsed_resource_map if parsed else _shared_map
         """A node's or a job's resource map, parsed (or found already parsed)."""
@@ -155,6 +157,26 @@ class _Seen:
         self.created: list[float | None] = []
         self.minimum: list[int] = []
         self.uniform: list[bool] = []
+        self.priority: list[int] = []
+        self.preemptible: list[bool] = []
+        self.config, self.priority_classes = head.config, {c.name: c for c in head.priority_classes}
+        self.resolved: dict[tuple[str | None, int | None, bool | None], tuple[int, bool, bool]] = {}
+        """(priority class, priority, preemptible) -> resolved priority, preemptibility, and whether it may evict."""
+
+    def resolve(self, key: tuple[str | None, int | None, bool | None]) -> tuple[int, bool, bool]:
+        """What :meth:`Snapshot._check_jobs` resolves for a job of ``key`` (worked out once per key); refused where
+        it would find the class unknown or disagreeing with the priority."""
+        found = self.resolved.get(key)
+        if found is None:
+            priority_class, priority, preemptible = key
+            may_evict = True
+            if priority_class is not None:
+                pclass = self.priority_classes.get(priority_class)
+                if pclass is None or (priority is not None and priority != pclass.value):
+                    raise _Refused
+                priority, may_evict = pclass.value, pclass.preemption_policy != "Never"
+            found = self.resolved[key] = (*resolution(self.config, priority, preemptible), may_evict)
+        return found
 
 
 def _model(cls: type[M], values: dict[str, Any], given: set[str]) -> M:
@@ -275,6 +297,8 @@ def _job(raw: object, seen: _Seen) -> Job:
         started = float(started)
     elif started is not None:
         started = _time(started)
+    key = (priority_class, priority, preemptible)
+    resolved = seen.resolved.get(key) or seen.resolve(key)
     own = len(seen.own)
     values = {
         "name": name,
@@ -290,7 +314,11 @@ def _job(raw: object, seen: _Seen) -> Job:
         "labels": _EMPTY if labels is _ABSENT else _free(labels, seen),  # absent: the common case, without a call
         "annotations": _EMPTY if annotations is _ABSENT else _free(annotations, seen),
         "requeue": None if requeue is None else RequeueState.model_validate(requeue),
+        "_resolved_priority": resolved[0],  # resolved by the snapshot (Snapshot._check_jobs), known here
+        "_resolved_preemptible": resolved[1],
     }
+    if not resolved[2]:
+        values["_may_evict"] = False
     uniform = len(seen.own) == own
     if uniform:
         values["_uniform"] = True  # no task asks for requests of its own (Job.uniform, known here for free)
@@ -304,6 +332,8 @@ def _job(raw: object, seen: _Seen) -> Job:
     seen.minimum.append(len(raw_tasks) if min_available is None else min_available)
     job = _model(Job, values, _given(raw))
     seen.uniform.append(uniform or job.uniform)
+    seen.priority.append(resolved[0])
+    seen.preemptible.append(resolved[1])
     return job
 
 

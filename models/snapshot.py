@@ -202,6 +202,12 @@ class Snapshot(SnapshotModel):
             used.discard(None)
             known = used.issubset(nodes)
         gathered = self.__dict__.get("_job_lists") if columnar else None  # see job_columns
+        if gathered is not None and len(gathered["priority"]) == len(self.jobs):
+            # The fast path resolved every job, with every queue a known leaf and every class known and agreeing.
+            if not known:
+                for i, job in enumerate(self.jobs):
+                    _check_task_nodes(i, job, nodes, errors)
+            return
         resolved_priorities: list[int] = [] if gathered is None else gathered["priority"]
         resolved_preemptible: list[bool] = [] if gathered is None else gathered["preemptible"]
         for i, job in enumerate(self.jobs):
@@ -229,19 +235,14 @@ class Snapshot(SnapshotModel):
                     priority = pclass.value
                 if pclass is not None and pclass.preemption_policy == "Never":
                     job.__dict__["_may_evict"] = False
-            resolved = config.default_priority if priority is None else priority
-            preemptible = (
-                job.preemptible if job.preemptible is not None else resolved < config.preemptible_below_priority
-            )
+            resolved, preemptible = resolution(config, priority, job.preemptible)
             job.__dict__["_resolved_priority"] = resolved
             job.__dict__["_resolved_preemptible"] = preemptible
             if gathered is not None:
                 resolved_priorities.append(resolved)
                 resolved_preemptible.append(preemptible)
             if not known:
-                for t, task in enumerate(job.tasks):
-                    if task.node is not None and task.node not in nodes:
-                        errors.append((("jobs", i, "tasks", t, "node"), f"unknown node '{task.node}'"))
+                _check_task_nodes(i, job, nodes, errors)
 
     def _over_capacity(self) -> bool:
         """Whether some node may hold more than it has (:meth:`_check_node_capacity` says which and how), checked on
@@ -309,6 +310,20 @@ class Snapshot(SnapshotModel):
         """(job, task) pairs on ``node`` whose status is in ``statuses`` (default: occupying ones)."""
         wanted = statuses or ON_NODE
         return [(j, t) for j in self.jobs for t in j.tasks if t.node == node and t.status in wanted]
+
+
+def resolution(config: Config, priority: int | None, preemptible: bool | None) -> tuple[int, bool]:
+    """A job's resolved priority and preemptibility, from its priority (given, or its class's value, or ``None``)
+    and its ``preemptible`` field: ``config.default_priority`` when it has none, and preemptible when it says so or,
+    if it does not say, when its priority is below ``config.preemptible_below_priority``."""
+    resolved = config.default_priority if priority is None else priority
+    return resolved, preemptible if preemptible is not None else resolved < config.preemptible_below_priority
+
+
+def _check_task_nodes(i: int, job: Job, nodes: dict[str, Node], errors: list[tuple[Loc, str]]) -> None:
+    for t, task in enumerate(job.tasks):
+        if task.node is not None and task.node not in nodes:
+            errors.append((("jobs", i, "tasks", t, "node"), f"unknown node '{task.node}'"))
 
 
 def _plus(base: dict[str, dict[str, int]], extra: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:

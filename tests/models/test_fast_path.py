@@ -228,16 +228,63 @@ def test_every_fixture_builds_the_same_snapshot_on_both_paths(path):
         (lambda d: d["nodes"][1]["resources"].update(gpu=0.5), "nodes[1].resources.gpu: fractional GPUs"),
         (lambda d: d["jobs"][1].update(min_available=4), "jobs[1].min_available: min_available 4 exceeds the 3 tasks"),
         (lambda d: d["jobs"][1]["tasks"][0].update(status="running"), "jobs[1].tasks[0].node: a running task needs"),
+        (lambda d: d["jobs"][1].update(queue="x"), "jobs[1].queue: unknown queue 'x'"),
+        (
+            lambda d: d["jobs"][1].update(queue="root"),
+            "jobs[1].queue: queue 'root' is not a leaf (it has children: a, b)",
+        ),
+        (lambda d: d["jobs"][1].update(priority_class="x"), "jobs[1].priority_class: unknown priority class 'x'"),
+        (lambda d: d["jobs"][0].update(priority=10), "jobs[0].priority: priority 10 disagrees with priority class"),
     ],
-    ids=["unknown node", "fractional GPU", "gang minimum", "running without node"],
+    ids=[
+        "unknown node",
+        "fractional GPU",
+        "gang minimum",
+        "running without node",
+        "unknown queue",
+        "queue not a leaf",
+        "unknown class",
+        "priority not the class's",
+    ],
 )
-def test_a_refused_document_gets_pydantics_messages(change, message):
+def test_a_refused_document_gets_pydantics_messages(checks, change, message):
+    """Refused by the fast path (which then leaves it to pydantic) with either kind of whole-document checks, and
+    the loader's message is pydantic's."""
     data = copy.deepcopy(BASE)
     change(data)
     assert fast_snapshot(copy.deepcopy(data)) is None
     with pytest.raises(SnapshotError) as caught:
         snapshot_from_data(data)
     assert message in str(caught.value)
+
+
+def test_priorities_resolve_alike_on_both_paths(checks):
+    """Priority, preemptibility and the right to evict, resolved by the fast path as the snapshot resolves them:
+    from a class (one that never preempts), from the job's own priority, from the default, and with
+    ``preemptible`` given or left to the threshold."""
+    data = copy.deepcopy(BASE)
+    data["config"] = {"default_priority": 7, "preemptible_below_priority": 60}
+    data["priority_classes"].append({"name": "urgent", "value": 1000, "preemption_policy": "Never"})
+    job = data["jobs"][1]
+    variants = [{"priority_class": "urgent"}, {"priority": 100}, {"priority": 100, "preemptible": True}, {}]
+    for k, variant in enumerate(variants):
+        data["jobs"].append({"name": f"v{k}", "queue": "a", "tasks": [{}], **variant})
+    del job["preemptible"]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("gpu_preempt.models.snapshot.COLUMNS_FROM", 10**9)
+        slow = pydantic_result(copy.deepcopy(data))
+    fast = fast_snapshot(data)
+    assert slow is not None and fast is not None
+    assert_same(fast, slow)
+    resolved = [(j.resolved_priority, j.is_preemptible, j.may_evict) for j in fast.jobs]
+    assert resolved == [
+        (50, True, True),
+        (10, True, True),
+        (1000, False, False),
+        (100, False, True),
+        (100, True, True),
+        (7, True, True),
+    ]
 
 
 def test_jobs_of_one_shape_share_one_request_map_and_equal_snapshots_do_not_depend_on_it():

@@ -36,7 +36,7 @@ from gpu_preempt.solver.rules.victim_order import NO_VICTIMS
 
 from .units import Choice, Cost, CostModel, Item, Singles, TooComplex, Unit, Victim, add, fits
 
-_STARTED, _PRIORITY = itemgetter("started_at"), itemgetter("_resolved_priority")
+_STARTED, _PRIORITY, _SECOND = itemgetter("started_at"), itemgetter("_resolved_priority"), itemgetter(1)
 
 ENUMERATION_LIMIT = 4096
 """Most combinations enumerated for one node, or for the multi-node victims of one unit."""
@@ -319,10 +319,10 @@ def _victim_columns(
     """The single-node victims of ``units`` as columns: unit (position in ``units``), running tasks, surplus, whole,
     one task's size, GPUs per task, and their jobs' start (NaN: never) and priority. Read from the
     :class:`~.units.Singles` table the units come from when they all come from one, else from their victims."""
-    tables = {id(u.source[0]) for u in units if u.source is not None}
-    if len(tables) == 1 and all(u.source is not None for u in units):
-        table: Singles = units[0].source[0]  # type: ignore[index]
-        ids = np.array([u.source[1] for u in units], dtype=np.int64)  # type: ignore[index]
+    sources = [u.source for u in units]
+    table: Singles | None = sources[0][0] if sources and sources[0] is not None else None
+    if table is not None and all(source is not None and source[0] is table for source in sources):
+        ids = np.fromiter(map(_SECOND, sources), dtype=np.int64, count=len(sources))  # type: ignore[arg-type]
         lengths = (table.starts[ids + 1] - table.starts[ids]) if len(ids) else ids
         offsets = np.repeat(np.cumsum(lengths) - lengths, lengths)
         rows = np.arange(int(lengths.sum())) - offsets + np.repeat(table.starts[ids], lengths)

@@ -41,7 +41,7 @@ Cost = tuple[Any, ...]
 :class:`~gpu_preempt.solver.rules.victim_order.Keep` (the canonical tie-break, compared last)."""
 
 
-_JOB, _WHOLE, _SURPLUS = attrgetter("job"), attrgetter("whole_job"), attrgetter("surplus")
+_JOB, _WHOLE, _SURPLUS, _NODES = attrgetter("job"), attrgetter("whole_job"), attrgetter("surplus"), attrgetter("nodes")
 _WIDE = 2**62
 """Amounts from here on are handled in Python integers (sums of them could overflow int64)."""
 
@@ -339,7 +339,7 @@ def build_units(
     for u, n, most in zip(hosting.tolist(), table.nodes[hosting].tolist(), hosted[hosting].tolist(), strict=True):
         units.append(Unit((n,), {n: rooms[n]}, hosted=most, source=(table, u)))
     kept = [u for u in units if u.hosted > 0]
-    kept.sort(key=lambda u: u.first)
+    kept.sort(key=_NODES)  # units are disjoint: their first nodes decide
     in_table = np.diff(table.starts)
     used = sum(len(u.victims()) for u in kept if u.source is None) + int(in_table[hosted > 0].sum())
     return kept, len(candidates) - used

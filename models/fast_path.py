@@ -35,7 +35,11 @@ from pydantic_core import PydanticCustomError
 from . import snapshot as _snapshot
 from .duration import MAX_INSTANT, MIN_INSTANT, parse_time
 from .fields import _resource_map, bounded_depth, parsed_resource_map
-from .job import Job, Task
+from .job import NODE_ONLY, Job, Task
+from .job import set_dict as _set_dict
+from .job import set_extra as _set_extra
+from .job import set_given as _set_given
+from .job import set_private as _set_private
 from .node import Node
 from .requeue import RequeueState
 from .snapshot import Snapshot, resolution
@@ -49,11 +53,6 @@ _JOB_FIELDS = frozenset(Job.model_fields)
 _TASK_FIELDS = frozenset(Task.model_fields)
 _ABSENT: Any = object()
 _new = object.__new__
-# BaseModel's four slots, set through their descriptors (faster than object.__setattr__ looking each one up by name)
-_set_dict, _set_given, _set_extra, _set_private = (
-    BaseModel.__dict__[slot].__set__
-    for slot in ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
-)
 
 
 class _Refused(Exception):
@@ -300,7 +299,7 @@ def _job(raw: object, seen: _Seen) -> Job:
     key = (priority_class, priority, preemptible)
     resolved = seen.resolved.get(key) or seen.resolve(key)
     own = len(seen.own)
-    values = {
+    values: dict[str, Any] = {
         "name": name,
         "queue": queue,
         "priority_class": priority_class,
@@ -310,7 +309,7 @@ def _job(raw: object, seen: _Seen) -> Job:
         "task_resources": shared,
         "created_at": created,
         "started_at": started,
-        "tasks": _tasks(raw_tasks, name, seen),
+        "tasks": None,  # below
         "labels": _EMPTY if labels is _ABSENT else _free(labels, seen),  # absent: the common case, without a call
         "annotations": _EMPTY if annotations is _ABSENT else _free(annotations, seen),
         "requeue": None if requeue is None else RequeueState.model_validate(requeue),
@@ -319,6 +318,12 @@ def _job(raw: object, seen: _Seen) -> Job:
     }
     if not resolved[2]:
         values["_may_evict"] = False
+    nodes = _nodes_only(raw_tasks, name, seen)
+    if nodes is None:
+        values["tasks"] = _tasks(raw_tasks, name, seen)
+    else:  # made when first read (Job.made_tasks): most jobs' tasks are never looked at
+        del values["tasks"]
+        values["_task_nodes"] = nodes
     uniform = len(seen.own) == own
     if uniform:
         values["_uniform"] = True  # no task asks for requests of its own (Job.uniform, known here for free)
@@ -337,6 +342,24 @@ def _job(raw: object, seen: _Seen) -> Job:
     return job
 
 
+def _nodes_only(raw_tasks: list[Any], job: str, seen: _Seen) -> list[str] | None:
+    """The nodes of ``raw_tasks`` if every task gives only its node (running there, named by its job), gathered
+    into the columns; else ``None`` (nothing gathered)."""
+    nodes = []
+    for raw in raw_tasks:
+        if type(raw) is not dict or len(raw) != 1:
+            return None
+        node = raw.get("node")
+        if type(node) is not str:
+            return None
+        nodes.append(node)
+    count = len(nodes)
+    seen.names.extend([f"{job}-{index}" for index in range(count)])
+    seen.nodes.extend(nodes)
+    seen.statuses.extend(["running"] * count)
+    return nodes
+
+
 def _tasks(raw_tasks: list[Any], job: str, seen: _Seen) -> list[Task]:
     tasks = []
     names, nodes, statuses = seen.names, seen.nodes, seen.statuses
@@ -345,7 +368,7 @@ def _tasks(raw_tasks: list[Any], job: str, seen: _Seen) -> list[Task]:
             raise _Refused
         node = raw.get("node")
         if len(raw) == 1 and type(node) is str:  # the common case, {"node": ...}: a running task, named by its job
-            name, status, resources, given = f"{job}-{index}", "running", None, _NODE_ONLY
+            name, status, resources, given = f"{job}-{index}", "running", None, NODE_ONLY
         else:
             name, status, resources, given = _task_fields(raw, node, job, index, seen)
         # _model(Task, ...), inlined: half a million tasks
@@ -359,10 +382,6 @@ def _tasks(raw_tasks: list[Any], job: str, seen: _Seen) -> list[Task]:
         nodes.append(node)
         statuses.append(status)
     return tasks
-
-
-_NODE_ONLY = {"node"}
-"""The given fields of every task that gives only its node (shared, as :func:`_given` shares them)."""
 
 
 def _task_fields(

@@ -7,9 +7,9 @@ minimum: the job is elastic iff it is below the number of tasks.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from .fields import (
     AmountMap,
@@ -54,8 +54,37 @@ class Task(SnapshotModel):
         return self
 
 
+_new = object.__new__
+# BaseModel's four slots, set through their descriptors (faster than object.__setattr__ looking each one up by name)
+set_dict, set_given, set_extra, set_private = (
+    BaseModel.__dict__[slot].__set__
+    for slot in ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
+)
+NODE_ONLY = {"node"}
+"""The given fields of every task that gives only its node (one set, shared: models are frozen)."""
+
+
+def running_tasks(job: str, nodes: list[str]) -> list[Task]:
+    """The tasks validation makes of ``[{"node": nodes[0]}, {"node": nodes[1]}, ...]`` for ``job``: running there,
+    named ``<job>-<index>``, with only ``node`` given."""
+    tasks = []
+    for index, node in enumerate(nodes):
+        task = _new(Task)
+        set_dict(task, {"name": f"{job}-{index}", "node": node, "status": "running", "resources": None})
+        set_given(task, NODE_ONLY)
+        set_extra(task, None)
+        set_private(task, None)
+        tasks.append(task)
+    return tasks
+
+
 class Job(SnapshotModel):
-    """A gang of tasks in a leaf queue."""
+    """A gang of tasks in a leaf queue.
+
+    The fast path (:mod:`.fast_path`) may leave out the tasks of a job whose every task gives only its node, keeping
+    the nodes (``_task_nodes``): they are made (:func:`running_tasks`) when first read. Comparing, copying, pickling
+    and serializing a job make them first, so no one can tell.
+    """
 
     name: Name
     queue: Name
@@ -82,6 +111,56 @@ class Job(SnapshotModel):
                 [(("min_available",), f"min_available {self.min_available} exceeds the {len(self.tasks)} tasks")],
             )
         return self
+
+    def __getattr__(self, item: str) -> Any:
+        if item == "tasks" and "_task_nodes" in self.__dict__:
+            return self.made_tasks()
+        return super().__getattr__(item)  # type: ignore[misc]
+
+    def made_tasks(self) -> list[Task]:
+        """``tasks``, made now if the fast path left them out (in their place among the fields: dumps keep their
+        order)."""
+        fields = self.__dict__
+        nodes = fields.pop("_task_nodes", None)
+        if nodes is None:
+            tasks: list[Task] = fields["tasks"]
+            return tasks
+        keys = list(fields)
+        after = keys[keys.index("started_at") + 1 :]
+        rest = {key: fields.pop(key) for key in after}
+        fields["tasks"] = tasks = running_tasks(self.name, nodes)
+        fields.update(rest)
+        return tasks
+
+    def __eq__(self, other: object) -> bool:
+        self.made_tasks()
+        if isinstance(other, Job):
+            other.made_tasks()
+        return super().__eq__(other)
+
+    def __copy__(self) -> Job:
+        self.made_tasks()
+        return super().__copy__()
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Job:
+        self.made_tasks()
+        return super().__deepcopy__(memo)
+
+    def __getstate__(self) -> dict[Any, Any]:
+        self.made_tasks()
+        return super().__getstate__()
+
+    def __repr_args__(self) -> Any:
+        self.made_tasks()
+        return super().__repr_args__()
+
+    def model_dump(self, **kwargs: Any) -> dict[str, Any]:
+        self.made_tasks()
+        return super().model_dump(**kwargs)
+
+    def model_dump_json(self, **kwargs: Any) -> str:
+        self.made_tasks()
+        return super().model_dump_json(**kwargs)
 
     # Resolved by the snapshot (they depend on priority classes and config).
     # Derived values, set by the snapshot that resolves them (they depend on its priority classes
@@ -115,13 +194,19 @@ class Job(SnapshotModel):
         return cached
 
     @property
+    def task_count(self) -> int:
+        """How many tasks the job has (without making the tasks the fast path left out)."""
+        nodes = self.__dict__.get("_task_nodes")
+        return len(self.tasks) if nodes is None else len(nodes)
+
+    @property
     def gang_minimum(self) -> int:
         """``min_available``, defaulting to the number of tasks."""
-        return len(self.tasks) if self.min_available is None else self.min_available
+        return self.task_count if self.min_available is None else self.min_available
 
     @property
     def is_elastic(self) -> bool:
-        return self.gang_minimum < len(self.tasks)
+        return self.gang_minimum < self.task_count
 
     def requests(self, task: Task) -> Resources:
         """Resources one task requests (its override, else ``task_resources``)."""

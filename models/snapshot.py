@@ -111,6 +111,24 @@ class Snapshot(SnapshotModel):
             self.__dict__["_job_columns"] = found
         return found
 
+    def made_tasks(self) -> None:
+        """Make every job's tasks the fast path left out (see :class:`.job.Job`): serializing reads them directly."""
+        for job in self.jobs:
+            if "_task_nodes" in job.__dict__:
+                job.made_tasks()
+
+    def model_dump(self, **kwargs: Any) -> dict[str, Any]:
+        self.made_tasks()
+        return super().model_dump(**kwargs)
+
+    def model_dump_json(self, **kwargs: Any) -> str:
+        self.made_tasks()
+        return super().model_dump_json(**kwargs)
+
+    def __getstate__(self) -> dict[Any, Any]:
+        self.made_tasks()
+        return super().__getstate__()
+
     def toleration_of(self, job: Job) -> Toleration | None:
         """The preemption toleration policy of ``job``'s priority class (seed 001), if any."""
         return None if job.priority_class is None else self.priority_class(job.priority_class).toleration

@@ -7,6 +7,7 @@ import copy
 import dataclasses
 import functools
 import json
+import pickle
 import re
 from typing import Any
 
@@ -367,3 +368,34 @@ def test_labels_are_accepted_and_refused_as_pydantic_does_on_either_lookup(
     assert (fast is not None) == (slow is not None) == accepted
     if fast is not None and slow is not None:
         assert_same(fast, slow)
+
+
+def test_tasks_left_out_by_the_fast_path_are_made_when_read_and_no_one_can_tell(monkeypatch):
+    """A job whose every task gives only its node keeps the nodes, and its tasks are made when first read; equality,
+    dumps (in the same key order), copies, pickles and reprs make them first, so the snapshot is the one pydantic
+    validates in every way. (Checked on columns, as a large snapshot is: the task-by-task checks read every task.)"""
+    monkeypatch.setattr("gpu_preempt.models.snapshot.COLUMNS_FROM", 0)
+    data = copy.deepcopy(BASE)
+    data["jobs"].append({"name": "j3", "queue": "a", "task_resources": {"gpu": 1}, "tasks": [{"node": "n1"}] * 2})
+    slow = pydantic_result(copy.deepcopy(data))
+    assert slow is not None
+    ways: list[Any] = [
+        lambda s: s.model_dump_json(),
+        lambda s: s.model_dump(),
+        lambda s: s.job("j3").model_dump_json(),
+        lambda s: repr(s.job("j3")),
+        lambda s: pickle.loads(pickle.dumps(s)).model_dump_json(),
+        lambda s: copy.deepcopy(s).model_dump_json(),
+        lambda s: copy.copy(s.job("j3")).model_dump_json(),
+        lambda s: s.job("j3").model_copy(update={"queue": "b"}).model_dump_json(),
+        lambda s: [(t.name, t.node, t.status, t.model_fields_set) for t in s.job("j3").tasks],
+    ]
+    for way in ways:
+        fast = fast_snapshot(copy.deepcopy(data))
+        assert fast is not None
+        lazy = [job.name for job in fast.jobs if "_task_nodes" in job.__dict__]
+        assert lazy == ["j3"]  # j1 has a releasing task, j2 pending ones: built at once
+        assert way(fast) == way(slow)
+        assert "_task_nodes" not in fast.job("j3").__dict__ and fast == slow
+    fast = fast_snapshot(copy.deepcopy(data))
+    assert fast is not None and fast.job("j3") == slow.job("j3") and slow.job("j3") == fast.job("j3")

@@ -63,7 +63,7 @@ def measure(nodes: int, seed: int) -> dict[str, object]:
     out: dict[str, object] = {
         "nodes": nodes,
         "jobs": len(snapshot.jobs),
-        "tasks": sum(len(j.tasks) for j in snapshot.jobs),
+        "tasks": sum(j.task_count for j in snapshot.jobs),
         "load_s": load_s,
         "cases": [],
     }

@@ -78,7 +78,27 @@ def running_tasks(job: str, nodes: list[str]) -> list[Task]:
     return tasks
 
 
-class Job(SnapshotModel):
+class MadeBeforeRead(SnapshotModel):
+    """A model that may hold jobs whose tasks are not made yet (see :class:`Job`): dumps and pickles read the fields
+    directly, so they make them first (:meth:`made_tasks`)."""
+
+    def made_tasks(self) -> object:
+        raise NotImplementedError
+
+    def model_dump(self, **kwargs: Any) -> dict[str, Any]:
+        self.made_tasks()
+        return super().model_dump(**kwargs)
+
+    def model_dump_json(self, **kwargs: Any) -> str:
+        self.made_tasks()
+        return super().model_dump_json(**kwargs)
+
+    def __getstate__(self) -> dict[Any, Any]:
+        self.made_tasks()
+        return super().__getstate__()
+
+
+class Job(MadeBeforeRead):
     """A gang of tasks in a leaf queue.
 
     The fast path (:mod:`.fast_path`) may leave out the tasks of a job whose every task gives only its node, keeping
@@ -146,21 +166,9 @@ class Job(SnapshotModel):
         self.made_tasks()
         return super().__deepcopy__(memo)
 
-    def __getstate__(self) -> dict[Any, Any]:
-        self.made_tasks()
-        return super().__getstate__()
-
     def __repr_args__(self) -> Any:
         self.made_tasks()
         return super().__repr_args__()
-
-    def model_dump(self, **kwargs: Any) -> dict[str, Any]:
-        self.made_tasks()
-        return super().model_dump(**kwargs)
-
-    def model_dump_json(self, **kwargs: Any) -> str:
-        self.made_tasks()
-        return super().model_dump_json(**kwargs)
 
     # Resolved by the snapshot (they depend on priority classes and config).
     # Derived values, set by the snapshot that resolves them (they depend on its priority classes

@@ -15,8 +15,8 @@ from pydantic import Field, PrivateAttr, model_validator
 
 from .config import Config
 from .duration import format_time
-from .fields import FreeMap, SnapshotModel, Time, raise_errors
-from .job import ON_NODE, Job, Task
+from .fields import FreeMap, Time, raise_errors
+from .job import ON_NODE, Job, MadeBeforeRead, Task
 from .node import Node
 from .priority_class import PriorityClass, Toleration
 from .quantity import format_quantity
@@ -34,7 +34,7 @@ ones task by task, which costs less than importing numpy (a command that only re
 faster)."""
 
 
-class Snapshot(SnapshotModel):
+class Snapshot(MadeBeforeRead):
     """A cluster at one instant (spec: snapshot format v1)."""
 
     now: Time = Field(description="the instant the decision is made")
@@ -116,18 +116,6 @@ class Snapshot(SnapshotModel):
         for job in self.jobs:
             if "_task_nodes" in job.__dict__:
                 job.made_tasks()
-
-    def model_dump(self, **kwargs: Any) -> dict[str, Any]:
-        self.made_tasks()
-        return super().model_dump(**kwargs)
-
-    def model_dump_json(self, **kwargs: Any) -> str:
-        self.made_tasks()
-        return super().model_dump_json(**kwargs)
-
-    def __getstate__(self) -> dict[Any, Any]:
-        self.made_tasks()
-        return super().__getstate__()
 
     def toleration_of(self, job: Job) -> Toleration | None:
         """The preemption toleration policy of ``job``'s priority class (seed 001), if any."""

@@ -53,7 +53,7 @@ def select(
     Level ``t`` scans the units that might host ``t`` tasks in the order of a lower bound on that option's cost
     (:func:`level_bounds`; for ``t`` = 1, the bounds of one task), and stops where the bound reaches the
     ``needed``-th best cost found."""
-    most = {id(u): min(needed, u.hosted if u.hosted >= 0 else _hosted(u, request, resources)) for u in units}
+    most = {id(u): min(needed, _hosted(u, request, resources)) for u in units}
     exact: dict[int, list[Option]] = {}
     pooled: dict[int, Unit] = {}
 

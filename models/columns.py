@@ -142,11 +142,20 @@ class TaskColumns:
         index: dict[str | None, int] = {node.name: i for i, node in enumerate(nodes)}
         requests = Requests()
         job = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-        row = np.repeat(np.fromiter(map(requests.row, shared), dtype=np.int64, count=len(shared)), counts)
+        # Jobs of one shape share one map (the fast path's maps are shared): numbered once per distinct map.
+        ids = np.fromiter(map(id, shared), dtype=np.int64, count=len(shared))
+        _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+        distinct = np.empty(len(first), dtype=np.int64)
+        for u in np.argsort(first, kind="stable").tolist():  # in order of first appearance
+            distinct[u] = requests.row(shared[int(first[u])])
+        row = np.repeat(distinct[inverse.reshape(len(shared))], counts)
         for i, mine in own:
             row[i] = requests.row(mine)
         node = np.fromiter(map(index.get, node_names, repeat(-1)), dtype=np.int64, count=len(node_names))
-        status = np.fromiter(map(CODES.__getitem__, statuses), dtype=np.int8, count=len(statuses))
+        if statuses.count("running") == len(statuses):  # the common case: one pass in C
+            status = np.full(len(statuses), CODES["running"], dtype=np.int8)
+        else:
+            status = np.fromiter(map(CODES.__getitem__, statuses), dtype=np.int8, count=len(statuses))
         held = [n.resources for n in nodes]
         resources = tuple(sorted({r for m in chain(requests.maps, held) for r in m}))
         width = len(resources)

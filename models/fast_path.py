@@ -55,7 +55,7 @@ _ABSENT: Any = object()
 _new = object.__new__
 
 
-class _Refused(Exception):
+class Refused(Exception):
     """Something the fast path does not accept; pydantic will say what."""
 
 
@@ -70,27 +70,33 @@ def fast_snapshot(data: dict[str, Any], *, consume: bool = False, parsed: bool =
     """
     try:
         return _build(data, consume, parsed)
-    except (_Refused, ValidationError, PydanticCustomError, ValueError, TypeError, KeyError):
+    except (Refused, ValidationError, PydanticCustomError, ValueError, TypeError, KeyError):
         return None
 
 
 def _build(data: dict[str, Any], consume: bool, parsed: bool) -> Snapshot:
     raw_nodes, raw_jobs = data.get("nodes"), data.get("jobs", [])
     if type(raw_nodes) is not list or type(raw_jobs) is not list:
-        raise _Refused
+        raise Refused
     # Everything else is small: pydantic validates it first, with no nodes and jobs to check against.
     head = Snapshot.model_validate({**data, "nodes": [], "jobs": []})
-    seen = _Seen(parsed, head)
+    seen = Seen(parsed, head)
     if consume:
-        nodes = [_node(_take(raw_nodes, i), seen) for i in range(len(raw_nodes))]
-        jobs = [_job(_take(raw_jobs, i), seen) for i in range(len(raw_jobs))]
+        nodes = [built_node(_take(raw_nodes, i), seen) for i in range(len(raw_nodes))]
+        jobs = [built_job(_take(raw_jobs, i), seen) for i in range(len(raw_jobs))]
     else:
-        nodes = [_node(raw, seen) for raw in raw_nodes]
-        jobs = [_job(raw, seen) for raw in raw_jobs]
+        nodes = [built_node(raw, seen) for raw in raw_nodes]
+        jobs = [built_job(raw, seen) for raw in raw_jobs]
+    return assembled(head, "jobs" in data, nodes, jobs, seen)
+
+
+def assembled(head: Snapshot, has_jobs: bool, nodes: list[Node], jobs: list[Job], seen: Seen) -> Snapshot:
+    """The snapshot of ``head`` (validated, without nodes and jobs) with ``nodes`` and ``jobs`` (whose columns
+    ``seen`` gathered), checked as a whole; ``has_jobs``: the document gives ``jobs``."""
     if not {q.name for q in head.queues if head.is_leaf(q.name)}.issuperset(seen.queues):
-        raise _Refused  # a job in an unknown queue, or in one with children
+        raise Refused  # a job in an unknown queue, or in one with children
     fields = {**head.__dict__, "nodes": nodes, "jobs": jobs}
-    given = head.model_fields_set if "jobs" in data else head.model_fields_set - {"jobs"}
+    given = head.model_fields_set if has_jobs else head.model_fields_set - {"jobs"}
     snapshot = Snapshot.model_construct(_fields_set=set(given), **fields)
     if len(jobs) >= _snapshot.COLUMNS_FROM:
         from .columns import TaskColumns  # numpy: only for snapshots large enough to gain from it
@@ -122,7 +128,7 @@ def _build(data: dict[str, Any], consume: bool, parsed: bool) -> Snapshot:
     return snapshot
 
 
-_EMPTY: dict[str, Any] = {}
+EMPTY: dict[str, Any] = {}
 """The ``task_resources``, ``labels`` and ``annotations`` of every model that gives none: one map, since models are
 frozen and nothing changes their maps (a map each would cost ~60 MB at 100,000 nodes)."""
 
@@ -136,11 +142,12 @@ def _take(items: list[Any], i: int) -> Any:
     return item
 
 
-class _Seen:
+class Seen:
     """What :class:`~.columns.TaskColumns` is made of, gathered while the jobs are built."""
 
     def __init__(self, parsed: bool, head: Snapshot) -> None:
         self.parsed = parsed  # the document is what a JSON parser made, and nothing else
+        self.head = head
         self.resources: Callable[[object], dict[str, int]] = parsed_resource_map if parsed else _shared_map
         """A node's or a job's resource map, parsed (or found already parsed)."""
         self.job_names: list[str] = []
@@ -172,13 +179,13 @@ class _Seen:
             if priority_class is not None:
                 pclass = self.priority_classes.get(priority_class)
                 if pclass is None or (priority is not None and priority != pclass.value):
-                    raise _Refused
+                    raise Refused
                 priority, may_evict = pclass.value, pclass.preemption_policy != "Never"
             found = self.resolved[key] = (*resolution(self.config, priority, preemptible), may_evict)
         return found
 
 
-def _model(cls: type[M], values: dict[str, Any], given: set[str]) -> M:
+def built_model(cls: type[M], values: dict[str, Any], given: set[str]) -> M:
     """An instance of ``cls`` with checked ``values``, as :meth:`BaseModel.model_construct` builds it, minus its loop
     over fields (these models have no private attributes and no extra fields)."""
     model = _new(cls)
@@ -192,8 +199,8 @@ def _model(cls: type[M], values: dict[str, Any], given: set[str]) -> M:
 _GIVEN: dict[tuple[str, ...], set[str]] = {}
 
 
-def _given(raw: dict[str, Any]) -> set[str]:
-    """The fields given in ``raw``, as one set shared by every model given the same keys in the same order.
+def given_set(raw: dict[str, Any] | tuple[str, ...]) -> set[str]:
+    """The fields given in ``raw`` (its keys), as one set shared by every model given the same keys in the same order.
 
     Sharing is safe because the models are frozen: pydantic changes a model's set of given fields only when a
     field is assigned (refused) and copies it in ``model_copy``. A million models save a few hundred megabytes.
@@ -209,22 +216,22 @@ def _given(raw: dict[str, Any]) -> set[str]:
 
 def _name(value: object) -> str:
     if type(value) is not str or not value:
-        raise _Refused
+        raise Refused
     return value
 
 
 def _optional_str(value: object) -> str | None:
     if value is not None and type(value) is not str:
-        raise _Refused
+        raise Refused
     return value
 
 
-def _free(value: object, seen: _Seen) -> dict[str, Any]:
+def free_map(value: object, seen: Seen) -> dict[str, Any]:
     """Labels or annotations: a mapping with string keys, nested at most :data:`MAX_FREE_DEPTH` levels."""
     if value is _ABSENT:
-        return _EMPTY
+        return EMPTY
     if type(value) is not dict:
-        raise _Refused
+        raise Refused
     if seen.parsed:  # JSON keys are strings; string values (most labels) nest nothing, and join checks them in C
         try:
             "".join(value.values())
@@ -232,39 +239,39 @@ def _free(value: object, seen: _Seen) -> dict[str, Any]:
         except TypeError:
             pass
     if any(type(key) is not str for key in value):
-        raise _Refused
+        raise Refused
     if value:
         bounded_depth(value)
     return dict(value)
 
 
-def _time(value: object) -> float | None:
+def instant(value: object) -> float | None:
     if (type(value) is int or type(value) is float) and MIN_INSTANT <= value <= MAX_INSTANT:
         return float(value)
     return None if value is None else parse_time(value)
 
 
-def _node(raw: object, seen: _Seen) -> Node:
+def built_node(raw: object, seen: Seen) -> Node:
     if type(raw) is not dict or not raw.keys() <= _NODE_FIELDS or "resources" not in raw:
-        raise _Refused
+        raise Refused
     get = raw.get
     schedulable = get("schedulable", True)
     if type(schedulable) is not bool:
-        raise _Refused
+        raise Refused
     values = {
         "name": _name(get("name")),
         "resources": seen.resources(raw["resources"]),
         "gpu_model": _optional_str(get("gpu_model")),
-        "labels": _free(get("labels", _ABSENT), seen),
-        "annotations": _free(get("annotations", _ABSENT), seen),
+        "labels": free_map(get("labels", _ABSENT), seen),
+        "annotations": free_map(get("annotations", _ABSENT), seen),
         "schedulable": schedulable,
     }
-    return _model(Node, values, _given(raw))
+    return built_model(Node, values, given_set(raw))
 
 
-def _job(raw: object, seen: _Seen) -> Job:
+def built_job(raw: object, seen: Seen) -> Job:
     if type(raw) is not dict or not raw.keys() <= _JOB_FIELDS:
-        raise _Refused
+        raise Refused
     get = raw.get
     name, queue, priority, preemptible = get("name"), get("queue"), get("priority"), get("preemptible")
     raw_tasks, min_available = get("tasks"), get("min_available")
@@ -279,23 +286,23 @@ def _job(raw: object, seen: _Seen) -> Job:
         or (preemptible is not None and type(preemptible) is not bool)
         or (min_available is not None and (type(min_available) is not int or not 1 <= min_available <= len(raw_tasks)))
     ):
-        raise _Refused
+        raise Refused
     raw_resources = get("task_resources", _ABSENT)
-    shared = _EMPTY if raw_resources is _ABSENT else seen.resources(raw_resources)
+    shared = EMPTY if raw_resources is _ABSENT else seen.resources(raw_resources)
     requeue, labels, annotations = get("requeue"), get("labels", _ABSENT), get("annotations", _ABSENT)
     priority_class = get("priority_class")
     if priority_class is not None and type(priority_class) is not str:
-        raise _Refused
+        raise Refused
     created, started = get("created_at"), get("started_at")
     # _time, inlined for the common case: whole seconds since the epoch (three quarters of a million of them)
     if type(created) is int and MIN_INSTANT <= created <= MAX_INSTANT:
         created = float(created)
     elif created is not None:
-        created = _time(created)
+        created = instant(created)
     if type(started) is int and MIN_INSTANT <= started <= MAX_INSTANT:
         started = float(started)
     elif started is not None:
-        started = _time(started)
+        started = instant(started)
     key = (priority_class, priority, preemptible)
     resolved = seen.resolved.get(key) or seen.resolve(key)
     own = len(seen.own)
@@ -310,8 +317,8 @@ def _job(raw: object, seen: _Seen) -> Job:
         "created_at": created,
         "started_at": started,
         "tasks": None,  # below
-        "labels": _EMPTY if labels is _ABSENT else _free(labels, seen),  # absent: the common case, without a call
-        "annotations": _EMPTY if annotations is _ABSENT else _free(annotations, seen),
+        "labels": EMPTY if labels is _ABSENT else free_map(labels, seen),  # absent: the common case, without a call
+        "annotations": EMPTY if annotations is _ABSENT else free_map(annotations, seen),
         "requeue": None if requeue is None else RequeueState.model_validate(requeue),
         "_resolved_priority": resolved[0],  # resolved by the snapshot (Snapshot._check_jobs), known here
         "_resolved_preemptible": resolved[1],
@@ -335,14 +342,14 @@ def _job(raw: object, seen: _Seen) -> Job:
     seen.started.append(started)
     seen.created.append(created)
     seen.minimum.append(len(raw_tasks) if min_available is None else min_available)
-    job = _model(Job, values, _given(raw))
+    job = built_model(Job, values, given_set(raw))
     seen.uniform.append(uniform or job.uniform)
     seen.priority.append(resolved[0])
     seen.preemptible.append(resolved[1])
     return job
 
 
-def _nodes_only(raw_tasks: list[Any], job: str, seen: _Seen) -> list[str] | None:
+def _nodes_only(raw_tasks: list[Any], job: str, seen: Seen) -> list[str] | None:
     """The nodes of ``raw_tasks`` if every task gives only its node (running there, named by its job), gathered
     into the columns; else ``None`` (nothing gathered)."""
     nodes = []
@@ -360,18 +367,18 @@ def _nodes_only(raw_tasks: list[Any], job: str, seen: _Seen) -> list[str] | None
     return nodes
 
 
-def _tasks(raw_tasks: list[Any], job: str, seen: _Seen) -> list[Task]:
+def _tasks(raw_tasks: list[Any], job: str, seen: Seen) -> list[Task]:
     tasks = []
     names, nodes, statuses = seen.names, seen.nodes, seen.statuses
     for index, raw in enumerate(raw_tasks):
         if type(raw) is not dict:
-            raise _Refused
+            raise Refused
         node = raw.get("node")
         if len(raw) == 1 and type(node) is str:  # the common case, {"node": ...}: a running task, named by its job
             name, status, resources, given = f"{job}-{index}", "running", None, NODE_ONLY
         else:
             name, status, resources, given = _task_fields(raw, node, job, index, seen)
-        # _model(Task, ...), inlined: half a million tasks
+        # built_model(Task, ...), inlined: half a million tasks
         task = _new(Task)
         _set_dict(task, {"name": name, "node": node, "status": status, "resources": resources})
         _set_given(task, given)
@@ -385,23 +392,23 @@ def _tasks(raw_tasks: list[Any], job: str, seen: _Seen) -> list[Task]:
 
 
 def _task_fields(
-    raw: dict[str, Any], node: object, job: str, index: int, seen: _Seen
+    raw: dict[str, Any], node: object, job: str, index: int, seen: Seen
 ) -> tuple[str, str, dict[str, int] | None, set[str]]:
     """Name, status, own requests and given fields of a task that gives more than its node."""
     if not raw.keys() <= _TASK_FIELDS:
-        raise _Refused
+        raise Refused
     get = raw.get
     name, status, resources = get("name"), get("status"), get("resources")
     if node is not None and type(node) is not str:
-        raise _Refused
+        raise Refused
     if status is None:
         status = "pending" if node is None else "running"
     elif type(status) is not str or status not in _STATUSES:
-        raise _Refused
+        raise Refused
     if (node is None) != (status == "pending"):
-        raise _Refused
+        raise Refused
     name = f"{job}-{index}" if name is None else _name(name)
     if resources is not None:
         resources = _resource_map(resources, allow_unlimited=False)
         seen.own.append((len(seen.names), resources))
-    return name, status, resources, _given(raw)
+    return name, status, resources, given_set(raw)

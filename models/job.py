@@ -7,7 +7,7 @@ minimum: the job is elastic iff it is below the number of tasks.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -79,8 +79,8 @@ def running_tasks(job: str, nodes: list[str]) -> list[Task]:
 
 
 class MadeBeforeRead(SnapshotModel):
-    """A model that may hold jobs whose tasks are not made yet (see :class:`Job`): dumps and pickles read the fields
-    directly, so they make them first (:meth:`made_tasks`)."""
+    """A model that may hold jobs, or tasks, not made yet (see :class:`Job` and :mod:`.job_list`): dumps, pickles,
+    comparisons, copies and reprs read the fields directly, so they make them first (:meth:`made_tasks`)."""
 
     def made_tasks(self) -> object:
         raise NotImplementedError
@@ -96,6 +96,20 @@ class MadeBeforeRead(SnapshotModel):
     def __getstate__(self) -> dict[Any, Any]:
         self.made_tasks()
         return super().__getstate__()
+
+    def __eq__(self, other: object) -> bool:
+        self.made_tasks()
+        if isinstance(other, MadeBeforeRead):
+            other.made_tasks()
+        return super().__eq__(other)
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
+        self.made_tasks()
+        return super().__deepcopy__(memo)
+
+    def __repr_args__(self) -> Any:
+        self.made_tasks()
+        return super().__repr_args__()
 
 
 class Job(MadeBeforeRead):
@@ -132,6 +146,10 @@ class Job(MadeBeforeRead):
             )
         return self
 
+    def __copy__(self) -> Job:
+        self.made_tasks()  # so that the copy shares the tasks (a snapshot's copy shares its jobs without this)
+        return super().__copy__()
+
     def __getattr__(self, item: str) -> Any:
         if item == "tasks" and "_task_nodes" in self.__dict__:
             return self.made_tasks()
@@ -151,24 +169,6 @@ class Job(MadeBeforeRead):
         fields["tasks"] = tasks = running_tasks(self.name, nodes)
         fields.update(rest)
         return tasks
-
-    def __eq__(self, other: object) -> bool:
-        self.made_tasks()
-        if isinstance(other, Job):
-            other.made_tasks()
-        return super().__eq__(other)
-
-    def __copy__(self) -> Job:
-        self.made_tasks()
-        return super().__copy__()
-
-    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Job:
-        self.made_tasks()
-        return super().__deepcopy__(memo)
-
-    def __repr_args__(self) -> Any:
-        self.made_tasks()
-        return super().__repr_args__()
 
     # Resolved by the snapshot (they depend on priority classes and config).
     # Derived values, set by the snapshot that resolves them (they depend on its priority classes

@@ -20,20 +20,36 @@ from .document import decode_json_fast, parse_document
 from .errors import SnapshotError, kind_of
 from .fast_path import fast_snapshot
 from .snapshot import Snapshot
+from .struct_path import struct_snapshot
 
 
 def load_snapshot(path: str | Path) -> Snapshot:
     """Read and validate the snapshot in ``path`` (``.json`` as JSON, anything else as YAML).
 
-    A file of :data:`~.collector.LARGE_DOCUMENT` bytes or more is loaded with :func:`~.collector.loading_large`:
-    its objects are left out of the garbage collector's later passes.
+    A JSON file with many jobs is read by the struct path (:mod:`.struct_path`) where it can be; any other file, or
+    one that path leaves, by the fast path and pydantic. A file of :data:`~.collector.LARGE_DOCUMENT` bytes or more
+    is loaded with :func:`~.collector.loading_large`: its objects are left out of the garbage collector's later
+    passes.
     """
     try:
         size = Path(path).stat().st_size
     except OSError:
         size = 0  # read_document says what is wrong
     with loading_large(size):
+        if is_json(path):
+            try:
+                snapshot = _from_structs(Path(path).read_bytes())
+            except OSError:
+                snapshot = None  # read_document says what is wrong
+            if snapshot is not None:
+                return snapshot
         return _validated(read_document(path), again=lambda: read_document(path), json_format=is_json(path))
+
+
+def _from_structs(data: bytes) -> Snapshot | None:
+    """The snapshot in the JSON document ``data`` if the struct path builds it (:mod:`.struct_path`)."""
+    with paused_collection():
+        return struct_snapshot(data)
 
 
 def read_document(path: str | Path) -> Any:
@@ -69,6 +85,9 @@ def parse_snapshot(text: str, *, json_format: bool = False, source: str = "<inpu
             return parse_document(text, json_format=json_format, source=source)
 
     with loading_large(len(text)):
+        snapshot = _from_structs(text.encode("utf-8", "surrogatepass")) if json_format else None
+        if snapshot is not None:
+            return snapshot
         return _validated(parse(), again=parse, json_format=json_format)
 
 

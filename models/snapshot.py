@@ -8,7 +8,7 @@ tree, jobs sit in leaf queues, and no node holds more than it has.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, PrivateAttr, model_validator
@@ -17,6 +17,7 @@ from .config import Config
 from .duration import format_time
 from .fields import FreeMap, Time, raise_errors
 from .job import ON_NODE, Job, MadeBeforeRead, Task
+from .job_list import JobList
 from .node import Node
 from .priority_class import PriorityClass, Toleration
 from .quantity import format_quantity
@@ -49,7 +50,7 @@ class Snapshot(MadeBeforeRead):
     _nodes: dict[str, Node] = PrivateAttr(default_factory=dict)
     _queues: dict[str, Queue] = PrivateAttr(default_factory=dict)
     _classes: dict[str, PriorityClass] = PrivateAttr(default_factory=dict)
-    _jobs: dict[str, Job] = PrivateAttr(default_factory=dict)
+    _jobs: Mapping[str, Job] = PrivateAttr(default_factory=dict)
     _children: dict[str, list[str]] = PrivateAttr(default_factory=dict)
 
     # -- lookups -------------------------------------------------------------
@@ -64,7 +65,7 @@ class Snapshot(MadeBeforeRead):
     def job(self, name: str) -> Job:
         return self.__pydantic_private__["_jobs"][name]  # type: ignore[index,no-any-return]
 
-    def jobs_by_name(self) -> dict[str, Job]:
+    def jobs_by_name(self) -> Mapping[str, Job]:
         """Job name -> job (the index lookups use; for loops over many jobs)."""
         return self.__pydantic_private__["_jobs"]  # type: ignore[index,no-any-return]
 
@@ -112,8 +113,9 @@ class Snapshot(MadeBeforeRead):
         return found
 
     def made_tasks(self) -> None:
-        """Make every job's tasks the fast path left out (see :class:`.job.Job`): serializing reads them directly."""
-        for job in self.jobs:
+        """Make every job the struct path left out (see :mod:`.job_list`), and every job's tasks the fast path left
+        out (see :class:`.job.Job`): serializing reads them directly."""
+        for job in self.jobs:  # iterating a JobList makes every job
             if "_task_nodes" in job.__dict__:
                 job.made_tasks()
 
@@ -155,7 +157,9 @@ class Snapshot(MadeBeforeRead):
         self._nodes = _index("nodes", self.nodes, errors)
         self._queues = _index("queues", self.queues, errors)
         self._classes = _index("priority_classes", self.priority_classes, errors)
-        self._jobs = _index("jobs", self.jobs, errors)
+        jobs = self.jobs
+        by_name = jobs.by_name() if isinstance(jobs, JobList) else None
+        self._jobs = _index("jobs", jobs, errors) if by_name is None else by_name
         columnar = not fitted and ("_columns" in self.__dict__ or len(self.jobs) >= COLUMNS_FROM)
         if not fitted:
             names = self.task_columns().names if columnar else [t.name for j in self.jobs for t in j.tasks]

@@ -63,8 +63,8 @@ def solve(
 
     check_limits(workers, time_limit)
     snapshot = tuned(load(file, as_json), workers, time_limit)
-    names = [j.name for j in snapshot.jobs]
-    if job not in names:
+    if job not in snapshot.jobs_by_name():
+        names = list(snapshot.jobs_by_name())
         err.print(
             f"error: --job: unknown job '{job}' (jobs: {', '.join(names[:10])}{' ...' if len(names) > 10 else ''})"
         )

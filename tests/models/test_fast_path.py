@@ -95,9 +95,9 @@ TASK_KEYS = ["name", "node", "status", "resources", "unknown"]
 
 
 @st.composite
-def mutated(draw: st.DrawFn) -> dict[str, Any]:
-    """``BASE`` with a few fields of its nodes, jobs and tasks set to other values or removed."""
-    data = copy.deepcopy(BASE)
+def mutated(draw: st.DrawFn, base: dict[str, Any] = BASE) -> dict[str, Any]:
+    """``base`` with a few fields of its nodes, jobs and tasks set to other values or removed."""
+    data = copy.deepcopy(base)
     for _ in range(draw(st.integers(0, 3))):
         kind = draw(st.sampled_from(["node", "job", "task"]))
         if kind == "node":

@@ -265,6 +265,8 @@ class JobColumns:
     """Per job, its class's position in :attr:`classes` (int64)."""
     preemptible: np.ndarray
     """Per job, :attr:`Job.is_preemptible` (bool)."""
+    marked: np.ndarray
+    """Per job, whether it says ``preemptible: false`` (bool; what a rule says of a job that is not preemptible)."""
     priority: np.ndarray
     """Per job, :attr:`Job.resolved_priority` (int64)."""
     started: np.ndarray
@@ -293,6 +295,7 @@ class JobColumns:
             minimum=list(map(attrgetter("gang_minimum"), jobs)),
             priority=list(map(attrgetter("resolved_priority"), jobs)),
             preemptible=list(map(attrgetter("is_preemptible"), jobs)),
+            marked=[job.preemptible is False for job in jobs],
             uniform=list(map(attrgetter("uniform"), jobs)),
             resources=list(map(attrgetter("task_resources"), jobs)),
         )
@@ -309,6 +312,7 @@ class JobColumns:
         minimum: list[int],
         priority: list[int],
         preemptible: list[bool],
+        marked: list[bool],
         uniform: list[bool],
         resources: list[dict[str, int]],
     ) -> JobColumns:
@@ -330,6 +334,7 @@ class JobColumns:
             classes=class_names,
             priority_class=priority_class,
             preemptible=np.fromiter(preemptible, dtype=bool, count=count),
+            marked=np.fromiter(marked, dtype=bool, count=count),
             priority=np.fromiter(priority, dtype=np.int64, count=count),
             started=np.array(started, dtype=float).reshape(count),  # None becomes NaN
             created=np.array(created, dtype=float).reshape(count),

@@ -123,6 +123,7 @@ def assembled(head: Snapshot, has_jobs: bool, nodes: list[Node], jobs: list[Job]
             "resources": seen.shared,
             "priority": seen.priority,
             "preemptible": seen.preemptible,
+            "marked": seen.marked,
         }
     snapshot._resolve(fitted=False)
     return snapshot
@@ -165,6 +166,8 @@ class Seen:
         self.uniform: list[bool] = []
         self.priority: list[int] = []
         self.preemptible: list[bool] = []
+        self.marked: list[bool] = []
+        """Per job, whether it says ``preemptible: false``."""
         self.config, self.priority_classes = head.config, {c.name: c for c in head.priority_classes}
         self.resolved: dict[tuple[str | None, int | None, bool | None], tuple[int, bool, bool]] = {}
         """(priority class, priority, preemptible) -> resolved priority, preemptibility, and whether it may evict."""
@@ -346,6 +349,7 @@ def built_job(raw: object, seen: Seen) -> Job:
     seen.uniform.append(uniform or job.uniform)
     seen.priority.append(resolved[0])
     seen.preemptible.append(resolved[1])
+    seen.marked.append(preemptible is False)
     return job
 
 

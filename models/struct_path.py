@@ -226,6 +226,7 @@ def _columns(raw: list[_Job], jobs: JobList, seen: Seen) -> list[tuple[int, bool
         resolved[i] = resolve((classes[i], priorities[i], preemptible[i]))
     seen.priority = [r[0] for r in resolved]  # (priority, preemptible, may evict)
     seen.preemptible = [r[1] for r in resolved]
+    seen.marked = [flag is False for flag in preemptible]
     seen.uniform = [True] * count
     # Tasks: in the common case each gives only its node.
     flat = [task for job_tasks in tasks for task in job_tasks]

@@ -197,19 +197,26 @@ def _preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:
     clear = (columns.priority[rows] < preemptor.resolved_priority) & unprotected.on_columns(rows)
     texts: dict[int, str] = {}  # the same few reasons for thousands of jobs: each written once
     found_at = []
-    for i, at in zip(np.flatnonzero(~clear).tolist(), rows[~clear].tolist(), strict=True):
-        job, before = jobs[at], len(result.candidates)
-        if job.resolved_priority >= preemptor.resolved_priority:
-            text = texts.get(job.resolved_priority)
+    rest, names = rows[~clear], columns.names
+    # Read from the columns where they tell (a job model is made only for those judged in full).
+    priorities, preemptible, marked = (
+        column[rest].tolist() for column in (columns.priority, columns.preemptible, columns.marked)
+    )
+    for i, at, priority, fair_game, said_no in zip(
+        np.flatnonzero(~clear).tolist(), rest.tolist(), priorities, preemptible, marked, strict=True
+    ):
+        before = len(result.candidates)
+        if priority >= preemptor.resolved_priority:
+            text = texts.get(priority)
             if text is None:
-                text = texts[job.resolved_priority] = (
-                    f"priority {job.resolved_priority} is not below the preemptor's {preemptor.resolved_priority}"
+                text = texts[priority] = (
+                    f"priority {priority} is not below the preemptor's {preemptor.resolved_priority}"
                 )
-            result.judged.append(Excluded(job.name, "priority", text))
-        elif not job.is_preemptible:
-            result.judged.append(unprotected.non_preemptible(job))
+            result.judged.append(Excluded(names[at], "priority", text))
+        elif not fair_game:
+            result.judged.append(unprotected.refusal(names[at], said_no, priority, jobs, at))
         else:
-            _judge(cluster, job, preemptor, "preempt", result)
+            _judge(cluster, jobs[at], preemptor, "preempt", result)
         if len(result.candidates) > before:
             found_at.append(i)
     return _with_plain(result, cluster, rows, clear, found_at)
@@ -250,25 +257,44 @@ def reclaim_candidates(cluster: Cluster, reclaimer: Job, chunk: Resources) -> Ca
             return _strict_blocks(cluster, job, candidate, vq, line, chunk)
         return closes(job.queue)
 
-    jobs, rows = cluster.snapshot.jobs, _running_others(cluster, reclaimer)
+    jobs, rows, columns = cluster.snapshot.jobs, _running_others(cluster, reclaimer), cluster.job_columns()
     clear = np.zeros(len(rows), dtype=bool) if strict else _plain(cluster, reclaimer, unprotected, rows, closes)
     counts, found_at = cluster.running_counts(), []
-    for i, at in zip(np.flatnonzero(~clear).tolist(), rows[~clear].tolist(), strict=True):
-        job, before = jobs[at], len(result.candidates)
-        if job.queue == reclaimer.queue:
-            result.judged.append(Excluded(job.name, "own-queue", own))
-        elif unprotected(job):
-            running, minimum = counts[job.name], job.gang_minimum
-            candidate = Candidate(job.name, running, max(0, running - minimum), True)
-            blocked = blocks(job, candidate)
+    rest, names, mine = rows[~clear], columns.names, columns.queues.index(reclaimer.queue)
+    # Read from the columns where they tell (a job model is made only where a job is needed in full).
+    queues, minimum, preemptible, marked, priorities = (
+        column[rest].tolist()
+        for column in (columns.queue, columns.minimum, columns.preemptible, columns.marked, columns.priority)
+    )
+    unguarded = unprotected.on_columns(rest).tolist()
+    for i, at, code, gang, free, fair_game, said_no, priority in zip(
+        np.flatnonzero(~clear).tolist(),
+        rest.tolist(),
+        queues,
+        minimum,
+        unguarded,
+        preemptible,
+        marked,
+        priorities,
+        strict=True,
+    ):
+        before = len(result.candidates)
+        if code == mine:
+            result.judged.append(Excluded(names[at], "own-queue", own))
+        elif free:
+            name = names[at]
+            running = counts[name]
+            candidate = Candidate(name, running, max(0, running - gang), True)
+            blocked = blocks(jobs[at], candidate) if strict else closes(columns.queues[code])
             if blocked is None:
                 result.candidates.append(candidate)
             else:
                 result.movable.append(candidate)
-                result.judged.append(Excluded(job.name, "guarantee", blocked))
-        elif not job.is_preemptible:
-            result.judged.append(unprotected.non_preemptible(job))
+                result.judged.append(Excluded(name, "guarantee", blocked))
+        elif not fair_game:
+            result.judged.append(unprotected.refusal(names[at], said_no, priority, jobs, at))
         else:
+            job = jobs[at]
             found = _judge(cluster, job, reclaimer, "reclaim", result)
             if found is not None:
                 blocked = blocks(job, found)
@@ -358,17 +384,22 @@ class Unprotected:
         self.runtimes: dict[str, float] = {}
         self.tolerating: dict[str | None, Toleration | None] = {None: None}
         """Per class, its toleration policy if it may tolerate this preemptor (its window is checked per job)."""
-        self.refusals: dict[tuple[bool | None, int], Excluded] = {}
+        self.refusals: dict[tuple[bool, int], Excluded] = {}
 
     def non_preemptible(self, job: Job) -> Excluded:
         """What :func:`_judge` finds for a job that is not preemptible: its first protection, whatever else protects
-        it, in words that depend only on its ``preemptible`` flag and priority (written once for each)."""
-        key = (job.preemptible, job.resolved_priority)
-        found = self.refusals.get(key)
+        it, in words that depend only on whether it says ``preemptible: false`` and its priority (written once for
+        each)."""
+        return self.refusal(job.name, job.preemptible is False, job.resolved_priority, [job], 0)
+
+    def refusal(self, name: str, said_no: bool, priority: int, jobs: Sequence[Job], at: int) -> Excluded:
+        """:meth:`non_preemptible` of the job ``jobs[at]``, named ``name``, which ``said_no`` (``preemptible:
+        false``), of resolved ``priority``: the job is read only if no other job gave these words already."""
+        found = self.refusals.get((said_no, priority))
         if found is None:
-            first = protections(self.cluster, job, self.preemptor, self.action)[0]
-            found = self.refusals[key] = Excluded("", first.rule, first.describe(), first.until)
-        return Excluded(job.name, found.rule, found.reason, found.until)
+            first = protections(self.cluster, jobs[at], self.preemptor, self.action)[0]
+            found = self.refusals[(said_no, priority)] = Excluded("", first.rule, first.describe(), first.until)
+        return Excluded(name, found.rule, found.reason, found.until)
 
     def tolerance(self, priority_class: str | None) -> Toleration | None:
         """The toleration policy of ``priority_class`` if it may tolerate this preemptor (the window is per job)."""

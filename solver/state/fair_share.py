@@ -43,6 +43,7 @@ The flat example of reference/kai.md §3.9 (10 GPUs):
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
 from itertools import groupby
@@ -122,11 +123,15 @@ def _divide_bucket(remaining: int, bucket: list[Claim], share: dict[str, int], u
 
 
 def cluster_capacity(snapshot: Snapshot) -> Resources:
-    """Sum of allocatable resources over all nodes."""
+    """Sum of allocatable resources over all nodes (resources in the order nodes first name them)."""
+    maps = [node.resources for node in snapshot.nodes]
+    by_id = dict(zip(map(id, maps), maps, strict=True))
     total: Resources = {}
-    for node in snapshot.nodes:
-        for resource, amount in node.resources.items():
-            total[resource] = total.get(resource, 0) + amount
+    # Nodes of one kind share one map (the loaders give equal maps one object): each map is added once, times its
+    # number of nodes.
+    for key, count in Counter(map(id, maps)).items():
+        for resource, amount in by_id[key].items():
+            total[resource] = total.get(resource, 0) + amount * count
     return total
 
 

@@ -83,6 +83,29 @@ def test_preempt_takes_lower_priority_preemptible_jobs_of_the_same_queue_only():
     assert [result.excluded_count(rule) for rule in ("other-queue", "priority", "min-runtime")] == [1, 1, 0]
 
 
+def test_a_job_that_says_preemptible_false_and_one_whose_priority_says_it_get_their_own_words():
+    """Two jobs of one priority, both not preemptible: one says so, the other is above
+    ``config.preemptible_below_priority``. Words written once per kind must not be given to the other kind."""
+    jobs = [
+        running("said", "q", priority=110, preemptible=False),
+        running("high", "q", priority=110),
+        running("said-too", "r", priority=110, preemptible=False),
+        running("high-too", "r", priority=110),
+        waiting("boss", "q", priority=300),
+    ]
+    for order in (jobs, [jobs[1], jobs[0], jobs[3], jobs[2], jobs[4]]):
+        c = cluster(order)
+        boss = c.snapshot.job("boss")
+        for found, names in (
+            (preempt_candidates(c, boss), ("said", "high")),
+            (reclaim_candidates(c, boss, {"gpu": GPU}), ("said-too", "high-too")),
+        ):
+            said, high = (found.exclusion(name) for name in names)
+            assert said.rule == high.rule == "non-preemptible"
+            assert said.reason == "non-preemptible: marked preemptible: false"
+            assert high.reason == ("non-preemptible: priority 110 is not below 100 (config.preemptible_below_priority)")
+
+
 def test_preempt_respects_min_runtime_and_peels_protected_elastic_jobs():
     c = cluster(
         [
@@ -311,8 +334,8 @@ def reclaim_scenes(draw: st.DrawFn) -> tuple[Cluster, str]:
 def test_reclaim_judges_every_running_job_as_its_protections_say(scene: tuple[Cluster, str]) -> None:
     """Judged column by column, each running job ends where :func:`protections` (job by job) puts it: its own queue
     excluded; with no protection, a candidate for all it runs (or movable, with the line's reason); with some, a
-    candidate for its surplus only or excluded by the first protection that blocks it whole. Every list is in job
-    order, and the priorities gathered are those of the candidates."""
+    candidate for its surplus only or excluded by the first protection that blocks it whole (in its words). Every list
+    is in job order, and the priorities gathered are those of the candidates."""
     c, _ = scene
     reclaimer = c.snapshot.job("reclaimer")
     found = reclaim_candidates(c, reclaimer, {"gpu": GPU})
@@ -331,7 +354,12 @@ def test_reclaim_judges_every_running_job_as_its_protections_say(scene: tuple[Cl
         if not shields:
             assert candidate == (job.name, running_now, max(0, running_now - job.gang_minimum), True, ())
         elif blocking := [p for p in shields if not p.surplus_only]:
-            assert candidate is None and found.exclusion(job.name).rule == blocking[0].rule
+            excluded = found.exclusion(job.name)
+            assert candidate is None and (excluded.rule, excluded.reason, excluded.until) == (
+                blocking[0].rule,
+                blocking[0].describe(),
+                blocking[0].until,
+            )
         elif candidate is not None:
             assert not candidate.whole_job and candidate.surplus == running_now - job.gang_minimum > 0
     # the levels of the objective, found on the way: the priorities of the candidates, no more; and their jobs' rows
@@ -381,7 +409,11 @@ def test_preempt_judges_every_running_job_as_its_queue_priority_and_protections_
         if not shields:
             assert candidate == (job.name, running_now, max(0, running_now - job.gang_minimum), True, ())
         elif blocking := [p for p in shields if not p.surplus_only]:
-            assert candidate is None and excluded.rule == blocking[0].rule
+            assert candidate is None and (excluded.rule, excluded.reason, excluded.until) == (
+                blocking[0].rule,
+                blocking[0].describe(),
+                blocking[0].until,
+            )
         elif candidate is not None:
             assert not candidate.whole_job and candidate.surplus == running_now - job.gang_minimum > 0
     assert found.excluded_count("other-queue") == sum(job.queue != "q" for job in others)

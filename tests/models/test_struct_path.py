@@ -11,6 +11,7 @@ import sys
 from typing import Any
 
 import pytest
+import test_fast_path
 from conftest import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -21,6 +22,8 @@ from gpu_preempt.models import Snapshot, SnapshotError, load_snapshot, parse_sna
 from gpu_preempt.models.document import parse_document
 from gpu_preempt.models.job_list import JobList
 from gpu_preempt.models.struct_path import struct_snapshot
+
+checks = test_fast_path.checks  # the fixture: whole-document checks on task columns, and task by task
 
 PLAIN = {  # the common case: tasks that give only their node, no labels, annotations or requeue state
     "name": "j3",
@@ -59,14 +62,6 @@ def plain_mutated(draw: st.DrawFn) -> dict[str, Any]:
 
 def structs(data: Any) -> Snapshot | None:
     return struct_snapshot(json.dumps(data).encode(), least_jobs=0)
-
-
-@pytest.fixture(params=["columns", "task by task"])
-def checks(request, monkeypatch):
-    """Whole-document checks on task columns (as on large snapshots) or task by task (as on small ones)."""
-    if request.param == "columns":
-        monkeypatch.setattr("gpu_preempt.models.snapshot.COLUMNS_FROM", 0)
-    return request.param
 
 
 @settings(

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from itertools import accumulate
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 import msgspec
 from msgspec import Meta, Struct
@@ -106,26 +106,33 @@ class _Document(Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False
 _DECODE = msgspec.json.Decoder(_Document).decode
 _ENCODE = msgspec.json.Encoder().encode
 _HEAD = ("now", "config", "queues", "priority_classes", "description", "expect")
+MOST_ODD = 0.1
+"""The largest share of jobs out of the common case (built at once) a document may have to take this path: above
+it, as in a snapshot imported from Kubernetes (named tasks, annotations), the fast path builds them sooner."""
 
 
-def struct_snapshot(data: bytes, *, least_jobs: int = COLUMNS_FROM) -> Snapshot | None:
+def struct_snapshot(data: bytes, *, least_jobs: int = COLUMNS_FROM, most_odd: float = MOST_ODD) -> Snapshot | None:
     """The snapshot pydantic would validate from the JSON document in ``data``, or ``None`` where this path does not
-    decide (a document with fewer than ``least_jobs`` jobs, anything it does not accept, or an error)."""
+    decide (a document with fewer than ``least_jobs`` jobs, or more than a ``most_odd`` share of jobs out of the
+    common case, anything it does not accept, or an error)."""
+    if data.count(b'"annotations"') > most_odd * data.count(b'"queue"'):
+        return None  # a quick look at the bytes: jobs with annotations (imported ones all have some) are built at once
     try:
         document = _DECODE(data)
     except (msgspec.MsgspecError, RecursionError, ValueError, OverflowError):
         return None
     if len(document.jobs or ()) < least_jobs or b"\\u003" in data:
         return None
-    if _ENCODE(document).count(b":") != data.count(b":"):
-        return None  # a member given twice, or a null spelt out
     try:
-        return _build(document)
+        odd, read = _odd(document.jobs or [], most_odd)  # first: a document this path leaves is left sooner
+        if _ENCODE(document).count(b":") != data.count(b":"):
+            return None  # a member given twice, or a null spelt out
+        return _build(document, odd, read)
     except (Refused, ValidationError, PydanticCustomError, ValueError, TypeError, KeyError):
         return None
 
 
-def _build(document: _Document) -> Snapshot:
+def _build(document: _Document, odd: set[int], read: _Tasks) -> Snapshot:
     head = Snapshot.model_validate(
         {
             **{key: getattr(document, key) for key in _HEAD if getattr(document, key) is not None},
@@ -133,13 +140,13 @@ def _build(document: _Document) -> Snapshot:
             "jobs": [],
         }
     )
+    raw = document.jobs or []
     seen = Seen(True, head)
     nodes = _nodes(document.nodes, seen)
-    raw = document.jobs or []
     seen.job_names = [job.name for job in raw]
     made = _Made(seen)
     jobs = JobList(raw, made=made.made, raw=_Job, names=seen.job_names)
-    made.resolved = _columns(raw, jobs, seen)
+    made.resolved = _columns(raw, jobs, seen, odd, read)
     return assembled(head, document.jobs is not None, nodes, jobs, seen)
 
 
@@ -201,16 +208,42 @@ def _times(values: list[Any]) -> list[float | int | None]:
     return values
 
 
-def _columns(raw: list[_Job], jobs: JobList, seen: Seen) -> list[tuple[int, bool, bool]]:
+class _Tasks(NamedTuple):
+    """Every job's tasks, every task in document order, and their nodes."""
+
+    of: list[list[_Task]]
+    flat: list[_Task]
+    nodes: list[str | None]
+
+
+def _odd(raw: list[_Job], most_odd: float) -> tuple[set[int], _Tasks]:
+    """The positions of the jobs out of the common case (a task that gives more than its node; labels, annotations
+    or requeue state); refused if they are more than a ``most_odd`` share of the jobs."""
+    tasks = [job.tasks for job in raw]
+    flat = [task for job_tasks in tasks for task in job_tasks]
+    nodes = [task.node for task in flat]
+    at = _none_at(nodes)
+    for column in ([task.name for task in flat], [task.status for task in flat], [task.resources for task in flat]):
+        at += _given_at(column)
+    starts = list(accumulate(map(len, tasks), initial=0))
+    odd = {bisect_right(starts, position) - 1 for position in at}
+    for column in ([job.labels for job in raw], [job.annotations for job in raw], [job.requeue for job in raw]):
+        odd.update(_given_at(column))
+    if len(odd) > most_odd * len(raw):
+        raise Refused  # the fast path builds them sooner (here each costs a conversion from its struct too)
+    return odd, _Tasks(tasks, flat, nodes)
+
+
+def _columns(raw: list[_Job], jobs: JobList, seen: Seen, odd: set[int], read: _Tasks) -> list[tuple[int, bool, bool]]:
     """Check every job of ``raw`` as :func:`~.fast_path.built_job` would, gathering into ``seen`` what it gathers;
-    jobs out of the common case are built now, in place in ``jobs``. Returns each job's resolved priority,
+    the jobs at positions ``odd`` are built now, in place in ``jobs``. Returns each job's resolved priority,
     preemptibility, and whether it may evict."""
+    tasks, flat, nodes = read
     count = len(raw)
     names = seen.job_names
+    seen.counts = counts = list(map(len, tasks))
     seen.queues = [job.queue for job in raw]
     seen.classes = classes = [job.priority_class for job in raw]
-    tasks = [job.tasks for job in raw]
-    seen.counts = counts = list(map(len, tasks))
     gang = [job.min_available for job in raw]
     if any(m is not None and m > c for m, c in zip(gang, counts, strict=True)):
         raise Refused
@@ -228,20 +261,10 @@ def _columns(raw: list[_Job], jobs: JobList, seen: Seen) -> list[tuple[int, bool
     seen.preemptible = [r[1] for r in resolved]
     seen.marked = [flag is False for flag in preemptible]
     seen.uniform = [True] * count
-    # Tasks: in the common case each gives only its node.
-    flat = [task for job_tasks in tasks for task in job_tasks]
-    seen.nodes = [task.node for task in flat]
+    seen.nodes = nodes
     suffixes = [f"-{index}" for index in range(max(counts, default=0))]
     seen.names = [name + suffix for name, n in zip(names, counts, strict=True) for suffix in suffixes[:n]]
     seen.statuses = ["running"] * len(flat)
-    # Jobs out of the common case: a task that gives more than its node, or labels, annotations, requeue state.
-    at = _none_at(seen.nodes)
-    for column in ([task.name for task in flat], [task.status for task in flat], [task.resources for task in flat]):
-        at += _given_at(column)
-    starts = list(accumulate(counts, initial=0))
-    odd = {bisect_right(starts, position) - 1 for position in at}
-    for column in ([job.labels for job in raw], [job.annotations for job in raw], [job.requeue for job in raw]):
-        odd.update(_given_at(column))
     if odd:
         _built_now(sorted(odd), raw, jobs, seen)
     for job in raw:  # a raw map is a view of the document's bytes: kept, it would keep them all

@@ -145,8 +145,8 @@ def _build(document: _Document, odd: set[int], read: _Tasks) -> Snapshot:
     nodes = _nodes(document.nodes, seen)
     seen.job_names = [job.name for job in raw]
     made = _Made(seen)
+    made.resolved = _columns(raw, seen, odd, read)  # the jobs out of the common case are built, in place in raw
     jobs = JobList(raw, made=made.made, raw=_Job, names=seen.job_names)
-    made.resolved = _columns(raw, jobs, seen, odd, read)
     return assembled(head, document.jobs is not None, nodes, jobs, seen)
 
 
@@ -234,9 +234,9 @@ def _odd(raw: list[_Job], most_odd: float) -> tuple[set[int], _Tasks]:
     return odd, _Tasks(tasks, flat, nodes)
 
 
-def _columns(raw: list[_Job], jobs: JobList, seen: Seen, odd: set[int], read: _Tasks) -> list[tuple[int, bool, bool]]:
+def _columns(raw: list[Any], seen: Seen, odd: set[int], read: _Tasks) -> list[tuple[int, bool, bool]]:
     """Check every job of ``raw`` as :func:`~.fast_path.built_job` would, gathering into ``seen`` what it gathers;
-    the jobs at positions ``odd`` are built now, in place in ``jobs``. Returns each job's resolved priority,
+    the jobs at positions ``odd`` are built now, in place in ``raw``. Returns each job's resolved priority,
     preemptibility, and whether it may evict."""
     tasks, flat, nodes = read
     count = len(raw)
@@ -266,9 +266,9 @@ def _columns(raw: list[_Job], jobs: JobList, seen: Seen, odd: set[int], read: _T
     seen.names = [name + suffix for name, n in zip(names, counts, strict=True) for suffix in suffixes[:n]]
     seen.statuses = ["running"] * len(flat)
     if odd:
-        _built_now(sorted(odd), raw, jobs, seen)
+        _built_now(sorted(odd), raw, seen)
     for job in raw:  # a raw map is a view of the document's bytes: kept, it would keep them all
-        if job.task_resources is not _NO_MAP:
+        if type(job) is _Job and job.task_resources is not _NO_MAP:
             job.task_resources = _PARSED_MAP
     return resolved
 
@@ -289,17 +289,16 @@ def _none_at(column: list[Any]) -> list[int]:
     return found
 
 
-def _built_now(odd: list[int], raw: list[_Job], jobs: JobList, seen: Seen) -> None:
-    """Build the jobs at positions ``odd`` (ascending) with the fast path, and put what they hold into ``seen``."""
+def _built_now(odd: list[int], raw: list[Any], seen: Seen) -> None:
+    """Build the jobs at positions ``odd`` (ascending) with the fast path, in place in ``raw``, and put what they hold
+    into ``seen``."""
     scratch = Seen(True, seen.head)
     starts = list(accumulate(seen.counts, initial=0))
     for i in odd:
         struct = raw[i]
         fields = _given(struct)
         fields["tasks"] = [_given(task) for task in struct.tasks]
-        job = built_job(fields, scratch)
-        list.__setitem__(jobs, i, job)
-        jobs.left -= 1
+        job = raw[i] = built_job(fields, scratch)
         seen.shared[i], seen.created[i], seen.started[i] = job.task_resources, job.created_at, job.started_at
         seen.uniform[i] = job.uniform
         for position, task in enumerate(job.tasks, start=starts[i]):

@@ -40,6 +40,10 @@ if not out.is_terminal:  # piped output: do not squeeze tables into 80 columns
 PROTECTED_SHOWN = 8
 """Protected jobs listed one by one in human output; beyond that, a count per rule."""
 
+PROTECTED_ROWS = 50
+"""Rows of the protected-jobs table of ``validate``; beyond that, a count per rule (a table of a large cluster's
+thousands of rows takes rich seconds to lay out and nobody reads it)."""
+
 
 def print_summary(file: Path, s: Summary) -> None:
     models = ", ".join(f"{n} x {m}" for m, n in sorted(s.gpus_by_model.items()))
@@ -72,9 +76,18 @@ def print_summary(file: Path, s: Summary) -> None:
     protected = Table(title="protected jobs", title_justify="left")
     for column in ("job", "queue", "rule", "until", "why"):
         protected.add_column(column)
-    for p in s.protected:
+    for p in s.protected[:PROTECTED_ROWS]:
         protected.add_row(p.job, p.queue, p.rule, p.until or "forever", p.detail)
     out.print(protected)
+    if len(s.protected) > PROTECTED_ROWS:
+        rules = Counter(p.rule for p in s.protected)
+        summary = ", ".join(f"{n} by {rule}" for rule, n in sorted(rules.items()))
+        jobs = len({p.job for p in s.protected})
+        out.print(
+            f"protected: {len(s.protected)} rows in all, {jobs} jobs ({summary}); the first {PROTECTED_ROWS} are "
+            "shown, --json lists every one",
+            markup=False,
+        )
 
 
 def _quota_resources(s: Summary) -> tuple[str, ...]:

@@ -443,6 +443,16 @@ class Cluster:
     def count(self, job: Job, *statuses: str) -> int:
         return sum(1 for t in job.tasks if self.status[str(t.name)] in statuses)
 
+    def status_counts(self, status: str) -> tuple[int, int]:
+        """Jobs with a task in ``status``, and tasks in it: on the snapshot's columns when this state is the
+        snapshot's own (no job model read), else task by task."""
+        columns = self.scratch.get("loads of")
+        if isinstance(columns, TaskColumns):
+            chosen = columns.status == CODES[status]
+            return len(np.unique(columns.job[chosen])), int(chosen.sum())
+        counts = [self.count(job, status) for job in self.snapshot.jobs]
+        return sum(1 for c in counts if c), sum(counts)
+
     def running_on(self, job: Job) -> dict[str, int]:
         """Node -> number of ``job``'s running tasks there (read only: jobs may share one map)."""
         if self._running_on is None:

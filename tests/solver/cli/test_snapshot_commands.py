@@ -76,3 +76,37 @@ def test_installed_console_script_exit_codes(tmp_path):
     assert result.returncode == 2
     assert "nodes[0].resources.gpu: fractional GPUs are not supported in v1" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_validate_lists_the_first_protected_jobs_and_counts_the_rest(cli):
+    """A large cluster protects thousands of jobs: the table shows the first PROTECTED_ROWS, a line counts them all
+    by rule, and --json lists every one."""
+    from gpu_preempt.solver.cli.render import PROTECTED_ROWS
+
+    many = PROTECTED_ROWS + 5
+    jobs = [
+        {
+            "name": f"young-{i}",
+            "queue": "q",
+            "task_resources": {"gpu": 1},
+            "started_at": "2026-01-01T11:59:00Z",
+            "tasks": [{"node": "n0"}],
+            **({"preemptible": False} if i % 2 else {}),
+        }
+        for i in range(many)
+    ]
+    document = {
+        "now": "2026-01-01T12:00:00Z",
+        "config": {"preempt_min_runtime": "10m"},
+        "nodes": [{"name": "n0", "resources": {"gpu": many}}],
+        "queues": [{"name": "q"}],
+        "jobs": jobs,
+    }
+    text = cli("validate", document=document).stdout
+    assert text.count("young-") == PROTECTED_ROWS
+    rows = many + many // 2  # every job by min-runtime, the odd ones also non-preemptible
+    assert (
+        f"protected: {rows} rows in all, {many} jobs ({many // 2} by non-preemptible, {many} by preempt-min-runtime)"
+        in text
+    )
+    assert len(json.loads(cli("validate", "--json", document=document).stdout)["protected"]) == rows

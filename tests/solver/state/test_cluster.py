@@ -86,6 +86,7 @@ def _state(cluster: Cluster) -> dict[str, object]:
         "usage": {q: (u.allocated, u.allocated_non_preemptible, u.requested) for q, u in cluster.usage.items()},
         "shares": cluster.shares,
         "rooms": {resources: _rooms(cluster, resources) for resources in ROOMS},
+        "status counts": [cluster.status_counts(s) for s in ("pending", "running", "releasing", "nominated")],
     }
 
 
@@ -185,6 +186,9 @@ def test_running_nodes_and_hosts_of_derived_states_are_those_of_a_fresh_count(
             continue  # not asked: the next state updates an earlier state's answer
         fresh = Cluster(snapshot, state.tree, state.shares, dict(state.status), dict(state.node_of))
         assert state.running_nodes().tolist() == fresh.running_nodes().tolist()
+        for status in ("pending", "running"):  # a derived state's statuses are not its snapshot's columns'
+            counts = [state.count(job, status) for job in snapshot.jobs]
+            assert state.status_counts(status) == (sum(1 for c in counts if c), sum(counts))
         assert [state.running_on(job) for job in snapshot.jobs] == [fresh.running_on(job) for job in snapshot.jobs]
         assert state.running_hosts() == fresh.running_hosts()
         for job, node in zip(snapshot.jobs, fresh.running_nodes().tolist(), strict=True):

@@ -82,9 +82,9 @@ def print_summary(file: Path, s: Summary) -> None:
     if len(s.protected) > PROTECTED_ROWS:
         rules = Counter(p.rule for p in s.protected)
         summary = ", ".join(f"{n} by {rule}" for rule, n in sorted(rules.items()))
-        jobs = len({p.job for p in s.protected})
+        shielded = len({p.job for p in s.protected})
         out.print(
-            f"protected: {len(s.protected)} rows in all, {jobs} jobs ({summary}); the first {PROTECTED_ROWS} are "
+            f"protected: {len(s.protected)} rows in all, {shielded} jobs ({summary}); the first {PROTECTED_ROWS} are "
             "shown, --json lists every one",
             markup=False,
         )

@@ -106,6 +106,10 @@ class JobIndex(Mapping[str, Any]):
     def __contains__(self, name: object) -> bool:
         return name in self._positions
 
+    def position(self, name: str) -> int:
+        """Where the job ``name`` is in the list (nothing is made)."""
+        return self._positions[name]
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._positions)
 

@@ -112,12 +112,13 @@ class Plan:
             if moves and self.candidates is not None:
                 movable = self.candidates.movable
         victims_jobs = [cluster.snapshot.job(c.job) for c in (*chosen, *movable)]
-        nodes, index = _nodes(cluster, job, self.chunk, victims_jobs, only_nodes)
+        running = [cluster.tasks(j, "running") for j in victims_jobs]
+        nodes, index = _nodes(cluster, job, self.chunk, running, only_nodes)
         where = nodes if moves else ()
         fitting: dict[tuple[tuple[str, int], ...], tuple[int, ...]] = {}
         victims = tuple(
-            _victim(cluster, j, c, index, where, fitting, evictable=k < len(chosen))
-            for k, (j, c) in enumerate(zip(victims_jobs, (*chosen, *movable), strict=True))
+            _victim(cluster, j, tasks, c, index, where, fitting, evictable=k < len(chosen))
+            for k, (j, tasks, c) in enumerate(zip(victims_jobs, running, (*chosen, *movable), strict=True))
         )
         config = cluster.snapshot.config
         required = self.required
@@ -204,11 +205,13 @@ def _nodes(
     cluster: Cluster,
     job: Job,
     chunk: list[tuple[Task, bool]],
-    victims: list[Job],
+    running: list[list[Task]],
     only: set[str] | None = None,
 ) -> tuple[tuple[NodeRoom, ...], dict[str, int]]:
-    """Schedulable nodes (or ``only`` those), and nodes where a candidate victim runs, in document order."""
-    hosting = {cluster.node_of[str(t.name)] for v in victims for t in cluster.tasks(v, "running")}
+    """Schedulable nodes (or ``only`` those), and nodes where a candidate victim (its ``running`` tasks) runs, in
+    document order."""
+    node_of = cluster.node_of
+    hosting = {node_of[str(t.name)] for tasks in running for t in tasks}
     asked = frozenset(r for t, _ in chunk for r in job.requests(t))
     key = ("node-rooms", job.resolved_priority, asked)
     every = cluster.node_map(key)  # the same for every job of this priority asking for these resources
@@ -245,6 +248,7 @@ def _node_room(cluster: Cluster, node: Node, priority: int, asked: frozenset[str
 def _victim(
     cluster: Cluster,
     job: Job,
+    running: list[Task],
     candidate: Candidate,
     index: dict[str, int],
     nodes: tuple[NodeRoom, ...],
@@ -252,10 +256,10 @@ def _victim(
     *,
     evictable: bool = True,
 ) -> Victim:
-    """``job`` as a victim; with ``nodes``, where each of its tasks could be moved (spec "Moves"). A job that is
-    not ``evictable`` (only the reclaim line keeps it out of reach) may only be moved. ``fitting`` keeps, per task
-    shape, the nodes whose free room takes one such task (the same for every victim of one problem)."""
-    running = cluster.tasks(job, "running")
+    """``job`` (its ``running`` tasks) as a victim; with ``nodes``, where each of its tasks could be moved (spec
+    "Moves"). A job that is not ``evictable`` (only the reclaim line keeps it out of reach) may only be moved.
+    ``fitting`` keeps, per task shape, the nodes whose free room takes one such task (the same for every victim of
+    one problem)."""
     slots: dict[tuple[int, tuple[tuple[str, int], ...]], list[str]] = {}
     for task in reversed(running):  # evict-first order: newest task first (KAI's reverse task order)
         node = index[str(cluster.node_of[str(task.name)])]
@@ -327,6 +331,13 @@ def _moves_possible(plan: Plan) -> bool:
 def whole_chunk(job: Job, running: list[Task]) -> Resources:
     """Per resource, the largest chunk of ``job`` evicted whole (KAI's reclaimable chunks, reference/kai.md §3.6):
     its core, the first ``min_available`` running tasks, or one of the surplus tasks after them."""
+    if all(task.resources is None for task in running):  # every task asks for the job's requests
+        shared, count = job.task_resources, min(job.gang_minimum, len(running))
+        largest = {r: a * count for r, a in shared.items()} if count else {}
+        if len(running) > count:
+            for r, a in shared.items():
+                largest[r] = max(largest.get(r, 0), a)
+        return largest
     core = _total(job, running[: job.gang_minimum])
     largest = dict(core)
     for task in running[job.gang_minimum :]:

@@ -68,26 +68,31 @@ def overrides(cluster: Cluster, job: Job, decision: Decision) -> list[Override]:
     if not decision.placed:
         return []
     snapshot = cluster.snapshot
+    placed: dict[str, Resources] = {}
+    by_name = {str(t.name): t for t in job.tasks}
+    for name, node in decision.placements.items():
+        placed[node] = add(placed.get(node, {}), job.requests(by_name[name]))
+    below: dict[str, list[Job]] = {}  # per node placed on, the nominated jobs that may give way there
+    for node in sorted(placed, key=cluster.node_index().__getitem__):  # document order
+        below[node] = sorted(
+            {j.name: j for j, _ in cluster.nominations(node) if j.resolved_priority < job.resolved_priority}.values(),
+            key=lambda j: (j.resolved_priority, j.name),
+        )
+    if not any(below.values()):
+        return []  # nothing to give way (the common case: the victims' tasks need not be read)
     freed: dict[str, Resources] = {}
     for victim in decision.victims:
         owner = snapshot.job(victim.job)
         by_name = {str(t.name): t for t in owner.tasks}
         for name in victim.tasks:
             node = str(cluster.node_of[name])
-            freed[node] = add(freed.get(node, {}), owner.requests(by_name[name]))
-    placed: dict[str, Resources] = {}
-    by_name = {str(t.name): t for t in job.tasks}
-    for name, node in decision.placements.items():
-        placed[node] = add(placed.get(node, {}), job.requests(by_name[name]))
+            if node in placed:
+                freed[node] = add(freed.get(node, {}), owner.requests(by_name[name]))
     gone: list[Job] = []
-    for node in sorted(placed, key=cluster.node_index().__getitem__):  # document order
+    for node, others in below.items():
         load = add(add(cluster.final_load(node), freed.get(node, {}), times=-1), placed[node])
         capacity = snapshot.node(node).resources
-        below = sorted(
-            {j.name: j for j, _ in cluster.nominations(node) if j.resolved_priority < job.resolved_priority}.values(),
-            key=lambda j: (j.resolved_priority, j.name),
-        )
-        for other in below:
+        for other in others:
             if all(amount <= capacity.get(r, 0) for r, amount in load.items()):
                 break
             if other not in gone:

@@ -27,7 +27,7 @@ in KAI, where a session computes them when it opens).
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from itertools import compress, repeat
 from operator import attrgetter
 from typing import Any, TypeVar
@@ -37,8 +37,10 @@ import numpy as np
 from gpu_preempt.models import Job, Node, Resources, Snapshot, Task
 from gpu_preempt.models.collector import paused_collection
 from gpu_preempt.models.columns import CODES, JobColumns, TaskColumns, grouped
+from gpu_preempt.models.job_list import JobIndex
 
 from .fair_share import cluster_capacity, fair_shares
+from .layered import Layered
 from .queue_tree import QueueTree
 from .queue_usage import HOLDING, QueueUsage, roll_up
 
@@ -64,15 +66,17 @@ class Cluster:
         snapshot: Snapshot,
         tree: QueueTree,
         shares: dict[str, Resources],
-        status: dict[str, str],
-        node_of: dict[str, str | None],
+        status: MutableMapping[str, str],
+        node_of: MutableMapping[str, str | None],
         usage: dict[str, QueueUsage] | None = None,
     ) -> None:
         self.snapshot = snapshot
         self.tree = tree
         self.shares = shares
-        self.status = status
-        self.node_of = node_of
+        self.status: MutableMapping[str, str] = status
+        """Task name -> status (in a derived state, a :class:`.layered.Layered` map over its parent's)."""
+        self.node_of: MutableMapping[str, str | None] = node_of
+        """Task name -> node (likewise)."""
         self.memo: dict[object, object] = {}
         """Results that depend only on the queue tree and config (resolved min-runtimes), shared by rules."""
         self.scratch: dict[object, object] = {}
@@ -185,7 +189,7 @@ class Cluster:
             if waiting or (own_waiting and job.name in own_waiting):
                 waiting_jobs.append(job)
         self._waiting: list[Job] | None = waiting_jobs
-        self._running = running
+        self._running: MutableMapping[str, int] = running
         self._running_on: dict[str, dict[str, int]] | None = running_on
         self._hosts_from: tuple[np.ndarray, np.ndarray] | None = None
         """The (job, node) of every running task, for :meth:`running_hosts` of a state counted from columns."""
@@ -281,9 +285,10 @@ class Cluster:
         new.scratch, new.node_cache, new._waiting = {}, {}, None
         nodes_before = self.scratch.get("running nodes")
         changed_nodes: set[str] = set()
-        new.status, new.node_of = dict(self.status), dict(self.node_of)
+        # the task and job maps are layered over the parent's (a few changes of hundreds of thousands of entries)
+        new.status, new.node_of, new._running = Layered(self.status), Layered(self.node_of), Layered(self._running)
         new._final, new._current, new._leaving = dict(self._final), dict(self._current), dict(self._leaving)
-        new._running, new.usage = dict(self._running), dict(self.usage)
+        new.usage = dict(self.usage)
         new._running_on = None if self._running_on is None else dict(self._running_on)
         new._hosts_from = None  # the parent's tasks: built anew from this state's, if ever asked for
         new._nominated = dict(self._nominated)
@@ -332,6 +337,9 @@ class Cluster:
                     maps[name] = hosts
                 else:
                     maps.pop(name, None)
+        counts_before = self.scratch.get("running array")
+        if isinstance(counts_before, np.ndarray):  # running_array() of the parent, patched for these jobs
+            new.scratch["running array"] = _patched(counts_before, new, moved_jobs)
         if isinstance(nodes_before, np.ndarray):  # running_nodes() updates these jobs only
             new._moved = (nodes_before, moved_jobs)
         elif self._moved is not None:
@@ -488,8 +496,8 @@ class Cluster:
         which derived states update cheaply)."""
         found = self.scratch.get("running jobs")
         if not isinstance(found, list):
-            # _running has every job, in snapshot order (built so, and only its values change)
-            found = self.scratch["running jobs"] = list(compress(self.snapshot.jobs, self._running.values()))
+            # running_array() has every job, in snapshot order
+            found = self.scratch["running jobs"] = list(compress(self.snapshot.jobs, self.running_array().tolist()))
             self.running_by_queue()
         return found
 
@@ -517,7 +525,12 @@ class Cluster:
         found = self.scratch.get("running array")
         if not isinstance(found, np.ndarray):
             running = self._running  # every job, in document order
-            found = self.scratch["running array"] = np.fromiter(running.values(), dtype=np.int64, count=len(running))
+            if isinstance(running, Layered):  # the base's values in C, then the few changed ones
+                base, changes = running.base_and_changes()
+                found = _patched(np.fromiter(base.values(), dtype=np.int64, count=len(base)), self, changes)
+            else:
+                found = np.fromiter(running.values(), dtype=np.int64, count=len(running))
+            self.scratch["running array"] = found
         return found
 
     def running_nodes(self) -> np.ndarray:
@@ -543,11 +556,15 @@ class Cluster:
     def job_positions(self, names: Iterable[str]) -> list[int]:
         """The positions in the snapshot of the jobs ``names``.
 
-        A few are found by scanning the list of names (in C, a few milliseconds each on a large snapshot); more
-        through a map of every name, built once per snapshot (a tenth of a second on a large one).
+        A snapshot whose jobs are made when read maps names to positions already. Otherwise a few are found by
+        scanning the list of names (in C, a few milliseconds each on a large snapshot); more through a map of every
+        name, built once per snapshot (a tenth of a second on a large one).
         """
-        known = self.job_columns().names
         wanted = names if isinstance(names, list) else list(names)
+        index = self.snapshot.jobs_by_name()
+        if isinstance(index, JobIndex):  # a snapshot of jobs made when read knows their positions
+            return list(map(index.position, wanted))
+        known = self.job_columns().names
         found = self.memo.get("job positions")
         if not isinstance(found, dict) and len(wanted) <= _SCANNED:
             return list(map(known.index, wanted))
@@ -555,7 +572,7 @@ class Cluster:
             found = self.memo["job positions"] = dict(zip(known, range(len(known)), strict=True))
         return list(map(found.__getitem__, wanted))
 
-    def running_counts(self) -> dict[str, int]:
+    def running_counts(self) -> Mapping[str, int]:
         """Job name -> :meth:`running_count`, for loops over many jobs; read only."""
         return self._running
 
@@ -779,6 +796,16 @@ def _only_nodes(jobs: np.ndarray, hosts: np.ndarray, count: int) -> np.ndarray:
 
 def _alone(pair: tuple[str, int]) -> tuple[tuple[str, int]]:
     return (pair,)
+
+
+def _patched(counts: np.ndarray, state: Cluster, jobs: Iterable[str]) -> np.ndarray:
+    """A copy of ``counts`` (running tasks per job, document order) with ``jobs``' counts read from ``state``."""
+    names = sorted(jobs)
+    if not names:
+        return counts
+    found = counts.copy()
+    found[state.job_positions(names)] = [state._running[name] for name in names]
+    return found
 
 
 def _current_loads(columns: TaskColumns, nodes: list[str], final: dict[str, Resources]) -> dict[str, Resources]:

@@ -180,6 +180,12 @@ def test_a_large_json_file_is_loaded_by_the_struct_path_and_decides_alike(tmp_pa
     for job, action in cases:
         a, b = attempt(mine, fast.job(job.name), action), attempt(theirs, job, action)
         assert a.to_dict(timing=False) == b.to_dict(timing=False)
+        for solver in ("greedy", "cpsat"):  # in a state derived by applying the decision, as a simulator does
+            after = attempt(mine.with_changes(a.changes()), fast.job(job.name), action, solver=solver)
+            expected = attempt(theirs.with_changes(b.changes()), job, action, solver=solver)
+            assert after.to_dict(timing=False) == expected.to_dict(timing=False)
+    names = [job.name for job in slow.jobs][::-7]
+    assert mine.job_positions(names) == theirs.job_positions(names) == list(range(len(slow.jobs)))[::-7]
     assert 0 < fast.jobs.left < before  # the decisions read some jobs, not all
     assert fast == slow
 

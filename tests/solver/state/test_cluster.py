@@ -181,11 +181,16 @@ def test_running_nodes_and_hosts_of_derived_states_are_those_of_a_fresh_count(
             st.lists(st.tuples(st.sampled_from(tasks), st.sampled_from(["pending", "running"]), st.sampled_from(nodes)))
         )
         once = {t: (t, s, n if s == "running" else None) for t, s, n in changes}  # one change a task
+        if draw.draw(st.booleans()):
+            state.running_array()  # known to the parent: the child patches it
         state = state.with_changes(once.values())
         if step < steps - 1 and draw.draw(st.booleans()):
             continue  # not asked: the next state updates an earlier state's answer
         fresh = Cluster(snapshot, state.tree, state.shares, dict(state.status), dict(state.node_of))
         assert state.running_nodes().tolist() == fresh.running_nodes().tolist()
+        assert state.running_array().tolist() == fresh.running_array().tolist()
+        assert dict(state.running_counts()) == dict(fresh.running_counts())
+        assert [job.name for job in state.running_jobs()] == [job.name for job in fresh.running_jobs()]
         for status in ("pending", "running"):  # a derived state's statuses are not its snapshot's columns'
             counts = [state.count(job, status) for job in snapshot.jobs]
             assert state.status_counts(status) == (sum(1 for c in counts if c), sum(counts))

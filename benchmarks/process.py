@@ -99,7 +99,7 @@ def measure(nodes: int, folder: Path) -> dict[str, float | str]:
         quiet = json.loads(out)
         share = quiet["again"] / quiet["decide"]
         row[f"{solver}_off"] = f"{quiet['decide']:.2f} s / {quiet['again']:.2f} s ({share:.0%})"
-        row[f"{solver}_outcome"] = f"{probe['outcome']}{' (optimal)' if probe['optimal'] else ''}"
+        row[f"{solver}_outcome"] = f"{probe['outcome']}{', optimal' if probe['optimal'] else ''}"
     return row
 
 

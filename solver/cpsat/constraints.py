@@ -88,19 +88,23 @@ def capacity(vars: Variables) -> None:
         slot = problem.victims[v].slots[s]
         moved_in.setdefault(n, []).append((var, slot.requests))
         moved_out.setdefault(slot.node, []).append((var, slot.requests))
-    placing = {n for (_, n) in vars.place}
-    for n in sorted(placing | set(moved_in)):
-        on_node = [
-            (v, s) for v, victim in enumerate(problem.victims) for s, slot in enumerate(victim.slots) if slot.node == n
-        ]
+    placing: dict[int, list[tuple[int, cp_model.IntVar]]] = {}  # per node, its placement variables in order
+    for (t, m), var in vars.place.items():
+        placing.setdefault(m, []).append((t, var))
+    slots_on: dict[int, list[tuple[int, int]]] = {}  # per node, the victims' slots there in order
+    for v, victim in enumerate(problem.victims):
+        for s, slot in enumerate(victim.slots):
+            slots_on.setdefault(slot.node, []).append((v, s))
+    for n in sorted(placing.keys() | moved_in.keys()):
+        on_node = slots_on.get(n, [])
         resources = set(problem.resources) if n in placing else set()
         resources |= {r for _, requests in moved_in.get(n, []) for r, a in requests.items() if a > 0}
         for resource in sorted(resources):
             unit = vars.scale.get(resource, 1)
             placed = [
                 var * (problem.chunk[t].requests.get(resource, 0) // unit)
-                for (t, m), var in vars.place.items()
-                if m == n and problem.chunk[t].requests.get(resource, 0)
+                for t, var in placing.get(n, [])
+                if problem.chunk[t].requests.get(resource, 0)
             ]
             arriving = [var * (req[resource] // unit) for var, req in moved_in.get(n, []) if req.get(resource, 0)]
             if not placed and not arriving:

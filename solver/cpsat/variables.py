@@ -12,12 +12,13 @@ The tasks evicted from a slot are ``count * whole + peel``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from math import gcd
 
 from ortools.sat.python import cp_model
 
-from gpu_preempt.solver.problem.data import Problem, Solution
+from gpu_preempt.solver.problem.data import Problem, Slot, Solution
 
 LinearExpr = cp_model.LinearExpr | int
 """A linear expression of the model, or a constant."""
@@ -70,9 +71,10 @@ class Variables:
     @classmethod
     def build(cls, model: cp_model.CpModel, problem: Problem) -> Variables:
         self = cls(problem, model, resource_scales(problem))
+        freed = _freed_per_node(problem)
         for t, chunk in enumerate(problem.chunk):
             for n, node in enumerate(problem.nodes):
-                bound = min(len(chunk.tasks), self._fit_bound(t, n)) if node.schedulable else 0
+                bound = min(len(chunk.tasks), self._fit_bound(t, n, freed.get(n, ()))) if node.schedulable else 0
                 if bound > 0:
                     self.place[t, n] = model.new_int_var(0, bound, f"place_{t}_{n}")
                     self.place_bound[t, n] = bound
@@ -91,15 +93,13 @@ class Variables:
                         self.move[v, s, n] = model.new_int_var(0, slot.count, f"move_{v}_{s}_{n}")
         return self
 
-    def _fit_bound(self, t: int, n: int) -> int:
-        """Most tasks of type ``t`` node ``n`` could host if every victim there were evicted."""
+    def _fit_bound(self, t: int, n: int, slots: Iterable[Slot]) -> int:
+        """Most tasks of type ``t`` node ``n`` could host if every victim there (its ``slots``) were evicted."""
         requests = self.problem.chunk[t].requests
         room = dict(self.problem.nodes[n].room)
-        for victim in self.problem.victims:
-            for slot in victim.slots:
-                if slot.node == n:
-                    for r, a in slot.requests.items():
-                        room[r] = room.get(r, 0) + a * slot.count
+        for slot in slots:
+            for r, a in slot.requests.items():
+                room[r] = room.get(r, 0) + a * slot.count
         fits = [room.get(r, 0) // a for r, a in requests.items() if a > 0]
         return min(fits) if fits else len(self.problem.chunk[t].tasks)
 
@@ -185,3 +185,12 @@ class Variables:
                     evicted[v, s] = count
         moved = {key: int(solver.value(var)) for key, var in self.move.items() if solver.value(var)}
         return Solution(status, evicted=evicted, placed=placed, moved=moved)  # type: ignore[arg-type]
+
+
+def _freed_per_node(problem: Problem) -> dict[int, list[Slot]]:
+    """Per node, the victims' slots there, in victim and slot order."""
+    found: dict[int, list[Slot]] = {}
+    for victim in problem.victims:
+        for slot in victim.slots:
+            found.setdefault(slot.node, []).append(slot)
+    return found

@@ -243,6 +243,8 @@ def lower_bounds(
     :func:`lower_bound` unit by unit (Python integers do not overflow).
     """
     width, count = len(resources), len(units)
+    if not count:
+        return []
     wanted = [request.get(r, 0) for r in resources]
     try:
         if max(map(abs, wanted), default=0) * tasks >= 2**62:

@@ -74,6 +74,8 @@ def select(
     for t in range(1, needed + 1):
         if t > 1:  # bounds for t tasks, on the units that might host them, and the scan in their order
             able = [u for u in scan if most[id(u)] >= t]
+            if not able:
+                break  # no unit hosts t tasks, nor any more
             tight = level_bounds(able, t, request, resources, costs, pooled)
             pairs = [(u, max(bounds[id(u)], b)) for u, b in zip(able, tight, strict=True) if b is not None]
             bounds = {id(u): b for u, b in pairs}

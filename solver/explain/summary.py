@@ -109,7 +109,10 @@ def protected_jobs(cluster: Cluster) -> list[ProtectedJob]:
     columns = snap.job_columns()
     leaves = cluster.tree.leaves()
     rank = {leaf: i for i, leaf in enumerate(leaves)}
-    windows: dict[str, tuple[float, list[tuple[float, list[str]]]]] = {}
+    windows = {  # per queue of a job: its preempt-min-runtime, and its reclaim windows by reclaimer leaf
+        queue: (preempt_min_runtime(cluster.tree, snap.config, queue), _reclaim_windows(cluster, queue, leaves))
+        for queue in columns.queues
+    }
     policies = [None if c is None else snap.priority_class(c).toleration for c in columns.classes]
     out: list[ProtectedJob] = []
     running = np.flatnonzero(cluster.running_array() > 0)
@@ -158,14 +161,13 @@ def _maybe_protected(
     policies: list[Toleration | None],
 ) -> np.ndarray:
     """Which of ``jobs`` (positions) some rule may shield now, on the columns: those not preemptible, those whose
-    longest window of their queue (filled into ``windows``) or class has not ended. The loop then words their rows;
-    the other jobs have none."""
-    tree, config, now = cluster.tree, cluster.snapshot.config, cluster.now
+    longest window of their queue (``windows``) or class has not ended. The loop then words their rows; the other
+    jobs have none."""
+    now = cluster.now
     longest = []
     for queue in columns.queues:
-        reclaim = _reclaim_windows(cluster, queue, tree.leaves())
-        windows[queue] = (preempt_min_runtime(tree, config, queue), reclaim)
-        longest.append(max(windows[queue][0], *(runtime for runtime, _ in reclaim), 0.0))
+        preempt, reclaim = windows[queue]
+        longest.append(max(preempt, *(runtime for runtime, _ in reclaim), 0.0))
     active = np.array([p is not None and p.toleration_seconds != 0 for p in policies], dtype=bool)
     forever = np.array([p is not None and p.forever for p in policies], dtype=bool)
     tolerated = np.array([0.0 if p is None or p.forever else float(p.toleration_seconds) for p in policies])

@@ -11,20 +11,24 @@ in a fresh process and in this order, one after the other (never two at once):
 
 * ``python -c "import json; json.load(open(F))"``: the floor, reading the bytes;
 * ``gpu-preempt validate F``: load, validate, summarize (fair shares, protected jobs), print, exit;
-* ``gpu-preempt solve F --job pending-0001 --action reclaim`` with CP-SAT, then with ``--solver greedy``: load,
-  validate, decide, print, exit; the ratio to the floor is the figure of issue 14, the ratio to ``validate`` its
-  "solve within 1.5x validate" at 1,000 and 10,000 nodes;
+* ``gpu-preempt solve F --job pending-0001 --action reclaim`` (a 1-GPU job) with CP-SAT, then with ``--solver
+  greedy``: load, validate, decide, print, exit; the ratio to the floor is the figure of issue 14, the ratio to
+  ``validate`` its "solve within 1.5x validate" at 1,000 and 10,000 nodes; then the same for ``pending-0000``, the
+  64-GPU gang, the costliest decision at 1,000 nodes;
 * an in-process probe that splits the same work into load (read and validate), decide (cluster state and the
   decision), and a further decision after a small change (the decision applied, then the next pending job); run
   twice, with Python's cyclic garbage collector on (a library's default) and off (as the CLI runs).
 
 Wall times and peak RSS (``wait4``) are per process; ratios are taken within one run, since this machine is noisy.
+The package's modules are compiled first, as installing a wheel does: with ``PYTHONDONTWRITEBYTECODE`` set (this
+sandbox sets it) a child would otherwise compile every module it imports from source, 0.1 s of each small run.
 Results print as a Markdown table; the README quotes it.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import subprocess
@@ -36,6 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CLI = str(Path(sys.executable).parent / "gpu-preempt")
 JOB = "pending-0001"
+GANG = "pending-0000"
 
 PROBE = """
 import gc, json, sys, time
@@ -82,6 +87,13 @@ def snapshot_file(nodes: int, folder: Path) -> Path:
     return path
 
 
+def compile_package() -> None:
+    """Write the bytecode of the package's own modules, as ``pip install`` of the wheel does."""
+    for part in ("models", "solver"):
+        compileall.compile_dir(ROOT / part, quiet=1)
+    compileall.compile_file(ROOT / "__init__.py", quiet=1)
+
+
 def measure(nodes: int, folder: Path) -> dict[str, float | str]:
     path = snapshot_file(nodes, folder)
     floor, _, _ = timed([sys.executable, "-c", f"import json; json.load(open({str(path)!r}))"])
@@ -91,6 +103,8 @@ def measure(nodes: int, folder: Path) -> dict[str, float | str]:
         argv = [CLI, "solve", str(path), "--job", JOB, "--action", "reclaim", "--solver", solver]
         wall, rss, _ = timed(argv)
         row[f"{solver}_wall"], row[f"{solver}_rss"] = wall, rss
+        row[f"{solver}_gang"], _, _ = timed([CLI, "solve", str(path), "--job", GANG, "--action", "reclaim",
+                                             "--solver", solver])  # fmt: skip
         _, _, out = timed([sys.executable, "-c", PROBE, str(path), solver, "on"])
         probe = json.loads(out)
         for key in ("load", "decide", "again"):
@@ -108,15 +122,17 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="*", default=[1000, 10000, 100000])
     parser.add_argument("--keep", type=Path, help="a folder for the generated snapshots (reused when present)")
     args = parser.parse_args()
+    compile_package()
     with tempfile.TemporaryDirectory() as scratch:
         folder = args.keep or Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
         rows = [measure(n, folder) for n in args.sizes]
     print(
         "| nodes | file | `json.load` | `validate` process | solver | `solve` process | ratio to `json.load` "
-        "| ratio to `validate` | peak RSS | load | decide | again | decide / again, collector off |"
+        "| ratio to `validate` | peak RSS | load | decide | again | decide / again, collector off "
+        "| gang `solve` process | gang ratio to `validate` |"
     )
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- " * 15 + "|")
     for r in rows:
         for solver in ("cpsat", "greedy"):
             wall = float(r[f"{solver}_wall"])
@@ -125,7 +141,8 @@ def main() -> None:
                 f"{float(r['validate']):.2f} s | {solver} ({r[f'{solver}_outcome']}) | {wall:.2f} s | "
                 f"{wall / float(r['json']):.1f}x | {wall / float(r['validate']):.2f}x | "
                 f"{float(r[f'{solver}_rss']):.0f} MB | {float(r[f'{solver}_load']):.2f} s | "
-                f"{float(r[f'{solver}_decide']):.2f} s | {float(r[f'{solver}_again']):.2f} s | {r[f'{solver}_off']} |"
+                f"{float(r[f'{solver}_decide']):.2f} s | {float(r[f'{solver}_again']):.2f} s | {r[f'{solver}_off']} | "
+                f"{float(r[f'{solver}_gang']):.2f} s | {float(r[f'{solver}_gang']) / float(r['validate']):.2f}x |"
             )
 
 

@@ -40,6 +40,10 @@ if not out.is_terminal:  # piped output: do not squeeze tables into 80 columns
 PROTECTED_SHOWN = 8
 """Protected jobs listed one by one in human output; beyond that, a count per rule."""
 
+VICTIM_ROWS = 50
+"""Rows of a decision's victims table (and its requeue lines); beyond that, a count. The greedy baseline at 100,000
+nodes evicts about 900 jobs: laying out their table took rich about 3 s, longer than the decision."""
+
 PROTECTED_ROWS = 50
 """Rows of the protected-jobs table of ``validate``; beyond that, a count per rule (a table of a large cluster's
 thousands of rows takes rich seconds to lay out and nobody reads it)."""
@@ -189,22 +193,32 @@ def _print_victims(
     table = Table(title="  victims", title_justify="left")
     for column in ("job", "queue", "priority", "tasks", "evicted", last):
         table.add_column(column)
-    for v in d.victims:
+    for v in d.victims[:VICTIM_ROWS]:
         job = cluster.snapshot.job(v.job)
         evicted = "whole job" if v.whole_job else "surplus above min_available"
         table.add_row(v.job, job.queue, str(job.resolved_priority), names(v.tasks), evicted, describe(job, v))
     out.print(table)
+    if len(d.victims) > VICTIM_ROWS:
+        tasks = sum(len(v.tasks) for v in d.victims)
+        out.print(
+            f"  victims: {len(d.victims)} jobs in all, {tasks} tasks; the first {VICTIM_ROWS} are shown, --json lists "
+            "every one",
+            markup=False,
+        )
 
 
 def _print_requeue(d: Decision) -> None:
     """Seed 003: when each job evicted whole may run again, or that it is deactivated."""
-    for name, state in sorted(d.requeue.items()):
+    states = sorted(d.requeue.items())
+    for name, state in states[:VICTIM_ROWS]:
         if not state.active:
             out.print(f"  requeue: {name} deactivated (eviction {state.count + 1} passes the limit)", markup=False)
         elif state.requeue_at is not None and state.evicted_at is not None:
             wait = format_duration(round(state.requeue_at - state.evicted_at))
             when = format_time(state.requeue_at)
             out.print(f"  requeue: {name} after {wait}, at {when} (eviction {state.count})", markup=False)
+    if len(states) > VICTIM_ROWS:
+        out.print(f"  requeue: {len(states)} jobs in all; --json lists every one", markup=False)
 
 
 def _names(tasks: tuple[str, ...]) -> str:

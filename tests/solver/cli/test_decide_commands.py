@@ -112,3 +112,38 @@ def test_many_protected_jobs_are_summed_up_in_human_output(cli):
     assert result.exit_code == 0
     assert result.stdout.count("  protected: young-") == 8
     assert "protected: 12 jobs in all (12 by min-runtime); --json lists every one" in result.stdout
+
+
+def test_solve_shows_the_first_victims_and_counts_the_rest(cli):
+    """A decision may evict hundreds of jobs (the greedy baseline at 100,000 nodes: about 900): the table and the
+    requeue lines show the first VICTIM_ROWS, a line counts them all, and --json lists every one."""
+    from gpu_preempt.solver.cli.render import VICTIM_ROWS
+
+    many = VICTIM_ROWS + 5
+    low = [
+        {
+            "name": f"low-{i:03d}",
+            "queue": "q",
+            "priority": 10,
+            "task_resources": {"gpu": 1},
+            "started_at": "2026-01-01T11:00:00Z",
+            "tasks": [{"node": "n0"}],
+        }
+        for i in range(many)
+    ]
+    boss = {"name": "boss", "queue": "q", "priority": 1000, "task_resources": {"gpu": many}, "tasks": [{}]}
+    document = {
+        "now": "2026-01-01T12:00:00Z",
+        "nodes": [{"name": "n0", "resources": {"gpu": many}}],
+        "queues": [{"name": "q"}],
+        "jobs": [*low, boss],
+    }
+    result = cli("solve", "--job", "boss", "--action", "preempt", document=document)
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.stdout.splitlines() if line.startswith("│ low-")]
+    assert len(rows) == VICTIM_ROWS and rows[0].startswith("│ low-000 ")
+    assert f"victims: {many} jobs in all, {many} tasks; the first {VICTIM_ROWS} are shown" in result.stdout
+    assert result.stdout.count("  requeue: low-") == VICTIM_ROWS
+    assert f"requeue: {many} jobs in all" in result.stdout
+    document_out = json.loads(cli("solve", "--job", "boss", "--action", "preempt", "--json", document=document).stdout)
+    assert len(document_out["decisions"][0]["victims"]) == many

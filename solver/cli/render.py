@@ -32,8 +32,10 @@ if TYPE_CHECKING:
     from gpu_preempt.solver.planning.run_sweep import SweepResult
     from gpu_preempt.solver.state.cluster import Cluster
 
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+# Names, reasons and messages are printed as they are: no rich markup (a queue "team[gpu]" lost its "[gpu]" as a
+# style tag) and no emoji codes.
+out = Console(highlight=False, markup=False, emoji=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False)
 if not out.is_terminal:  # piped output: do not squeeze tables into 80 columns
     out.width = 160
 

@@ -110,3 +110,29 @@ def test_validate_lists_the_first_protected_jobs_and_counts_the_rest(cli):
         in text
     )
     assert len(json.loads(cli("validate", "--json", document=document).stdout)["protected"]) == rows
+
+
+def test_names_are_printed_as_they_are_not_as_markup(cli):
+    """Names are the user's: rich must not read "[bold]" as a style tag or ":fire:" as an emoji code (a queue named
+    "q[bold]" was shown as "q"), in tables, lines and errors alike."""
+    document = {
+        "now": 100,
+        "nodes": [{"name": "n[red]1", "resources": {"gpu": 8}}],
+        "queues": [{"name": "q[bold]"}],
+        "jobs": [
+            {
+                "name": "j:fire:1",
+                "queue": "q[bold]",
+                "priority": 10,
+                "task_resources": {"gpu": 8},
+                "started_at": 40,
+                "tasks": [{"node": "n[red]1"}],
+            },
+            {"name": "p[x]", "queue": "q[bold]", "priority": 200, "task_resources": {"gpu": 8}, "tasks": [{}]},
+        ],
+    }
+    assert "│ q[bold] │" in cli("validate", document=document).stdout
+    decided = cli("solve", "--job", "p[x]", "--action", "preempt", document=document).stdout
+    assert "│ j:fire:1 │ q[bold] │" in decided and "placements: n[red]1: p[x]-0" in decided
+    missing = cli("solve", "--job", "zz[bold]", document=document)
+    assert missing.exit_code == 2 and "unknown job 'zz[bold]' (jobs: j:fire:1, p[x])" in missing.stderr

@@ -159,7 +159,7 @@ def check_limits(workers: int | None, time_limit: float | None) -> None:
 
 
 def usage_error(option: str, message: str) -> None:
-    err.print(f"error: {option}: {message}", markup=False)
+    err.print(f"error: {option}: {message}")
     raise typer.Exit(2)
 
 

@@ -85,7 +85,7 @@ def solve(
         if action == "auto" and len(tried) > 1:
             for d in tried:
                 if d is not decision:
-                    out.print(f"{d.action}: {d.outcome}" + (f" ({d.reason})" if d.reason else ""), markup=False)
+                    out.print(f"{d.action}: {d.outcome}" + (f" ({d.reason})" if d.reason else ""))
         print_decision(cluster, decision)
     if verify_:
         _verify_all([decision], [cluster])
@@ -137,7 +137,6 @@ def cycle(
         evicted = sum(len(v.tasks) for d in result.decisions if d.changes() for v in d.victims)
         out.print(
             f"{file}: {len(result.decisions)} decision(s); {len(placed)} job(s) placed, {evicted} task(s) evicted",
-            markup=False,
         )
         for state, decision in zip(result.states, result.decisions, strict=True):
             if decision.outcome == "skipped" and decision.reason == "no pending tasks":
@@ -169,7 +168,7 @@ def enforce_quota(
     snapshot = tuned(load(file, as_json), workers, time_limit)
     names = [q.name for q in snapshot.queues]
     if queue is not None and queue not in names:
-        err.print(f"error: --queue: unknown queue '{queue}' (queues: {', '.join(names[:10])})", markup=False)
+        err.print(f"error: --queue: unknown queue '{queue}' (queues: {', '.join(names[:10])})")
         raise typer.Exit(2)
     cluster = Cluster.of(snapshot)
     decisions: list[Decision] = []
@@ -185,7 +184,7 @@ def enforce_quota(
         print(json.dumps(document, indent=2))
     else:
         evicted = sum(len(v.tasks) for d in decisions for v in d.victims)
-        out.print(f"{file}: {len(decisions)} queue decision(s); {evicted} task(s) evicted", markup=False)
+        out.print(f"{file}: {len(decisions)} queue decision(s); {evicted} task(s) evicted")
         for state, made in zip(states, decisions, strict=True):
             print_decision(state, made)
     if verify_:
@@ -236,6 +235,6 @@ def _verify_all(decisions: list[Decision], states: list[Cluster]) -> None:
     failures = verify_decisions(decisions, states)
     if failures:
         for failure in failures:
-            err.print(f"verify: {failure}", markup=False)
+            err.print(f"verify: {failure}")
         raise typer.Exit(1)
-    err.print(f"verify: {len(decisions)} decision(s) re-checked, all sound", markup=False)
+    err.print(f"verify: {len(decisions)} decision(s) re-checked, all sound")

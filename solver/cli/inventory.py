@@ -34,12 +34,12 @@ def inventory(
         try:
             nvml = RecordedNVML.from_file(recording)
         except (OSError, ValueError) as error:
-            err.print(f"error: cannot read recording {recording}: {error}", markup=False)
+            err.print(f"error: cannot read recording {recording}: {error}")
             raise typer.Exit(2) from None
     found = read_inventory(nvml)
     if as_node is not None:
         if not found.devices:
-            err.print(f"error: no GPUs to describe: {found.reason}", markup=False)
+            err.print(f"error: no GPUs to describe: {found.reason}")
             raise typer.Exit(1)
         node = {"nodes": [inventory_as_node(found, as_node)]}
         print(json.dumps(node, indent=2) if as_json else yaml.safe_dump(node, sort_keys=False).rstrip())

@@ -47,7 +47,7 @@ def import_(
     try:
         instant = None if now is None else parse_time(now)
     except ValueError as error:
-        err.print(f"error: --now: {error}", markup=False)
+        err.print(f"error: --now: {error}")
         raise typer.Exit(2) from None
     try:
         objects = read_objects(files, sys.stdin)
@@ -58,25 +58,25 @@ def import_(
         raise typer.Exit(2) from None
     _print_report(report, len(objects))
     if strict and report.guesses:
-        err.print(f"error: --strict: {len(report.guesses)} guess(es), listed above", markup=False)
+        err.print(f"error: --strict: {len(report.guesses)} guess(es), listed above")
         raise typer.Exit(2)
     text = yaml.safe_dump(document, sort_keys=False)
     if output is None:
         sys.stdout.write(text)
     else:
         write_file("--output", output, text)
-        err.print(f"wrote {output}", markup=False)
+        err.print(f"wrote {output}")
 
 
 def _print_report(report: Report, count: int) -> None:
-    err.print(f"read {count} object(s)", markup=False)
+    err.print(f"read {count} object(s)")
     for line in report.guesses:
-        err.print(f"guessed: {line}", markup=False)
+        err.print(f"guessed: {line}")
     for kind, names in sorted(report.ignored.items()):
         shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-        err.print(f"ignored {len(names)} {kind}: {shown}", markup=False)
+        err.print(f"ignored {len(names)} {kind}: {shown}")
     for line in report.notes:
-        err.print(f"note: {line}", markup=False)
+        err.print(f"note: {line}")
 
 
 @command()
@@ -102,7 +102,7 @@ def plan(
     decisions: list[Decision]
     if job is not None:
         if job not in {j.name for j in snapshot.jobs}:
-            err.print(f"error: --job: unknown job {job!r}", markup=False)
+            err.print(f"error: --job: unknown job {job!r}")
             raise typer.Exit(2)
         tried = solve_one(Cluster.of(snapshot), snapshot.job(job), "auto", solver=solver)
         decisions = [final_decision(tried)]
@@ -122,9 +122,9 @@ def _print_table(decisions: list[Decision], pods: list[PodEviction]) -> None:
 
     for decision in decisions:
         if decision.victims or decision.moves:
-            out.print(f"{decision.job}: {decision.action} -> {decision.outcome}", markup=False)
+            out.print(f"{decision.job}: {decision.action} -> {decision.outcome}")
     table = Table("namespace", "pod", "node", "job", "reason")
     for pod in pods:
         table.add_row(pod.namespace, pod.name, pod.node or "-", pod.job, pod.reason)
     out.print(table)
-    out.print(f"{len(pods)} pod(s) to evict; nothing was sent to the cluster", markup=False)
+    out.print(f"{len(pods)} pod(s) to evict; nothing was sent to the cluster")

@@ -53,11 +53,11 @@ thousands of rows takes rich seconds to lay out and nobody reads it)."""
 
 def print_summary(file: Path, s: Summary) -> None:
     models = ", ".join(f"{n} x {m}" for m, n in sorted(s.gpus_by_model.items()))
-    out.print(f"{file}: valid snapshot", markup=False)
+    out.print(f"{file}: valid snapshot")
     out.print(
         f"nodes: {s.nodes} ({s.schedulable_nodes} schedulable); GPUs: {s.gpus}" + (f" ({models})" if models else "")
     )
-    out.print(f"capacity: {format_resources(s.capacity) or 'none'}", markup=False)
+    out.print(f"capacity: {format_resources(s.capacity) or 'none'}")
     jobs = ", ".join(f"{n} {status}" for status, n in s.jobs.items())
     tasks = ", ".join(f"{n} {status}" for status, n in s.tasks.items())
     out.print(f"jobs: {jobs} (tasks: {tasks})")
@@ -92,7 +92,6 @@ def print_summary(file: Path, s: Summary) -> None:
         out.print(
             f"protected: {len(s.protected)} rows in all, {shielded} jobs ({summary}); the first {PROTECTED_ROWS} are "
             "shown, --json lists every one",
-            markup=False,
         )
 
 
@@ -112,19 +111,19 @@ def print_decision(cluster: Cluster, d: Decision) -> None:
     head = f"{d.job}: {d.action} -> {d.outcome}"
     if d.placed:
         head += f" ({status}, {d.solver}, {d.solve_ms:.1f} ms)"
-    out.print(head, markup=False)
+    out.print(head)
     if d.reason:
-        out.print(f"  reason: {d.reason}", markup=False)
+        out.print(f"  reason: {d.reason}")
     if d.victims:
         _print_victims(cluster, d, "why it may go", lambda job, v: why_victim(cluster, d, job), ", ".join)
     for m in d.moves:
-        out.print(f"  moved: {m.task} ({m.job}) from {m.source} to {m.node}, pipelined there", markup=False)
+        out.print(f"  moved: {m.task} ({m.job}) from {m.source} to {m.node}, pipelined there")
     if d.placements:
         nodes: dict[str, list[str]] = {}
         for task, node in d.placements.items():
             nodes.setdefault(node, []).append(task)
         placed = "; ".join(f"{node}: {', '.join(tasks)}" for node, tasks in nodes.items())
-        out.print(f"  placements: {placed}", markup=False)
+        out.print(f"  placements: {placed}")
     if d.placed and (d.victims or d.moves):
         obj = d.objective
         levels = ", ".join(f"{n} at priority {p}" for p, n in zip(d.priority_levels, obj["priority"], strict=True) if n)
@@ -132,39 +131,37 @@ def print_decision(cluster: Cluster, d: Decision) -> None:
         out.print(
             f"  objective: {obj['jobs']} job(s){f' ({levels})' if levels else ''}, {obj['tasks']} task(s), "
             f"{obj['lost_work']:g} GPU-seconds lost{moved}",
-            markup=False,
         )
     for b in d.below_line:
         out.print(
             f"  below its line: queue {b.queue} keeps {format_quantity(b.resource, b.after)} {b.resource} of its "
             f"{b.kind} {format_quantity(b.resource, b.line)} ({b.rule}: above its line in {b.above} before its "
             "last chunk)",
-            markup=False,
         )
     _print_requeue(d)
     shown = d.protected if len(d.protected) <= PROTECTED_SHOWN else d.protected[:PROTECTED_SHOWN]
     for p in shown:
-        out.print(f"  protected: {p.job}: {p.reason}", markup=False)
+        out.print(f"  protected: {p.job}: {p.reason}")
     if len(shown) < len(d.protected):
         rules = Counter(p.rule for p in d.protected)
         summary = ", ".join(f"{n} by {rule}" for rule, n in sorted(rules.items()))
-        out.print(f"  protected: {len(d.protected)} jobs in all ({summary}); --json lists every one", markup=False)
+        out.print(f"  protected: {len(d.protected)} jobs in all ({summary}); --json lists every one")
 
 
 def _print_quota(cluster: Cluster, d: QuotaDecision) -> None:
     head = f"queue {d.queue}: {d.action} -> {d.outcome}"
     if d.evicts:
         head += f" ({'optimal' if d.optimal else 'not proved optimal'}, {d.solve_ms:.1f} ms)"
-    out.print(head, markup=False)
+    out.print(head)
     for resource, q in d.resources.items():
         line = f"  {resource}: usage {format_quantity(resource, q.usage)}, limit {format_quantity(resource, q.limit)}"
         if q.tolerated != q.limit:
             line += f", tolerated {format_quantity(resource, q.tolerated)}"
         if d.evicts:
             line += f" -> {format_quantity(resource, q.after)} after"
-        out.print(line, markup=False)
+        out.print(line)
     if d.reason:
-        out.print(f"  reason: {d.reason}", markup=False)
+        out.print(f"  reason: {d.reason}")
     if d.victims:
 
         def frees(job: Job, v: VictimTasks) -> str:
@@ -179,9 +176,9 @@ def _print_quota(cluster: Cluster, d: QuotaDecision) -> None:
         out.print(f"  objective: {obj['jobs']} job(s), {obj['tasks']} task(s), {obj['lost_work']:g} GPU-seconds lost")
     _print_requeue(d)
     for p in d.protected[:PROTECTED_SHOWN]:
-        out.print(f"  protected: {p.job}: {p.reason}", markup=False)
+        out.print(f"  protected: {p.job}: {p.reason}")
     if len(d.protected) > PROTECTED_SHOWN:
-        out.print(f"  protected: {len(d.protected)} jobs in all; --json lists every one", markup=False)
+        out.print(f"  protected: {len(d.protected)} jobs in all; --json lists every one")
 
 
 def _print_victims(
@@ -205,7 +202,6 @@ def _print_victims(
         out.print(
             f"  victims: {len(d.victims)} jobs in all, {tasks} tasks; the first {VICTIM_ROWS} are shown, --json lists "
             "every one",
-            markup=False,
         )
 
 
@@ -214,13 +210,13 @@ def _print_requeue(d: Decision) -> None:
     states = sorted(d.requeue.items())
     for name, state in states[:VICTIM_ROWS]:
         if not state.active:
-            out.print(f"  requeue: {name} deactivated (eviction {state.count + 1} passes the limit)", markup=False)
+            out.print(f"  requeue: {name} deactivated (eviction {state.count + 1} passes the limit)")
         elif state.requeue_at is not None and state.evicted_at is not None:
             wait = format_duration(round(state.requeue_at - state.evicted_at))
             when = format_time(state.requeue_at)
-            out.print(f"  requeue: {name} after {wait}, at {when} (eviction {state.count})", markup=False)
+            out.print(f"  requeue: {name} after {wait}, at {when} (eviction {state.count})")
     if len(states) > VICTIM_ROWS:
-        out.print(f"  requeue: {len(states)} jobs in all; --json lists every one", markup=False)
+        out.print(f"  requeue: {len(states)} jobs in all; --json lists every one")
 
 
 def _names(tasks: tuple[str, ...]) -> str:
@@ -229,7 +225,7 @@ def _names(tasks: tuple[str, ...]) -> str:
 
 def print_inventory(found: Inventory) -> None:
     if not found.devices:
-        out.print(f"no GPUs: {found.reason}", markup=False)
+        out.print(f"no GPUs: {found.reason}")
     else:
         out.print(f"driver {found.driver_version or 'unknown'}; {len(found.devices)} GPU(s)")
         table = Table()
@@ -241,7 +237,7 @@ def print_inventory(found: Inventory) -> None:
                 table.add_row(f"{d.index}/{m.slot}", m.name, m.uuid, _gib(m.memory_total), "MIG device")
         out.print(table)
     for note in found.notes:
-        out.print(f"note: {note}", markup=False)
+        out.print(f"note: {note}")
 
 
 def _gib(size: int) -> str:
@@ -254,11 +250,11 @@ SHOWN_PROBLEMS = 50
 
 def print_problems(headline: str, problems: list[Any]) -> None:
     """An input error on stderr: the headline with the number of problems, then one problem a line."""
-    err.print(f"error: {headline} ({len(problems)} problem(s)):", markup=False)
+    err.print(f"error: {headline} ({len(problems)} problem(s)):")
     for problem in problems[:SHOWN_PROBLEMS]:
-        err.print(f"  {problem}", markup=False)
+        err.print(f"  {problem}")
     if len(problems) > SHOWN_PROBLEMS:
-        err.print(f"  ... and {len(problems) - SHOWN_PROBLEMS} more", markup=False)
+        err.print(f"  ... and {len(problems) - SHOWN_PROBLEMS} more")
 
 
 def print_simulation(scenario: Path, folder: Path, s: dict[str, Any]) -> None:

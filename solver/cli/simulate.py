@@ -37,7 +37,7 @@ def simulate(
     try:
         at = None if dump_at is None else parse_duration(dump_at)
     except ValueError as error:
-        err.print(f"error: --dump-at: {error}", markup=False)
+        err.print(f"error: --dump-at: {error}")
         raise typer.Exit(2) from None
     columns = (TextColumn("simulated"), BarColumn(), TextColumn("{task.fields[hours]:.1f} h"), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=True) as progress:
@@ -55,7 +55,7 @@ def simulate(
     summary: dict[str, Any] = result.summary
     print_simulation(scenario, out, summary)
     if result.simulator.problems:
-        err.print(f"error: {len(result.simulator.problems)} broken invariant(s) or rule(s):", markup=False)
+        err.print(f"error: {len(result.simulator.problems)} broken invariant(s) or rule(s):")
         for broken in result.simulator.problems[:20]:
-            err.print(f"  {broken}", markup=False)
+            err.print(f"  {broken}")
         raise typer.Exit(1)

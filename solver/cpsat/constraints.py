@@ -80,13 +80,18 @@ def moves(vars: Variables) -> None:
 
 def capacity(vars: Variables) -> None:
     """Per node and resource: placed + moved in <= room (free + releasing) + what victims there free (evicted or
-    moved out); and a task moved in uses only free room (every promise kept; spec "Moves")."""
+    moved out); and a task moved in uses only free room (every promise kept; spec "Moves").
+
+    A row that holds even with everything placed and moved in at its bound and nothing freed is left out: the
+    variables' domains imply it (amounts are never negative), and on a large node most resources besides GPUs
+    have room to spare.
+    """
     problem = vars.problem
-    moved_in: dict[int, list[tuple[cp_model.IntVar, dict[str, int]]]] = {}
+    moved_in: dict[int, list[tuple[cp_model.IntVar, dict[str, int], int]]] = {}  # variable, requests, bound
     moved_out: dict[int, list[tuple[cp_model.IntVar, dict[str, int]]]] = {}
     for (v, s, n), var in vars.move.items():
         slot = problem.victims[v].slots[s]
-        moved_in.setdefault(n, []).append((var, slot.requests))
+        moved_in.setdefault(n, []).append((var, slot.requests, slot.count))
         moved_out.setdefault(slot.node, []).append((var, slot.requests))
     placing: dict[int, list[tuple[int, cp_model.IntVar]]] = {}  # per node, its placement variables in order
     for (t, m), var in vars.place.items():
@@ -95,33 +100,57 @@ def capacity(vars: Variables) -> None:
     for v, victim in enumerate(problem.victims):
         for s, slot in enumerate(victim.slots):
             slots_on.setdefault(slot.node, []).append((v, s))
+    chunk, victims, whole, peel, asked = problem.chunk, problem.victims, vars.whole, vars.peel, problem.resources
     for n in sorted(placing.keys() | moved_in.keys()):
         on_node = slots_on.get(n, [])
-        resources = set(problem.resources) if n in placing else set()
-        resources |= {r for _, requests in moved_in.get(n, []) for r, a in requests.items() if a > 0}
-        for resource in sorted(resources):
+        resources = asked if n in placing else ()
+        if n in moved_in:
+            arrive = {r for _, requests, _ in moved_in[n] for r, a in requests.items() if a > 0}
+            resources = tuple(sorted(arrive.union(resources)))
+        for resource in resources:
             unit = vars.scale.get(resource, 1)
-            placed = [
-                var * (problem.chunk[t].requests.get(resource, 0) // unit)
-                for t, var in placing.get(n, [])
-                if problem.chunk[t].requests.get(resource, 0)
+            # one weighted sum: placed + arriving - freed - leaving <= room (freed: count * whole + peel)
+            terms: list[cp_model.IntVar] = []
+            weights: list[int] = []
+            most = 0  # the left side at its largest
+            for t, var in placing.get(n, []):
+                amount = chunk[t].requests.get(resource, 0)
+                if amount:
+                    terms.append(var)
+                    weights.append(amount // unit)
+                    most += vars.place_bound[t, n] * (amount // unit)
+            arriving = [
+                (var, requests[resource] // unit, count)
+                for var, requests, count in moved_in.get(n, [])
+                if requests.get(resource, 0)
             ]
-            arriving = [var * (req[resource] // unit) for var, req in moved_in.get(n, []) if req.get(resource, 0)]
-            if not placed and not arriving:
-                continue
-            freed = [
-                vars.evicted(v, s) * (problem.victims[v].slots[s].requests.get(resource, 0) // unit)
-                for v, s in on_node
-                if problem.victims[v].slots[s].requests.get(resource, 0)
-            ]
-            leaving = [var * (req[resource] // unit) for var, req in moved_out.get(n, []) if req.get(resource, 0)]
+            for var, weight, count in arriving:
+                terms.append(var)
+                weights.append(weight)
+                most += count * weight
             room = problem.nodes[n].room.get(resource, 0) // unit
-            vars.model.add(
-                cp_model.LinearExpr.sum([*placed, *arriving]) <= room + cp_model.LinearExpr.sum([*freed, *leaving])
-            )
+            if most <= room:
+                continue
+            for v, s in on_node:
+                slot = victims[v].slots[s]
+                amount = slot.requests.get(resource, 0) // unit
+                if amount:
+                    if v in whole:
+                        terms.append(whole[v])
+                        weights.append(-amount * slot.count)
+                    if (v, s) in peel:
+                        terms.append(peel[v, s])
+                        weights.append(-amount)
+            for var, requests in moved_out.get(n, []):
+                if requests.get(resource, 0):
+                    terms.append(var)
+                    weights.append(-(requests[resource] // unit))
+            vars.model.add(cp_model.LinearExpr.weighted_sum(terms, weights) <= room)
             if arriving:
                 free = problem.nodes[n].free_room().get(resource, 0) // unit
-                vars.model.add(cp_model.LinearExpr.sum(arriving) <= free)
+                if sum(weight * count for _, weight, count in arriving) > free:
+                    moving = [var for var, _, _ in arriving]
+                    vars.model.add(cp_model.LinearExpr.weighted_sum(moving, [w for _, w, _ in arriving]) <= free)
 
 
 def gang(vars: Variables) -> None:

@@ -31,10 +31,11 @@ def solve_reduced(plan: Plan) -> tuple[Problem, Solution, Reduced] | None:
     started = time.perf_counter()
     # a few dozen victims: one worker is quicker than a portfolio, and the canonical tie-break makes the answer
     # the same whatever the number of workers. On such small models the full linearization proves the folded
-    # objective sooner (the 1,000-node 64-GPU gang: 4.6 ms against 16 ms for the first solve; 272 generated reduced
-    # problems: 23% less in all, the slowest 21 ms against 54; benchmarks/linearization.py).
+    # objective sooner, and one light presolve pass costs less than CP-SAT's default presolve saves (the 1,000-node
+    # 64-GPU gang's solves: 27 ms against 20; benchmarks/small_models.py).
     small = len(problem.victims) <= FOLD_VICTIMS
-    solution = solve(dataclasses.replace(problem, workers=1, full_linearization=small), skip=FAMILIES)
+    light = dataclasses.replace(problem, workers=1, full_linearization=small, light_presolve=small)
+    solution = solve(light, skip=FAMILIES)
     reduction.report.solve_ms = (time.perf_counter() - started) * 1000
     if solution.feasible and broken_rows(problem, solution):
         return None

@@ -71,6 +71,12 @@ class _Runner:
         solver.parameters.log_search_progress = False
         if self.problem.full_linearization:
             solver.parameters.linearization_level = 2
+        if self.problem.light_presolve:
+            solver.parameters.max_presolve_iterations = 1
+            solver.parameters.cp_model_probing_level = 0
+            solver.parameters.symmetry_level = 0
+            solver.parameters.use_sat_inprocessing = False
+            solver.parameters.cut_level = 0
         status = solver.solve(model)
         if status == cp_model.OPTIMAL:
             name = "optimal"
@@ -204,7 +210,10 @@ def _solve(problem: Problem, hint: Solution | None, skip: Collection[str], feasi
         for stage, reached in zip(group, unfold(group, value), strict=True):
             current.stages.append(f"{stage.name}={reached}")
             runner.fix(stage.expr, reached)
-        runner.vars.hint(current)
+        if group is not groups[-1] or len(problem.victims) > HINTED_SETTLE:
+            runner.vars.hint(current)
+        else:  # only tie-break solves follow, unhinted on small models (see HINTED_SETTLE)
+            runner.vars.unhint()
     assert current is not None
     if not proved:
         current.status = "feasible"
@@ -224,15 +233,15 @@ def _canonical(runner: _Runner, current: Solution) -> Solution:
     problem, vars = runner.problem, runner.vars
     done = current.stages
     # 1. keep victims in keep_order
-    for v in problem.keep_order:
-        current = _settle(runner, current, vars.victim[v], "min", int(current.evicted_of(v) > 0), 0)
+    current = _keep_in_order(runner, current)
     # 2. peel rather than evict whole, then peel the newest tasks first
     for v in problem.keep_order:
         victim = problem.victims[v]
         if current.evicted_of(v) == 0:
             continue
-        if v in vars.whole:
+        if v in vars.whole and any((v, s) in vars.peel for s in range(len(victim.slots))):
             current = _settle(runner, current, vars.whole[v], "min", int(current.evicted_of(v) == victim.running), 0)
+        # else it cannot peel: being a victim (fixed above) is losing everything
         for s in sorted(range(len(victim.slots)), key=lambda s: victim.slots[s].tasks[0], reverse=True):
             taken = current.evicted.get((v, s), 0)
             current = _settle(runner, current, vars.evicted(v, s), "max", taken, victim.slots[s].count)
@@ -270,6 +279,40 @@ def _canonical(runner: _Runner, current: Solution) -> Solution:
     current.stages = done
     current.status = "optimal"
     return current
+
+
+def _keep_in_order(runner: _Runner, current: Solution) -> Solution:
+    """Fix every ``victim[v]`` to the lexicographically least vector in ``problem.keep_order`` (given everything
+    fixed so far), then return a solution that has it.
+
+    The victims before the first one ``current`` evicts are 0 in that vector too (nothing is less), so they are fixed
+    at once. From there on, one solve minimises ``sum 2**(m-1-j) * victim[j-th]`` over the ``m`` victims left: each
+    weight exceeds the sum of all later ones, so its least value is the lexicographic least vector, found in one
+    solve instead of one per victim evicted. On models of more than ``FOLD_VICTIMS`` victims (huge weights weaken
+    the LP bound, see the module docstring), one solve per victim evicted, as for a single one.
+    """
+    vars, order = runner.vars, runner.problem.keep_order
+    evicted = [k for k, v in enumerate(order) if current.evicted_of(v) > 0]
+    start = evicted[0] if evicted else len(order)
+    for v in order[:start]:
+        runner.fix(vars.victim[v], 0)
+    rest = order[start:]
+    small = len(runner.problem.victims) <= FOLD_VICTIMS and len(rest) <= 62  # the weights' sum fits 63 bits
+    if not small or len(evicted) < 2 or runner.timed_out:  # one evicted victim: one settle is the same solve
+        for v in rest:
+            current = _settle(runner, current, vars.victim[v], "min", int(current.evicted_of(v) > 0), 0)
+        return current
+    weights = [1 << (len(rest) - 1 - j) for j in range(len(rest))]
+    expr = cp_model.LinearExpr.weighted_sum([vars.victim[v] for v in rest], weights)
+    status, solution, _ = runner.run(expr, "min")  # unhinted: a small model (see HINTED_SETTLE)
+    if solution is None or status != "optimal":
+        runner.timed_out = True  # keep the proved-optimal answer; only the tie-break is unfinished
+        solution = current
+    else:
+        solution.stages = current.stages
+    for v in rest:
+        runner.fix(vars.victim[v], int(solution.evicted_of(v) > 0))
+    return solution
 
 
 def _settle(runner: _Runner, current: Solution, expr: LinearExpr, sense: str, value: int, extreme: int) -> Solution:

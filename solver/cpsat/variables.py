@@ -26,26 +26,20 @@ LinearExpr = cp_model.LinearExpr | int
 
 def resource_scales(problem: Problem) -> dict[str, int]:
     """Per resource, the gcd of every amount the model uses, so coefficients stay small and exact."""
-    scales: dict[str, int] = {}
-
-    def note(resource: str, amount: int) -> None:
-        scales[resource] = gcd(scales.get(resource, 0), abs(amount))
-
-    for chunk in problem.chunk:
-        for r, a in chunk.requests.items():
-            note(r, a)
-    for victim in problem.victims:
-        for slot in victim.slots:
-            for r, a in slot.requests.items():
-                note(r, a)
-    for node in problem.nodes:
-        for r, a in node.room.items():
-            note(r, a)
+    amounts: dict[str, list[int]] = {}
+    maps = [
+        *(chunk.requests for chunk in problem.chunk),
+        *(slot.requests for victim in problem.victims for slot in victim.slots),
+        *(node.room for node in problem.nodes),
+    ]
+    for requests in maps:
+        for r, a in requests.items():
+            amounts.setdefault(r, []).append(a)
     for row in (*problem.limits, *problem.excess):
-        note(row.resource, row.headroom)
+        amounts.setdefault(row.resource, []).append(row.headroom)
     for g in problem.guarantees:
-        note(g.resource, g.max_take)
-    return {r: s or 1 for r, s in scales.items()}
+        amounts.setdefault(g.resource, []).append(g.max_take)
+    return {r: gcd(*values) or 1 for r, values in amounts.items()}
 
 
 @dataclass
@@ -175,15 +169,23 @@ class Variables:
         for destination, var in self.move.items():
             self.model.add_hint(var, solution.moved.get(destination, 0))
 
+    def unhint(self) -> None:
+        """Give CP-SAT no starting point."""
+        self.model.clear_hints()
+        self.hinted = None
+
     def read(self, solver: cp_model.CpSolver, status: str) -> Solution:
-        placed = {key: int(solver.value(var)) for key, var in self.place.items() if solver.value(var)}
+        values = list(solver.response_proto.solution)  # by variable index: one call, not one per variable
+        placed = {key: values[var.index] for key, var in self.place.items() if values[var.index]}
         evicted = {}
+        whole, peel = self.whole, self.peel
         for v, victim in enumerate(self.problem.victims):
-            for s in range(len(victim.slots)):
-                count = int(solver.value(self.evicted(v, s)))
+            lost = values[whole[v].index] if v in whole else 0
+            for s, slot in enumerate(victim.slots):
+                count = slot.count * lost + (values[peel[v, s].index] if (v, s) in peel else 0)
                 if count:
                     evicted[v, s] = count
-        moved = {key: int(solver.value(var)) for key, var in self.move.items() if solver.value(var)}
+        moved = {key: values[var.index] for key, var in self.move.items() if values[var.index]}
         return Solution(status, evicted=evicted, placed=placed, moved=moved)  # type: ignore[arg-type]
 
 

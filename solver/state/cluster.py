@@ -56,10 +56,23 @@ _SCANNED = 8
 """Up to this many jobs, :meth:`Cluster.job_positions` scans the names rather than build a map of them."""
 _NAME, _RESOURCES = attrgetter("name"), attrgetter("resources")
 _QUEUE_OF = attrgetter("queue")
+_FINAL_CODES = frozenset(CODES[s] for s in ("running", "nominated"))
+"""The statuses a snapshot's tasks can have that count in the final load (:data:`FINAL`)."""
+_CURRENT_CODES = frozenset(CODES[s] for s in ("running", "releasing"))
+"""The statuses a snapshot's tasks can have that count in the current load (:data:`CURRENT`)."""
+_NODE_LOOKUPS = 64
+"""A state counted from columns sums the loads of up to this many nodes (or an eighth of the nodes) one by one;
+past that it makes the maps of every node at once."""
 
 
 class Cluster:
     """Snapshot + queue tree + fair shares (fixed) + task statuses, usage and node loads (live)."""
+
+    _final_map: dict[str, Resources] | None
+    _current_map: dict[str, Resources] | None
+    """The two node load maps (:attr:`_final`, :attr:`_current`); ``None`` until first needed in a state counted
+    from columns, whose single nodes' loads come from :meth:`_loads_of` meanwhile."""
+    _node_loads: dict[str, tuple[Resources, Resources]]
 
     def __init__(
         self,
@@ -194,8 +207,9 @@ class Cluster:
         self._hosts_from: tuple[np.ndarray, np.ndarray] | None = None
         """The (job, node) of every running task, for :meth:`running_hosts` of a state counted from columns."""
         self._nominated = nominated
-        self._final: dict[str, Resources] = final
-        self._current: dict[str, Resources] = current
+        self._final = final
+        self._current = current
+        self._loads_from: TaskColumns | None = None
         self._leaving: dict[str, Resources] = {}
         self.usage = roll_up(leaf, self.tree)
 
@@ -214,8 +228,9 @@ class Cluster:
         self._hosts_from = (columns.job[running], columns.node[running])
         self.scratch["running nodes"] = _only_nodes(columns.job[running], columns.node[running], len(jobs))
         self.scratch["loads of"] = columns  # this state's loads are the columns' sums (a derived state's are not)
-        self._final = columns.node_dicts(("running", "nominated"), nodes)
-        self._current = _current_loads(columns, nodes, self._final)
+        self._final_map = self._current_map = None  # per node when first asked for (see final_load)
+        self._loads_from = columns
+        self._node_loads: dict[str, tuple[Resources, Resources]] = {}
         self._leaving = {}
         nominated: dict[str, list[str]] = {}
         for i in np.flatnonzero(columns.status == CODES["nominated"]).tolist():
@@ -255,6 +270,75 @@ class Cluster:
             if previous is not None and same_nodes:
                 cluster.inherited = previous._passed_on(cluster._changed_since(previous))
             return cluster
+
+    @property
+    def _final(self) -> dict[str, Resources]:
+        """Node -> its final load, every node holding a task (in the order of their first task)."""
+        if self._final_map is None:
+            self._fill_loads()
+        return self._final_map  # type: ignore[return-value]
+
+    @_final.setter
+    def _final(self, loads: dict[str, Resources]) -> None:
+        self._final_map = loads
+
+    @property
+    def _current(self) -> dict[str, Resources]:
+        """Node -> its current load (likewise)."""
+        if self._current_map is None:
+            self._fill_loads()
+        return self._current_map  # type: ignore[return-value]
+
+    @_current.setter
+    def _current(self, loads: dict[str, Resources]) -> None:
+        self._current_map = loads
+
+    def _fill_loads(self) -> None:
+        """The two load maps of a state counted from columns, every node at once."""
+        columns, nodes = self._loads_from, [node.name for node in self.snapshot.nodes]
+        assert columns is not None
+        final = columns.node_dicts(("running", "nominated"), nodes)
+        self._final_map, self._current_map = final, _current_loads(columns, nodes, final)
+        self._node_loads = {}
+
+    def _loads_of(self, node: str) -> tuple[Resources, Resources]:
+        """The final and current load of one node: from the maps when they exist, else summed over the node's tasks
+        in the columns (a decision on a large cluster asks for a few dozen nodes; both maps cover them all). Past
+        :data:`_NODE_LOOKUPS` nodes asked for, the maps are made."""
+        if self._final_map is not None and self._current_map is not None:
+            return self._final_map.get(node, {}), self._current_map.get(node, {})
+        found = self._node_loads.get(node)
+        if found is not None:
+            return found
+        if len(self._node_loads) >= max(_NODE_LOOKUPS, len(self.snapshot.nodes) // 8):
+            self._fill_loads()
+            return self._loads_of(node)
+        columns = self._loads_from
+        assert columns is not None
+        at = self.node_index().get(node)
+        final: Resources = {}
+        current: Resources = {}
+        if at is not None:
+            order, starts = self._tasks_by_node(columns)
+            rows = order[starts[at] : starts[at + 1]]
+            maps = columns.requests
+            # task by task in document order, as columns.node_dicts sums them: the same maps, keys in the same order
+            for code, row in zip(columns.status[rows].tolist(), columns.row[rows].tolist(), strict=True):
+                for target, codes in ((final, _FINAL_CODES), (current, _CURRENT_CODES)):
+                    if code in codes:
+                        for r, a in maps[row].items():
+                            target[r] = target.get(r, 0) + a
+        self._node_loads[node] = (final, current)
+        return final, current
+
+    def _tasks_by_node(self, columns: TaskColumns) -> tuple[np.ndarray, list[int]]:
+        """The columns' tasks sorted by node (stable: document order within a node), and where each node's start."""
+        found = self.scratch.get("tasks by node")
+        if found is None:
+            order = np.argsort(columns.node, kind="stable")
+            starts = np.searchsorted(columns.node[order], np.arange(len(self.snapshot.nodes) + 1)).tolist()
+            found = self.scratch["tasks by node"] = (order, starts)
+        return found  # type: ignore[return-value]
 
     def _passed_on(self, changed: frozenset[str]) -> dict[object, tuple[Any, frozenset[str]]]:
         """What a state that differs from this one on the ``changed`` nodes inherits (no reference to this state)."""
@@ -591,7 +675,7 @@ class Cluster:
 
     def final_load(self, node: str) -> Resources:
         """What ``node`` holds once releasing tasks are gone (running + allocated + pipelined)."""
-        return self._final.get(node, {})
+        return self._loads_of(node)[0]
 
     def nominations(self, node: str) -> list[tuple[Job, Task]]:
         """The promised (pipelined or nominated) tasks on ``node`` (seed 004), in the order they were promised."""
@@ -626,7 +710,7 @@ class Cluster:
         index, nodes = self.node_index(), self.snapshot.nodes
         for name in self.promised_nodes():
             load = self.room_load(name, priority)
-            if load is not self._final.get(name):  # lower-priority promises do not hold their capacity
+            if load is not self.final_load(name):  # lower-priority promises do not hold their capacity
                 if values is self.node_cache[("rooms", resources)]:
                     values = list(values)
                 values[index[name]] = _room(nodes[index[name]], load, resources)
@@ -636,12 +720,10 @@ class Cluster:
     def base_rooms(self, resources: tuple[str, ...]) -> list[tuple[int, ...]]:
         """Every node's room in ``resources`` with every promise holding (allocatable minus the final load): what
         :meth:`rooms` gives on the nodes of no :meth:`promised_nodes`, whatever the priority."""
-        final = self._final
-        empty: Resources = {}
         return self.node_values(
             ("rooms", resources),
-            lambda _, node: _room(node, final.get(node.name, empty), resources),
-            lambda: self._column_rooms(resources) or _rooms(self.snapshot.nodes, final, resources),
+            lambda _, node: _room(node, self.final_load(node.name), resources),
+            lambda: self._column_rooms(resources) or _rooms(self.snapshot.nodes, self._final, resources),
         )
 
     def _column_rooms(self, resources: tuple[str, ...]) -> list[tuple[int, ...]] | None:
@@ -694,7 +776,7 @@ class Cluster:
         higher-priority job may take their place (and its decision lists them
         as overridden).
         """
-        load = self._final.get(node, {})
+        load = self.final_load(node)
         if not self._nominated.get(node):  # the common case, kept cheap: nothing promised on this node
             return load
         below = [(j, t) for j, t in self.nominations(node) if j.resolved_priority < priority]
@@ -707,7 +789,7 @@ class Cluster:
 
     def current_load(self, node: str) -> Resources:
         """What ``node`` holds now (running + allocated + releasing, and the old pods of tasks moved away)."""
-        load = self._current.get(node, {})
+        load = self._loads_of(node)[1]
         leaving = self._leaving.get(node)
         if leaving:
             load = dict(load)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from gpu_preempt.models import RequeueState, format_time
 
@@ -23,9 +23,12 @@ class VictimTasks:
     whole_job: bool
 
 
-@dataclass(frozen=True)
-class Protected:
-    """A running job a rule shielded from this decision, and until when (``None``: no end)."""
+class Protected(NamedTuple):
+    """A running job a rule shielded from this decision, and until when (``None``: no end).
+
+    A named tuple: a decision on a large cluster lists thousands of them, and tuples are made several times faster
+    than frozen dataclasses.
+    """
 
     job: str
     rule: str

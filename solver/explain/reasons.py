@@ -32,7 +32,8 @@ def protected_jobs(candidates: CandidateSet | None) -> list[Protected]:
     """Running jobs a protection kept out of the candidate set, or limited to their elastic surplus."""
     if candidates is None:
         return []
-    out = [Protected(e.job, e.rule, e.until, e.reason) for e in candidates.judged if e.rule in PROTECTIONS]
+    new = tuple.__new__  # Protected(...) without its keyword handling: thousands of rows on a large cluster
+    out = [new(Protected, (e.job, e.rule, e.until, e.reason)) for e in candidates.judged if e.rule in PROTECTIONS]
     found = candidates.candidates
     for c in compress(found, map(_RESTRICTIONS, found)):  # the few with restrictions, found in C among many
         out.extend(Protected(c.job, p.rule, p.until, p.describe()) for p in c.restrictions)

@@ -26,6 +26,8 @@ import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
+from operator import add as _ADD
 from operator import attrgetter
 from typing import Any, NamedTuple
 
@@ -211,7 +213,7 @@ class CostModel:
     cluster: Cluster | None = None
     shares: dict[str, Fraction] = field(default_factory=dict, compare=False)
 
-    @property
+    @cached_property
     def width(self) -> int:
         return sum(len(self.levels) if c == "priority" else 1 for c in self.objective)
 
@@ -238,6 +240,10 @@ class CostModel:
         return tuple(out)
 
     def zero(self) -> Cost:
+        return self._zero
+
+    @cached_property
+    def _zero(self) -> Cost:
         return (*(0,) * self.width, NO_VICTIMS)
 
     def position(self, criterion: str) -> int:
@@ -250,7 +256,8 @@ class CostModel:
 
 
 def add(a: Cost, b: Cost) -> Cost:
-    return tuple(x + y for x, y in zip(a, b, strict=True))
+    """The sum of two costs of the same width, component by component."""
+    return tuple(map(_ADD, a, b))
 
 
 def build_units(

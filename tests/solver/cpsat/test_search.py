@@ -1,10 +1,11 @@
-"""CP-SAT under a time limit: never a false 'optimal', and a large model is stopped at the deadline."""
+"""CP-SAT: never a false "optimal" under a time limit, a large model stopped at the deadline, one canonical answer."""
 
 from __future__ import annotations
 
 import dataclasses
 import time
 
+import pytest
 from conftest import FIXTURES
 
 from gpu_preempt.models import load_snapshot
@@ -67,3 +68,21 @@ def test_folded_objectives_are_read_back_exactly():
     assert solution.victims() == [1], solution.stages
     lost = [stage for stage in solution.stages if stage.startswith("lost_work=")]
     assert lost == [f"lost_work={huge + 1}"], solution.stages
+
+
+@pytest.mark.parametrize("light", [False, True], ids=["default settings", "light presolve"])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_equal_optima_keep_the_victims_first_in_keep_order(light, workers):
+    """Six identical victims, one per node, and a gang of three whole-node tasks: any three victims are optimal, and
+    the canonical answer keeps the three that come first in ``keep_order`` (here not the document order), whatever
+    the solver settings and the number of workers."""
+    rooms = tuple(NodeRoom(f"n{i}", {"gpu": 0}, {"gpu": 0}) for i in range(6))
+    victims = tuple(Victim(f"v{i}", "q", 10, True, 0, (Slot(i, {"gpu": 8000}, (f"v{i}-0",)),), 5000) for i in range(6))
+    chunk = (ChunkType({"gpu": 8000}, ("want-0", "want-1", "want-2"), 3),)
+    problem = Problem(
+        "want", "reclaim", rooms, chunk, victims, keep_order=(4, 1, 5, 0, 3, 2), workers=workers, light_presolve=light
+    )
+    solution = cpsat.solve(problem)
+    assert solution.status == "optimal"
+    assert solution.victims() == [0, 2, 3], solution.stages
+    assert sorted(n for (_, n), count in solution.placed.items() if count) == [0, 2, 3]

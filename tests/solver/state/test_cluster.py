@@ -3,10 +3,11 @@ for the current load, the old pods of moved tasks, which a status cannot show)."
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, ROOT
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -74,6 +75,7 @@ def _state(cluster: Cluster) -> dict[str, object]:
         return [(k, list(v.items())) for k, v in mapping.items()]
 
     return {
+        "loads per node": _loads_per_node(cluster),  # first: before anything makes the maps of every node
         "status": list(cluster.status.items()),
         "node_of": list(cluster.node_of.items()),
         "running": list(cluster._running.items()),
@@ -88,6 +90,14 @@ def _state(cluster: Cluster) -> dict[str, object]:
         "rooms": {resources: _rooms(cluster, resources) for resources in ROOMS},
         "status counts": [cluster.status_counts(s) for s in ("pending", "running", "releasing", "nominated")],
     }
+
+
+def _loads_per_node(cluster: Cluster) -> list[tuple[str, list[tuple[str, int]], list[tuple[str, int]]]]:
+    """Each node's final and current load as asked for one node at a time, keys in order."""
+    return [
+        (node.name, list(cluster.final_load(node.name).items()), list(cluster.current_load(node.name).items()))
+        for node in cluster.snapshot.nodes
+    ]
 
 
 ROOMS = [("cpu", "gpu", "memory"), ("gpu",), ("gpu", "tpu")]
@@ -107,6 +117,33 @@ def test_a_state_counted_from_the_task_columns_is_the_task_by_task_count(path: P
     from_columns = Cluster.of(snapshot)
     del snapshot.__dict__["_columns"]
     task_by_task = Cluster.of(snapshot)
+    assert _state(from_columns) == _state(task_by_task)
+
+
+def test_a_large_state_sums_a_few_nodes_one_by_one_and_every_node_past_that() -> None:
+    """A state counted from columns sums the loads of the nodes a decision asks for one at a time, and makes the
+    maps of every node once many are asked for: the loads are the task-by-task count's either way, whatever the order
+    nodes are asked in."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from generate import generate
+
+    data = generate(700, seed=3, pending=2)  # more nodes than the per-node limit (an eighth: 87)
+    for job in data["jobs"][::40]:  # some pods leaving: the two loads differ on their nodes
+        job["tasks"][0]["status"] = "releasing"
+    snapshot = snapshot_from_data(data)
+    snapshot.task_columns()
+    from_columns = Cluster.of(snapshot)
+    del snapshot.__dict__["_columns"]
+    task_by_task = Cluster.of(snapshot)
+    names = [node.name for node in snapshot.nodes][::-1]
+    assert from_columns._final_map is None  # nothing summed yet
+    first = [(from_columns.final_load(n), from_columns.current_load(n)) for n in names[:20]]
+    assert from_columns._final_map is None  # twenty nodes: one by one
+    every = [(from_columns.final_load(n), from_columns.current_load(n)) for n in names]
+    assert from_columns._final_map is not None  # past the limit: every node's at once
+    expected = [(task_by_task.final_load(n), task_by_task.current_load(n)) for n in names]
+    assert every == expected and first == expected[:20]
+    assert any(final != current for final, current in expected)  # releasing or nominated tasks somewhere
     assert _state(from_columns) == _state(task_by_task)
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from operator import itemgetter
@@ -232,10 +233,14 @@ def lower_bound(
 
 
 def lower_bounds(
-    units: list[Unit], request: Resources, resources: tuple[str, ...], costs: CostModel, tasks: int = 1
+    units: list[Unit],
+    request: Resources,
+    resources: tuple[str, ...],
+    costs: CostModel,
+    tasks: int | Sequence[int] = 1,
 ) -> list[Cost | None]:
-    """:func:`lower_bound` of every single-node unit of ``units`` for ``tasks`` tasks, the same vectors, computed on
-    all of them at once.
+    """:func:`lower_bound` of every single-node unit of ``units`` for ``tasks`` tasks (one count for all, or one per
+    unit), the same vectors, computed on all of them at once.
 
     The victims of every unit are laid out in flat columns (unit, room each may free per resource, smallest loss,
     priority); "fewest largest items that cover the need" becomes a sort by unit and size, a running sum per unit
@@ -246,14 +251,15 @@ def lower_bounds(
     if not count:
         return []
     wanted = [request.get(r, 0) for r in resources]
+    each = [tasks] * count if isinstance(tasks, int) else list(tasks)
     try:
-        if max(map(abs, wanted), default=0) * tasks >= 2**62:
+        if max(map(abs, wanted), default=0) * max(each) >= 2**62:
             raise OverflowError  # the differences below could wrap around
         rooms = np.array([unit.room[unit.nodes[0]] for unit in units], dtype=np.int64).reshape(count, width)
-        need = np.array(wanted, dtype=np.int64) * tasks - rooms
+        need = np.array(wanted, dtype=np.int64) * np.array(each, dtype=np.int64)[:, None] - rooms
         unit_of, running, surplus, whole, size, gpus, started, priority = _victim_columns(units, width)
     except OverflowError:
-        return [lower_bound(unit, request, resources, costs, tasks) for unit in units]
+        return [lower_bound(unit, request, resources, costs, t) for unit, t in zip(units, each, strict=True)]
     crowd = int(np.bincount(unit_of, minlength=1).max()) + 1
     since = np.where(np.isnan(started), 0.0, np.maximum(0.0, np.rint((costs.now - started) * 1000)))  # elapsed()
     most = np.where(whole, running, surplus)
@@ -266,7 +272,7 @@ def lower_bounds(
         float((least * gpus.astype(float) * since).max(initial=0)),
     )
     if largest * crowd >= 2.0**61:
-        return [lower_bound(unit, request, resources, costs, tasks) for unit in units]
+        return [lower_bound(unit, request, resources, costs, t) for unit, t in zip(units, each, strict=True)]
     step = np.zeros(count, dtype=np.int64)  # per unit, the gcd of what its victims can lose (whole: every task)
     np.gcd.at(step, unit_of, least)
     one, size = size, size * most[:, None]

@@ -25,6 +25,7 @@ finds it.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import attrgetter, itemgetter
 
@@ -35,6 +36,10 @@ from gpu_preempt.solver.rules.victim_order import NO_VICTIMS
 
 from .options import Option, lower_bounds, unit_options
 from .units import Cost, CostModel, Unit, most_hosted
+
+BATCHED_LEVELS = 4096
+"""Up to this many (unit, level) pairs beyond the first level, :func:`select` bounds every level in one pass (a
+numpy pass costs about a millisecond however small); past that, level by level, on the units still in the scan."""
 
 
 @dataclass
@@ -71,12 +76,20 @@ def select(
     bounds: dict[int, Cost] = {id(u): first[id(u)] for u in bounded}  # type: ignore[misc]
     scan = _by_bound(bounded, [bounds[id(u)] for u in bounded])
     kept: dict[int, Unit] = {}
+    deeper = [(u, t) for u in scan for t in range(2, most[id(u)] + 1)]
+    early: dict[tuple[int, int], Cost | None] = {}  # few enough: every level's bounds in one pass
+    if len(deeper) <= BATCHED_LEVELS:
+        tight = level_bounds([u for u, _ in deeper], [t for _, t in deeper], request, resources, costs, pooled)
+        early = {(id(u), t): bound for (u, t), bound in zip(deeper, tight, strict=True)}
     for t in range(1, needed + 1):
         if t > 1:  # bounds for t tasks, on the units that might host them, and the scan in their order
             able = [u for u in scan if most[id(u)] >= t]
             if not able:
                 break  # no unit hosts t tasks, nor any more
-            tight = level_bounds(able, t, request, resources, costs, pooled)
+            if early:
+                tight = [early[id(u), t] for u in able]
+            else:
+                tight = level_bounds(able, t, request, resources, costs, pooled)
             pairs = [(u, max(bounds[id(u)], b)) for u, b in zip(able, tight, strict=True) if b is not None]
             bounds = {id(u): b for u, b in pairs}
             scan = _by_bound([u for u, _ in pairs], [b for _, b in pairs])
@@ -128,13 +141,14 @@ def spread_bounds(
 
 def level_bounds(
     units: list[Unit],
-    tasks: int,
+    tasks: int | Sequence[int],
     request: Resources,
     resources: tuple[str, ...],
     costs: CostModel,
     pooled: dict[int, Unit] | None = None,
 ) -> list[Cost | None]:
-    """A lower bound on the cost of hosting ``tasks`` tasks on each unit (``None``: impossible).
+    """A lower bound on the cost of hosting ``tasks`` tasks (one count for all, or one per unit) on each unit
+    (``None``: impossible).
 
     A unit of one node has :func:`.options.lower_bounds` for ``tasks`` tasks. A unit over several nodes is bounded
     as if it were one node (:func:`_pooled`): the tasks it hosts need, summed over its nodes, ``tasks`` times the
@@ -143,16 +157,19 @@ def level_bounds(
     one task (lexicographically: both are at most every such option's cost). ``pooled`` keeps the units seen as
     one node, by ``id``, from one call to the next.
     """
-    alone = [u for u in units if len(u.nodes) == 1]
-    spread = [u for u in units if len(u.nodes) > 1]
-    found = dict(zip(map(id, alone), lower_bounds(alone, request, resources, costs, tasks), strict=True))
+    each = [tasks] * len(units) if isinstance(tasks, int) else list(tasks)
+    alone = [k for k, u in enumerate(units) if len(u.nodes) == 1]
+    spread = [k for k, u in enumerate(units) if len(u.nodes) > 1]
     views = {} if pooled is None else pooled
-    for unit in spread:
-        if id(unit) not in views:
-            views[id(unit)] = _pooled(unit, len(resources))
-    as_one = [views[id(u)] for u in spread]
-    found.update(zip(map(id, spread), lower_bounds(as_one, request, resources, costs, tasks), strict=True))
-    return [found[id(u)] for u in units]
+    for k in spread:
+        if id(units[k]) not in views:
+            views[id(units[k])] = _pooled(units[k], len(resources))
+    out: list[Cost | None] = [None] * len(units)
+    for rows, seen in ((alone, [units[k] for k in alone]), (spread, [views[id(units[k])] for k in spread])):
+        found = lower_bounds(seen, request, resources, costs, [each[k] for k in rows])
+        for k, bound in zip(rows, found, strict=True):
+            out[k] = bound
+    return out
 
 
 def _pooled(unit: Unit, width: int) -> Unit:

@@ -46,6 +46,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from itertools import groupby
 
 from gpu_preempt.models import MILLI, Resources, Snapshot
@@ -74,6 +75,12 @@ def unit_of(resource: str) -> int:
     return 1 if resource == "cpu" else MILLI
 
 
+@lru_cache(maxsize=256)
+def _exact(weight: float) -> Fraction:
+    """``weight`` as an exact fraction (queues share a few weights: each is converted once)."""
+    return Fraction(weight)
+
+
 def divide(total: int, claims: list[Claim], *, unit: int = MILLI) -> dict[str, int]:
     """Divide ``total`` among sibling ``claims``; returns each queue's fair share."""
     share = {c.name: 0 for c in claims}
@@ -94,11 +101,11 @@ def _divide_bucket(remaining: int, bucket: list[Claim], share: dict[str, int], u
         hungry = [c for c in bucket if c.requestable() > share[c.name] and c.weight > 0]
         if not hungry:
             break
-        weights = sum(Fraction(c.weight) for c in hungry)
+        weights = sum(_exact(c.weight) for c in hungry)
         offered_total = remaining
         another_round = False
         for claim in hungry:
-            offer = offered_total * Fraction(claim.weight) / weights
+            offer = offered_total * _exact(claim.weight) / weights
             need = claim.requestable() - share[claim.name]
             if need <= offer:
                 give = need
@@ -151,22 +158,23 @@ def fair_shares(
     for name in usage:
         resources |= set(usage[name].requested)
     shares: dict[str, Resources] = {name: {} for name in tree.queues()}
+    families = [
+        (parent, [(child, tree.queue(child)) for child in tree.children(parent)]) for parent in (ROOT, *tree.queues())
+    ]
+    families = [(parent, children) for parent, children in families if children]
     for resource in sorted(resources):
         amounts = {ROOT: capacity.get(resource, 0)}
-        for parent in [ROOT, *tree.queues()]:
-            children = tree.children(parent)
-            if not children:
-                continue
+        for parent, children in families:
             claims = [
                 Claim(
                     name=child,
-                    deserved=tree.queue(child).deserved_of(resource),
-                    limit=tree.queue(child).limit_of(resource),
+                    deserved=queue.deserved_of(resource),
+                    limit=queue.limit_of(resource),
                     request=usage[child].requested.get(resource, 0),
-                    weight=tree.queue(child).weight_of(resource),
-                    priority=tree.queue(child).priority,
+                    weight=queue.weight_of(resource),
+                    priority=queue.priority,
                 )
-                for child in children
+                for child, queue in children
             ]
             amounts.update(divide(amounts[parent], claims, unit=unit_of(resource)))
         for name in shares:

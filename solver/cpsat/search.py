@@ -40,12 +40,21 @@ from .objective import fold, folded, stages, unfold
 from .variables import LinearExpr, Variables
 
 
+class _Model(cp_model.CpModel):
+    """CP-SAT's model without its pre-PEP 8 aliases: ``CpModel()`` gives each new instance a camelCase alias of
+    every ``add_``, ``new_`` and ``clear_`` method (0.4 ms a model, more than building a small decision's rows);
+    this module calls the snake_case names only."""
+
+    def _add_pre_pep8_methods(self) -> None:
+        pass
+
+
 class _Runner:
     """One model, solved repeatedly under a shared deadline."""
 
     def __init__(self, problem: Problem, skip: Collection[str]) -> None:
         self.problem = problem
-        self.model = cp_model.CpModel()
+        self.model = _Model()
         self.vars = Variables.build(self.model, problem)
         constraints.add_all(self.vars, skip)
         self.deadline = time.perf_counter() + problem.time_limit

@@ -9,7 +9,7 @@ Each size runs in a fresh process, so the peak RSS it reports is that size's own
 (benchmarks/generate.py) writes a JSON snapshot; the benchmark times loading and validating it, then one
 decision per pending job of interest (a 64-GPU gang that must reclaim, a 1-GPU job that must reclaim, a 16-GPU
 job that preempts), split into cluster state, rules (chunk, candidates), reductions, and solving. "decide"
-includes building the cluster state. Up to 20,000 nodes, loading and deciding run three times and the medians
+includes building the cluster state. Up to 20,000 nodes, loading and deciding run seven times and the medians
 are reported (this machine is noisy). The greedy (KAI-like) baseline decides in the same state and the victims
 are compared. Results print as Markdown tables; the README quotes them.
 """
@@ -50,7 +50,8 @@ def measure(nodes: int, seed: int) -> dict[str, object]:
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(document, handle)
         path = handle.name
-    repeat = 3 if nodes <= 20000 else 1
+    del document  # not kept alive while timing: the collector's full passes would walk it in every decision
+    repeat = 7 if nodes <= 20000 else 1
     try:
         loads = []
         for _ in range(repeat):

@@ -86,6 +86,7 @@ class _Runner:
             solver.parameters.symmetry_level = 0
             solver.parameters.use_sat_inprocessing = False
             solver.parameters.cut_level = 0
+            solver.parameters.add_lp_constraints_lazily = False
         status = solver.solve(model)
         if status == cp_model.OPTIMAL:
             name = "optimal"

@@ -208,9 +208,9 @@ class Problem:
     (quota enforcement) are covering problems whose optimum is proved by the LP bound; with the default level
     and one or two workers CP-SAT may not prove even a trivial one on a thousand candidates."""
     light_presolve: bool = False
-    """One presolve pass, without probing or symmetry detection, and a search without inprocessing or cuts. On
-    models of a few dozen victims, solved several times each (stages, then the canonical tie-break), these cost
-    more than the search they save (``benchmarks/small_models.py``)."""
+    """One presolve pass, without probing or symmetry detection, and a search without inprocessing or cuts, its LP
+    given every row at once. On models of a few dozen victims, solved several times each (stages, then the
+    canonical tie-break), these cost more than the search they save (``benchmarks/small_models.py``)."""
     excess: tuple[LimitRow, ...] = ()
     """Rows to approach rather than satisfy: before the objective, one stage per row, in order, minimises
     the amount by which the row is broken (best-effort quota enforcement, seed 002)."""

@@ -26,6 +26,7 @@ from .app import (
     WorkersOpt,
     check_limits,
     command,
+    import_solver,
     keep,
     load,
     one_shot,
@@ -58,6 +59,7 @@ def solve(
 ) -> None:
     """Decide for one pending job: victims, placements, and why."""
     one_shot()
+    import_solver()
     from gpu_preempt.solver.actions.cycle import final_decision, solve_one
     from gpu_preempt.solver.state.cluster import Cluster
 
@@ -121,6 +123,7 @@ def cycle(
 ) -> None:
     """Run one scheduling cycle over all pending jobs (allocate, reclaim, preempt; enforce-quota first if on)."""
     one_shot()
+    import_solver()
     from gpu_preempt.solver.actions.cycle import run_cycle
 
     chosen = None if actions is None else _actions(actions)
@@ -161,6 +164,7 @@ def enforce_quota(
 ) -> None:
     """Bring queues above their limit back within it by preemption, deepest queues first."""
     one_shot()
+    import_solver()
     from gpu_preempt.solver.actions.quota_enforcement import enforce, enforcement_order
     from gpu_preempt.solver.state.cluster import Cluster
 

@@ -11,7 +11,7 @@ import typer
 
 from gpu_preempt.models import SnapshotError, parse_time, snapshot_from_data
 
-from .app import FileArg, SolverOpt, command, load, one_shot, usage_error, write_file
+from .app import FileArg, SolverOpt, command, import_solver, load, one_shot, usage_error, write_file
 from .render import err, out, print_problems
 
 if TYPE_CHECKING:
@@ -92,6 +92,7 @@ def plan(
 ) -> None:
     """The evictions a decision needs, as Eviction objects or a kubectl script to review (nothing is sent)."""
     one_shot()
+    import_solver()
     from gpu_preempt.solver.actions.cycle import final_decision, run_cycle, solve_one
     from gpu_preempt.solver.kube.plan import eviction_list, evictions, kubectl_script
     from gpu_preempt.solver.state.cluster import Cluster

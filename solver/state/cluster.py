@@ -68,8 +68,8 @@ past that it makes the maps of every node at once."""
 class Cluster:
     """Snapshot + queue tree + fair shares (fixed) + task statuses, usage and node loads (live)."""
 
-    _final_map: dict[str, Resources] | None
-    _current_map: dict[str, Resources] | None
+    _final_map: MutableMapping[str, Resources] | None
+    _current_map: MutableMapping[str, Resources] | None
     """The two node load maps (:attr:`_final`, :attr:`_current`); ``None`` until first needed in a state counted
     from columns, whose single nodes' loads come from :meth:`_loads_of` meanwhile."""
     _node_loads: dict[str, tuple[Resources, Resources]]
@@ -272,25 +272,25 @@ class Cluster:
             return cluster
 
     @property
-    def _final(self) -> dict[str, Resources]:
+    def _final(self) -> MutableMapping[str, Resources]:
         """Node -> its final load, every node holding a task (in the order of their first task)."""
         if self._final_map is None:
             self._fill_loads()
         return self._final_map  # type: ignore[return-value]
 
     @_final.setter
-    def _final(self, loads: dict[str, Resources]) -> None:
+    def _final(self, loads: MutableMapping[str, Resources]) -> None:
         self._final_map = loads
 
     @property
-    def _current(self) -> dict[str, Resources]:
+    def _current(self) -> MutableMapping[str, Resources]:
         """Node -> its current load (likewise)."""
         if self._current_map is None:
             self._fill_loads()
         return self._current_map  # type: ignore[return-value]
 
     @_current.setter
-    def _current(self, loads: dict[str, Resources]) -> None:
+    def _current(self, loads: MutableMapping[str, Resources]) -> None:
         self._current_map = loads
 
     def _fill_loads(self) -> None:
@@ -371,7 +371,11 @@ class Cluster:
         changed_nodes: set[str] = set()
         # the task and job maps are layered over the parent's (a few changes of hundreds of thousands of entries)
         new.status, new.node_of, new._running = Layered(self.status), Layered(self.node_of), Layered(self._running)
-        new._final, new._current, new._leaving = dict(self._final), dict(self._current), dict(self._leaving)
+        if self._final_map is None or isinstance(self._final_map, _Loads):  # loads not summed for every node
+            new._final, new._current = _Loads.over(self, 0), _Loads.over(self, 1)
+        else:
+            new._final, new._current = dict(self._final), dict(self._current)
+        new._leaving = dict(self._leaving)
         new.usage = dict(self.usage)
         new._running_on = None if self._running_on is None else dict(self._running_on)
         new._hosts_from = None  # the parent's tasks: built anew from this state's, if ever asked for
@@ -480,7 +484,7 @@ class Cluster:
 
     def _move(
         self,
-        loads: dict[str, Resources],
+        loads: MutableMapping[str, Resources],
         counted: tuple[str, ...],
         touched: set[tuple[str, str]],
         kind: str,
@@ -797,6 +801,50 @@ class Cluster:
         return load
 
 
+class _Loads(MutableMapping[str, Resources]):
+    """A derived state's final (``which`` 0) or current (1) node loads while the state counted from columns that it
+    descends from (``origin``) has not summed every node's: its own entries for the nodes its changes touched, the
+    others read from ``origin`` one node at a time (:meth:`Cluster._loads_of`). Applying a decision to a fresh
+    100,000-node state would otherwise sum all 100,000 nodes' loads to change a few. Iterating, counting or
+    comparing reads every node's (``origin`` sums them all then)."""
+
+    def __init__(self, origin: Cluster, which: int, own: dict[str, Resources]) -> None:
+        self.origin, self.which, self.own = origin, which, own
+
+    @classmethod
+    def over(cls, state: Cluster, which: int) -> _Loads:
+        """The loads of a state derived from ``state`` (changes are then made to them), sharing its origin."""
+        mine = state._final_map if which == 0 else state._current_map
+        if isinstance(mine, _Loads):
+            return cls(mine.origin, which, dict(mine.own))
+        return cls(state, which, {})
+
+    def get(self, node: str, default: Resources | None = None) -> Resources | None:  # type: ignore[override]
+        found = self.own.get(node)
+        return found if found is not None else self.origin._loads_of(node)[self.which]
+
+    def __getitem__(self, node: str) -> Resources:
+        found = self.get(node)
+        assert found is not None
+        return found
+
+    def __setitem__(self, node: str, load: Resources) -> None:
+        self.own[node] = load
+
+    def __delitem__(self, node: str) -> None:
+        raise TypeError("node loads are changed, never removed")
+
+    def _every(self) -> dict[str, Resources]:
+        base = self.origin._final if self.which == 0 else self.origin._current
+        return {**base, **self.own}
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._every())
+
+    def __len__(self) -> int:
+        return len(self._every())
+
+
 class _Owners(Mapping[str, tuple[Job, Task]]):
     """Task name -> (job, task), found through the task columns: only a name -> position map is built, in C, and
     only when a name is not its job's default (``<job>-<index>``, found through the job at once)."""
@@ -913,7 +961,7 @@ def _room(node: Node, load: Resources, resources: tuple[str, ...]) -> tuple[int,
     return tuple(have.get(r, 0) - load.get(r, 0) for r in resources)
 
 
-def _rooms(nodes: list[Node], final: dict[str, Resources], resources: tuple[str, ...]) -> list[tuple[int, ...]]:
+def _rooms(nodes: list[Node], final: Mapping[str, Resources], resources: tuple[str, ...]) -> list[tuple[int, ...]]:
     """:func:`_room` of every node (one pass, for large clusters)."""
     loads = map(final.get, map(_NAME, nodes), repeat({}))
     haves = map(_RESOURCES, nodes)

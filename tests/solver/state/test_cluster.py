@@ -129,7 +129,8 @@ def test_a_large_state_sums_a_few_nodes_one_by_one_and_every_node_past_that() ->
 
     data = generate(700, seed=3, pending=2)  # more nodes than the per-node limit (an eighth: 87)
     for job in data["jobs"][::40]:  # some pods leaving: the two loads differ on their nodes
-        job["tasks"][0]["status"] = "releasing"
+        if job["tasks"][0].get("node"):
+            job["tasks"][0]["status"] = "releasing"
     snapshot = snapshot_from_data(data)
     snapshot.task_columns()
     from_columns = Cluster.of(snapshot)
@@ -145,6 +146,35 @@ def test_a_large_state_sums_a_few_nodes_one_by_one_and_every_node_past_that() ->
     assert every == expected and first == expected[:20]
     assert any(final != current for final, current in expected)  # releasing or nominated tasks somewhere
     assert _state(from_columns) == _state(task_by_task)
+
+
+def test_a_decision_applied_to_a_large_state_changes_the_loads_of_its_nodes_only() -> None:
+    """Applying changes to a state counted from columns sums no node's load but those asked for; the derived
+    states' loads (and their own derived states') are those of the same changes applied to the task-by-task count."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from generate import generate
+
+    data = generate(700, seed=4, pending=2)
+    for job in data["jobs"][::40]:
+        if job["tasks"][0].get("node"):
+            job["tasks"][0]["status"] = "releasing"
+    snapshot = snapshot_from_data(data)
+    snapshot.task_columns()
+    from_columns = Cluster.of(snapshot)
+    del snapshot.__dict__["_columns"]
+    task_by_task = Cluster.of(snapshot)
+    running = [job for job in snapshot.jobs if from_columns.running_count(job)][:12]
+    evicted = [(str(t.name), "pending", None) for job in running[:6] for t in job.tasks]
+    moved = [(str(running[6].tasks[0].name), "pipelined", snapshot.nodes[-1].name)]
+    names = [node.name for node in snapshot.nodes]
+    for changes in (evicted, moved):
+        from_columns, task_by_task = from_columns.with_changes(changes), task_by_task.with_changes(changes)
+        touched = {from_columns.node_of[t] for t, _, _ in changes} | {n for _, _, n in changes if n}
+        assert all(from_columns.final_load(n) == task_by_task.final_load(n) for n in touched if n)
+    assert from_columns._final_map is not None and from_columns._final_map.origin._final_map is None  # type: ignore[union-attr]
+    loads = [(from_columns.final_load(n), from_columns.current_load(n)) for n in names]
+    assert loads == [(task_by_task.final_load(n), task_by_task.current_load(n)) for n in names]
+    assert dict(from_columns._final) == dict(task_by_task._final)
 
 
 REQUESTS = [{}, {"gpu": 1}, {"cpu": 2, "gpu": 1}, {"memory": "1Gi", "gpu": 0}, {"gpu": 2, "cpu": "500m"}]

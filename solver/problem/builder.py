@@ -234,14 +234,15 @@ def _node_room(cluster: Cluster, node: Node, priority: int, asked: frozenset[str
     final, current = cluster.room_load(node.name, priority), cluster.current_load(node.name)
     promised = cluster.final_load(node.name)
     names = sorted(set(node.resources) | set(final) | set(promised) | asked)
-    room = {r: node.resources.get(r, 0) - final.get(r, 0) for r in names}
-    free = {r: node.resources.get(r, 0) - promised.get(r, 0) for r in names}
+    have = node.resources
+    room = {r: have.get(r, 0) - final.get(r, 0) for r in names}
+    free = None if promised is final else {r: have.get(r, 0) - promised.get(r, 0) for r in names}
     return NodeRoom(
         name=node.name,
         room=room,
-        now_room={r: node.resources.get(r, 0) - current.get(r, 0) for r in names},
+        now_room={r: have.get(r, 0) - current.get(r, 0) for r in names},
         schedulable=node.schedulable,
-        free=None if free == room else free,
+        free=None if free == room else free,  # no lower-priority promise there: the same room
     )
 
 

@@ -319,11 +319,11 @@ class Cluster:
         final: Resources = {}
         current: Resources = {}
         if at is not None:
-            order, starts = self._tasks_by_node(columns)
-            rows = order[starts[at] : starts[at + 1]]
+            statuses, rows, starts = self._tasks_by_node(columns)
+            first, end = starts[at], starts[at + 1]
             maps = columns.requests
             # task by task in document order, as columns.node_dicts sums them: the same maps, keys in the same order
-            for code, row in zip(columns.status[rows].tolist(), columns.row[rows].tolist(), strict=True):
+            for code, row in zip(statuses[first:end], rows[first:end], strict=True):
                 for target, codes in ((final, _FINAL_CODES), (current, _CURRENT_CODES)):
                     if code in codes:
                         for r, a in maps[row].items():
@@ -331,13 +331,18 @@ class Cluster:
         self._node_loads[node] = (final, current)
         return final, current
 
-    def _tasks_by_node(self, columns: TaskColumns) -> tuple[np.ndarray, list[int]]:
-        """The columns' tasks sorted by node (stable: document order within a node), and where each node's start."""
+    def _tasks_by_node(self, columns: TaskColumns) -> tuple[list[int], list[int], list[int]]:
+        """The status and request-map row of the columns' tasks sorted by node (stable: document order within a
+        node), and where each node's start: Python lists, so that a node's loads are summed without a numpy call."""
         found = self.scratch.get("tasks by node")
         if found is None:
             order = np.argsort(columns.node, kind="stable")
             starts = np.searchsorted(columns.node[order], np.arange(len(self.snapshot.nodes) + 1)).tolist()
-            found = self.scratch["tasks by node"] = (order, starts)
+            found = self.scratch["tasks by node"] = (
+                columns.status[order].tolist(),
+                columns.row[order].tolist(),
+                starts,
+            )
         return found  # type: ignore[return-value]
 
     def _passed_on(self, changed: frozenset[str]) -> dict[object, tuple[Any, frozenset[str]]]:

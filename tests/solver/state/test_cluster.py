@@ -11,7 +11,7 @@ from conftest import FIXTURES, ROOT
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from gpu_preempt.models import Resources, load_snapshot, snapshot_from_data
+from gpu_preempt.models import Resources, Snapshot, load_snapshot, snapshot_from_data
 from gpu_preempt.models.quantity import add
 from gpu_preempt.solver.actions.cycle import run_cycle
 from gpu_preempt.solver.state.cluster import Cluster
@@ -120,22 +120,28 @@ def test_a_state_counted_from_the_task_columns_is_the_task_by_task_count(path: P
     assert _state(from_columns) == _state(task_by_task)
 
 
-def test_a_large_state_sums_a_few_nodes_one_by_one_and_every_node_past_that() -> None:
-    """A state counted from columns sums the loads of the nodes a decision asks for one at a time, and makes the
-    maps of every node once many are asked for: the loads are the task-by-task count's either way, whatever the order
-    nodes are asked in."""
+def _large_states(seed: int) -> tuple[Snapshot, Cluster, Cluster]:
+    """A generated 700-node snapshot (more nodes than the per-node limit, an eighth: 87) with some pods leaving (the
+    two loads differ on their nodes), and its state counted from task columns and task by task."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from generate import generate
 
-    data = generate(700, seed=3, pending=2)  # more nodes than the per-node limit (an eighth: 87)
-    for job in data["jobs"][::40]:  # some pods leaving: the two loads differ on their nodes
+    data = generate(700, seed=seed, pending=2)
+    for job in data["jobs"][::40]:
         if job["tasks"][0].get("node"):
             job["tasks"][0]["status"] = "releasing"
     snapshot = snapshot_from_data(data)
     snapshot.task_columns()
     from_columns = Cluster.of(snapshot)
     del snapshot.__dict__["_columns"]
-    task_by_task = Cluster.of(snapshot)
+    return snapshot, from_columns, Cluster.of(snapshot)
+
+
+def test_a_large_state_sums_a_few_nodes_one_by_one_and_every_node_past_that() -> None:
+    """A state counted from columns sums the loads of the nodes a decision asks for one at a time, and makes the
+    maps of every node once many are asked for: the loads are the task-by-task count's either way, whatever the order
+    nodes are asked in."""
+    snapshot, from_columns, task_by_task = _large_states(seed=3)
     names = [node.name for node in snapshot.nodes][::-1]
     assert from_columns._final_map is None  # nothing summed yet
     first = [(from_columns.final_load(n), from_columns.current_load(n)) for n in names[:20]]
@@ -151,18 +157,7 @@ def test_a_large_state_sums_a_few_nodes_one_by_one_and_every_node_past_that() ->
 def test_a_decision_applied_to_a_large_state_changes_the_loads_of_its_nodes_only() -> None:
     """Applying changes to a state counted from columns sums no node's load but those asked for; the derived
     states' loads (and their own derived states') are those of the same changes applied to the task-by-task count."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from generate import generate
-
-    data = generate(700, seed=4, pending=2)
-    for job in data["jobs"][::40]:
-        if job["tasks"][0].get("node"):
-            job["tasks"][0]["status"] = "releasing"
-    snapshot = snapshot_from_data(data)
-    snapshot.task_columns()
-    from_columns = Cluster.of(snapshot)
-    del snapshot.__dict__["_columns"]
-    task_by_task = Cluster.of(snapshot)
+    snapshot, from_columns, task_by_task = _large_states(seed=4)
     running = [job for job in snapshot.jobs if from_columns.running_count(job)][:12]
     evicted = [(str(t.name), "pending", None) for job in running[:6] for t in job.tasks]
     moved = [(str(running[6].tasks[0].name), "pipelined", snapshot.nodes[-1].name)]

@@ -16,7 +16,8 @@
    gives ``infeasible`` or ``optimal``.
 3. **Canonical answer**: equal optima are common (identical jobs, identical
    nodes). Once every stage is proved, ties are broken by a fixed rule, one
-   variable at a time, so the answer is a function of the input alone, whatever
+   variable at a time (on small models the keep order in one weighted solve,
+   :func:`_keep_in_order`), so the answer is a function of the input alone, whatever
    the number of workers: victims are kept in ``problem.keep_order``; a victim
    loses its surplus rather than everything when both are optimal; peels take
    the newest tasks first; the jobs moved are the least worth keeping, their

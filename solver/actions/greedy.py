@@ -140,15 +140,25 @@ class _GroupOrder:
         ties = members[(priority == priority[best]) & (whole == whole[best]) & (newest == newest[best])]
         return min(self._keys(ties))
 
+    def _ranked(self, members: np.ndarray) -> list[int]:
+        """``members`` sorted by :meth:`_keys`, on columns; names are ranked only if some columns tie."""
+        priority, whole, newest = self._priority[members], self._whole[members], self._newest[members]
+        order = np.lexsort((newest, whole, priority))
+        p, w, n = priority[order], whole[order], newest[order]
+        if ((p[1:] == p[:-1]) & (w[1:] == w[:-1]) & (n[1:] == n[:-1])).any():
+            names = list(map(_JOB, map(self._candidates.__getitem__, members.tolist())))
+            by_name = np.empty(len(names), dtype=np.int64)
+            by_name[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
+            order = np.lexsort((by_name, newest, whole, priority))
+        return members[order].tolist()
+
     def reach(self, size: int) -> None:
         """Order at least ``size`` candidates (every one, if there are fewer), whole queues at a time."""
         while len(self.indices) < size:
             queue = next(self._queues, None)
             if queue is None:
                 return
-            members = self._members[queue]
-            keys = self._keys(members)
-            ranked = [int(members[i]) for i in sorted(range(len(members)), key=keys.__getitem__)]
+            ranked = self._ranked(self._members[queue])
             self.groups += [(self._rank, priority) for priority in self._priority[ranked].tolist()]
             self.indices += ranked
             self._rank += 1
@@ -161,14 +171,17 @@ def solve(problem: Problem) -> Solution:
         return Solution("feasible", {}, placed)
     capacity = _Capacity(problem)
     for batch in _batches(problem):
-        trial = dict(taken)
-        for key, count in batch.items():
-            trial[key] = trial.get(key, 0) + count
         if problem.guarantees:
+            trial = dict(taken)
+            for key, count in batch.items():
+                trial[key] = trial.get(key, 0) + count
             attempt = Solution("feasible", trial, {})
             if any(b.startswith("guarantee") for b in broken_rows(problem, attempt)):
                 continue  # more victims only take more: this pop can never be part of an allowed answer
-        taken = trial
+            taken = trial
+        else:
+            for key, count in batch.items():
+                taken[key] = taken.get(key, 0) + count
         capacity.free(batch)
         if not capacity.enough():
             continue
@@ -194,26 +207,28 @@ class _Capacity:
         self.problem = problem
         self.single = len(problem.chunk) == 1
         self.room = {n: dict(node.room) for n, node in enumerate(problem.nodes) if node.schedulable}
-        self.request = problem.chunk[0].requests if self.single else {}
-        self.hosted = {n: self._fits(n) for n in self.room}
+        self.request = [(r, a) for r, a in problem.chunk[0].requests.items() if a > 0] if self.single else []
+        self.hosted = {n: self._fits(room) for n, room in self.room.items()}
         self.total = sum(self.hosted.values())
 
-    def _fits(self, n: int) -> int:
-        room = self.room[n]
-        counts = [room.get(r, 0) // a for r, a in self.request.items() if a > 0]
-        return max(0, min(counts)) if counts else 0
+    def _fits(self, room: dict[str, int]) -> int:
+        if not self.request:
+            return 0
+        return max(0, min(room.get(r, 0) // a for r, a in self.request))
 
     def free(self, batch: dict[tuple[int, int], int]) -> None:
+        victims = self.problem.victims
         for (v, s), count in batch.items():
-            slot = self.problem.victims[v].slots[s]
-            if slot.node not in self.room:
+            slot = victims[v].slots[s]
+            room = self.room.get(slot.node)
+            if room is None:
                 continue
             for r, a in slot.requests.items():
-                self.room[slot.node][r] = self.room[slot.node].get(r, 0) + a * count
+                room[r] = room.get(r, 0) + a * count
             if self.single:
-                before = self.hosted[slot.node]
-                self.hosted[slot.node] = self._fits(slot.node)
-                self.total += self.hosted[slot.node] - before
+                before, after = self.hosted[slot.node], self._fits(room)
+                self.hosted[slot.node] = after
+                self.total += after - before
 
     def enough(self) -> bool:
         return not self.single or self.total >= self.problem.chunk[0].required
@@ -227,17 +242,18 @@ def _batches(problem: Problem) -> list[dict[tuple[int, int], int]]:
         queue_rank.setdefault(problem.victims[v].queue, rank)
     for rank, v in enumerate(problem.greedy_order):
         victim = problem.victims[v]
-        newest_first = sorted(
-            ((s, task) for s, slot in enumerate(victim.slots) for task in slot.tasks), key=lambda x: x[1], reverse=True
-        )
+        group = queue_rank[victim.queue], victim.priority
         peeled: dict[int, int] = {}
-        for i in range(victim.surplus):
-            s = newest_first[i][0]
-            peeled[s] = peeled.get(s, 0) + 1
-            order.append(((queue_rank[victim.queue], victim.priority, 0, rank), {(v, s): 1}))
+        if victim.surplus:
+            newest_first = sorted(
+                ((task, s) for s, slot in enumerate(victim.slots) for task in slot.tasks), reverse=True
+            )  # task names are unique: no tie reaches the slot
+            for _, s in newest_first[: victim.surplus]:
+                peeled[s] = peeled.get(s, 0) + 1
+                order.append(((*group, 0, rank), {(v, s): 1}))
         if victim.whole_job:
-            rest = {(v, s): slot.count - peeled.get(s, 0) for s, slot in enumerate(victim.slots)}
-            order.append(((queue_rank[victim.queue], victim.priority, 1, rank), {k: n for k, n in rest.items() if n}))
+            rest = {(v, s): n for s, slot in enumerate(victim.slots) if (n := slot.count - peeled.get(s, 0))}
+            order.append(((*group, 1, rank), rest))
     order.sort(key=lambda item: item[0])
     return [batch for _, batch in order]
 

@@ -140,10 +140,9 @@ def named_victims(cluster: Cluster, problem: Problem, solution: Solution) -> lis
     out = []
     for v in solution.victims():
         victim = problem.victims[v]
-        tasks = [task for s, slot in enumerate(victim.slots) for task in slot.tasks[: solution.evicted.get((v, s), 0)]]
-        order = {str(t.name): i for i, t in enumerate(cluster.snapshot.job(victim.job).tasks)}
-        tasks.sort(key=order.__getitem__)
-        out.append(VictimTasks(victim.job, tuple(tasks), whole_job=len(tasks) == victim.running))
+        lost = {task for s, slot in enumerate(victim.slots) for task in slot.tasks[: solution.evicted.get((v, s), 0)]}
+        tasks = tuple(name for t in cluster.snapshot.job(victim.job).tasks if (name := str(t.name)) in lost)
+        out.append(VictimTasks(victim.job, tasks, whole_job=len(tasks) == victim.running))
     return sorted(out, key=lambda v: v.job)
 
 

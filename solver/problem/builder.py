@@ -231,18 +231,20 @@ def _nodes(
 
 
 def _node_room(cluster: Cluster, node: Node, priority: int, asked: frozenset[str]) -> NodeRoom:
-    final, current = cluster.room_load(node.name, priority), cluster.current_load(node.name)
-    promised = cluster.final_load(node.name)
-    names = sorted(set(node.resources) | set(final) | set(promised) | asked)
-    have = node.resources
+    name, have = node.name, node.resources
+    final, current = cluster.room_load(name, priority), cluster.current_load(name)
+    promised = cluster.final_load(name)
+    names = sorted({*have, *final, *promised, *asked})
     room = {r: have.get(r, 0) - final.get(r, 0) for r in names}
-    free = None if promised is final else {r: have.get(r, 0) - promised.get(r, 0) for r in names}
+    free = None
+    if promised is not final:  # a lower-priority promise sits there: room counts it out, free room does not
+        free = {r: have.get(r, 0) - promised.get(r, 0) for r in names}
     return NodeRoom(
-        name=node.name,
+        name=name,
         room=room,
         now_room={r: have.get(r, 0) - current.get(r, 0) for r in names},
         schedulable=node.schedulable,
-        free=None if free == room else free,  # no lower-priority promise there: the same room
+        free=None if free == room else free,
     )
 
 
@@ -262,10 +264,12 @@ def _victim(
     ``fitting`` keeps, per task shape, the nodes whose free room takes one such task (the same for every victim of
     one problem)."""
     slots: dict[tuple[int, tuple[tuple[str, int], ...]], list[str]] = {}
+    node_of, shared = cluster.node_of, all(task.resources is None for task in running)
+    every = tuple(sorted(job.task_resources.items()))  # what a task without its own requests asks for
     for task in reversed(running):  # evict-first order: newest task first (KAI's reverse task order)
-        node = index[str(cluster.node_of[str(task.name)])]
-        key = (node, tuple(sorted(job.requests(task).items())))
-        slots.setdefault(key, []).append(str(task.name))
+        name = str(task.name)
+        requests = every if shared else tuple(sorted(job.requests(task).items()))
+        slots.setdefault((index[str(node_of[name])], requests), []).append(name)
     elapsed = 0 if job.started_at is None else max(0, round((cluster.now - job.started_at) * 1000))
     gang = len(running) <= job.gang_minimum
     return Victim(
@@ -279,7 +283,7 @@ def _victim(
             for (node, req), tasks in sorted(slots.items())
         ),
         elapsed_ms=elapsed,
-        whole_chunk=whole_chunk(job, running),
+        whole_chunk=whole_chunk(job, running, shared=shared),
         move="none" if not nodes else "whole" if gang else "tasks",
         disturb=candidate.surplus if candidate.restrictions else None,
     )
@@ -329,10 +333,13 @@ def _moves_possible(plan: Plan) -> bool:
     return 0 < pairs <= MOVE_PAIRS
 
 
-def whole_chunk(job: Job, running: list[Task]) -> Resources:
+def whole_chunk(job: Job, running: list[Task], *, shared: bool | None = None) -> Resources:
     """Per resource, the largest chunk of ``job`` evicted whole (KAI's reclaimable chunks, reference/kai.md §3.6):
-    its core, the first ``min_available`` running tasks, or one of the surplus tasks after them."""
-    if all(task.resources is None for task in running):  # every task asks for the job's requests
+    its core, the first ``min_available`` running tasks, or one of the surplus tasks after them. ``shared``: whether
+    no running task has requests of its own (found here if not given)."""
+    if shared is None:
+        shared = all(task.resources is None for task in running)
+    if shared:  # every task asks for the job's requests
         shared, count = job.task_resources, min(job.gang_minimum, len(running))
         largest = {r: a * count for r, a in shared.items()} if count else {}
         if len(running) > count:

@@ -305,8 +305,15 @@ class Cluster:
         """The final and current load of one node: from the maps when they exist, else summed over the node's tasks
         in the columns (a decision on a large cluster asks for a few dozen nodes; both maps cover them all). Past
         :data:`_NODE_LOOKUPS` nodes asked for, the maps are made."""
-        if self._final_map is not None and self._current_map is not None:
-            return self._final_map.get(node, {}), self._current_map.get(node, {})
+        final_map, current_map = self._final_map, self._current_map
+        if isinstance(final_map, _Loads) and isinstance(current_map, _Loads) and final_map.origin is current_map.origin:
+            own_final, own_current = final_map.own.get(node), current_map.own.get(node)
+            if own_final is None or own_current is None:  # one read of the origin for both
+                origin = final_map.origin._loads_of(node)
+                return origin[0] if own_final is None else own_final, origin[1] if own_current is None else own_current
+            return own_final, own_current
+        if final_map is not None and current_map is not None:
+            return final_map.get(node, {}), current_map.get(node, {})
         found = self._node_loads.get(node)
         if found is not None:
             return found
@@ -322,12 +329,18 @@ class Cluster:
             statuses, rows, starts = self._tasks_by_node(columns)
             first, end = starts[at], starts[at + 1]
             maps = columns.requests
-            # task by task in document order, as columns.node_dicts sums them: the same maps, keys in the same order
+            # each request map times its count, maps in the order of their first task: the same sums as task by
+            # task in document order (columns.node_dicts), keys in the same order
+            counted: tuple[dict[int, int], dict[int, int]] = ({}, {})
             for code, row in zip(statuses[first:end], rows[first:end], strict=True):
-                for target, codes in ((final, _FINAL_CODES), (current, _CURRENT_CODES)):
-                    if code in codes:
-                        for r, a in maps[row].items():
-                            target[r] = target.get(r, 0) + a
+                if code in _FINAL_CODES:
+                    counted[0][row] = counted[0].get(row, 0) + 1
+                if code in _CURRENT_CODES:
+                    counted[1][row] = counted[1].get(row, 0) + 1
+            for target, counts in zip((final, current), counted, strict=True):
+                for row, count in counts.items():
+                    for r, a in maps[row].items():
+                        target[r] = target.get(r, 0) + a * count
         self._node_loads[node] = (final, current)
         return final, current
 
@@ -533,7 +546,11 @@ class Cluster:
 
     def tasks(self, job: Job, *statuses: str) -> list[Task]:
         """Tasks of ``job`` whose current status is one of ``statuses``, in document order."""
-        return [t for t in job.tasks if self.status[str(t.name)] in statuses]
+        status = self.status
+        if isinstance(status, Layered):  # read inline: a few changes over the snapshot's map
+            base, own = status.base_and_changes()
+            return [t for t in job.tasks if (own[n] if (n := str(t.name)) in own else base[n]) in statuses]
+        return [t for t in job.tasks if status[str(t.name)] in statuses]
 
     def waiting_jobs(self) -> list[Job]:
         """Jobs with a pending or nominated task, in snapshot order."""

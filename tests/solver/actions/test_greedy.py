@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from conftest import FIXTURES, generated_cases
 
-from gpu_preempt.models import load_snapshot
+from gpu_preempt.models import load_snapshot, snapshot_from_data
 from gpu_preempt.solver.actions import greedy
 from gpu_preempt.solver.actions.job_solver import named_victims
 from gpu_preempt.solver.problem.builder import Plan, plan
@@ -61,3 +61,27 @@ def test_prefixes_give_a_generated_cluster_the_full_answer(monkeypatch, seed: in
             assert found == expected, (job.name, action)
             compared += 1
     assert compared >= 4
+
+
+def test_candidates_alike_but_for_their_names_are_popped_in_name_order(monkeypatch):
+    """Candidates of equal priority, elasticity and age are popped by name (``greedy_key``), on a prefix of one as
+    on every candidate, whatever their order in the document."""
+    monkeypatch.setattr(greedy, "FIRST_PREFIX", 1)
+    names = [f"job-{i}" for i in (7, 3, 9, 1, 5, 8, 2, 6, 4)]
+    alike = {"queue": "q", "priority": 1, "task_resources": {"gpu": 1}, "created_at": "2026-01-01T10:00:00Z"}
+    snapshot = snapshot_from_data(
+        {
+            "now": "2026-01-01T12:00:00Z",
+            "nodes": [{"name": f"n{i}", "resources": {"gpu": 1}} for i in range(len(names))],
+            "queues": [{"name": "q", "deserved": {"gpu": 16}}],
+            "jobs": [
+                *({"name": name, **alike, "tasks": [{"node": f"n{i}"}]} for i, name in enumerate(names)),
+                {"name": "urgent", "queue": "q", "priority": 10, "task_resources": {"gpu": 1}, "tasks": [{}]},
+            ],
+        }
+    )
+    planned = plan(Cluster.of(snapshot), snapshot.job("urgent"), "preempt")
+    assert planned.candidates is not None and len(planned.candidates.candidates) == len(names)
+    expected, found = both(planned)
+    assert found == expected
+    assert found[1] == [("job-1", ("job-1-0",), True)]

@@ -150,7 +150,8 @@ class _GroupOrder:
             by_name = np.empty(len(names), dtype=np.int64)
             by_name[sorted(range(len(names)), key=names.__getitem__)] = np.arange(len(names))
             order = np.lexsort((by_name, newest, whole, priority))
-        return members[order].tolist()
+        ranked: list[int] = members[order].tolist()
+        return ranked
 
     def reach(self, size: int) -> None:
         """Order at least ``size`` candidates (every one, if there are fewer), whole queues at a time."""

@@ -340,10 +340,10 @@ def whole_chunk(job: Job, running: list[Task], *, shared: bool | None = None) ->
     if shared is None:
         shared = all(task.resources is None for task in running)
     if shared:  # every task asks for the job's requests
-        shared, count = job.task_resources, min(job.gang_minimum, len(running))
-        largest = {r: a * count for r, a in shared.items()} if count else {}
+        each, count = job.task_resources, min(job.gang_minimum, len(running))
+        largest = {r: a * count for r, a in each.items()} if count else {}
         if len(running) > count:
-            for r, a in shared.items():
+            for r, a in each.items():
                 largest[r] = max(largest.get(r, 0), a)
         return largest
     core = _total(job, running[: job.gang_minimum])

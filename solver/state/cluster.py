@@ -306,7 +306,7 @@ class Cluster:
         in the columns (a decision on a large cluster asks for a few dozen nodes; both maps cover them all). Past
         :data:`_NODE_LOOKUPS` nodes asked for, the maps are made."""
         final_map, current_map = self._final_map, self._current_map
-        if isinstance(final_map, _Loads) and isinstance(current_map, _Loads) and final_map.origin is current_map.origin:
+        if type(final_map) is _Loads and type(current_map) is _Loads and final_map.origin is current_map.origin:
             own_final, own_current = final_map.own.get(node), current_map.own.get(node)
             if own_final is None or own_current is None:  # one read of the origin for both
                 origin = final_map.origin._loads_of(node)

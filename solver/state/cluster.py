@@ -344,17 +344,63 @@ class Cluster:
         self._node_loads[node] = (final, current)
         return final, current
 
+    def load_nodes(self, names: Iterable[str]) -> None:
+        """Sum the loads of the nodes ``names`` at once, before a decision reads them node by node: the same maps as
+        :meth:`final_load` and :meth:`current_load` would sum one node at a time (a decision that builds hundreds of
+        nodes pays one numpy pass instead of hundreds of task loops). Nothing to do once every node's maps exist."""
+        final_map, current_map = self._final_map, self._current_map
+        if type(final_map) is _Loads and type(current_map) is _Loads and final_map.origin is current_map.origin:
+            final_map.origin.load_nodes(n for n in names if n not in final_map.own or n not in current_map.own)
+            return
+        if final_map is not None and current_map is not None:
+            return
+        known, index = self._node_loads, self.node_index()
+        at = sorted({index[n] for n in names if n not in known and n in index})
+        if not at:
+            return
+        if len(known) + len(at) >= max(_NODE_LOOKUPS, len(self.snapshot.nodes) // 8):
+            self._fill_loads()
+            return
+        columns = self._loads_from
+        assert columns is not None
+        order, starts = self._tasks_by_node_arrays(columns)
+        first, lengths = starts[at], starts[np.array(at) + 1] - starts[at]
+        tasks = order[np.arange(int(lengths.sum())) + np.repeat(first - (np.cumsum(lengths) - lengths), lengths)]
+        nodes, status, rows, names_all = columns.node[tasks], columns.status[tasks], columns.row[tasks], self._names()
+        sums = [
+            columns.group_dicts(nodes[chosen], rows[chosen], names_all)
+            for chosen in (np.isin(status, list(_FINAL_CODES)), np.isin(status, list(_CURRENT_CODES)))
+        ]
+        for n in at:
+            name = names_all[n]
+            known[name] = (sums[0].get(name, {}), sums[1].get(name, {}))
+
+    def _names(self) -> list[str]:
+        """Node names in document order."""
+        found = self.memo.get("node names")
+        if not isinstance(found, list):
+            found = self.memo["node names"] = [node.name for node in self.snapshot.nodes]
+        return found
+
+    def _tasks_by_node_arrays(self, columns: TaskColumns) -> tuple[np.ndarray, np.ndarray]:
+        """The columns' task positions sorted by node (stable) and where each node's start, as arrays."""
+        found = self.scratch.get("tasks by node, arrays")
+        if found is None:
+            order = np.argsort(columns.node, kind="stable")
+            starts = np.searchsorted(columns.node[order], np.arange(len(self.snapshot.nodes) + 1))
+            found = self.scratch["tasks by node, arrays"] = (order, starts)
+        return found  # type: ignore[return-value]
+
     def _tasks_by_node(self, columns: TaskColumns) -> tuple[list[int], list[int], list[int]]:
         """The status and request-map row of the columns' tasks sorted by node (stable: document order within a
         node), and where each node's start: Python lists, so that a node's loads are summed without a numpy call."""
         found = self.scratch.get("tasks by node")
         if found is None:
-            order = np.argsort(columns.node, kind="stable")
-            starts = np.searchsorted(columns.node[order], np.arange(len(self.snapshot.nodes) + 1)).tolist()
+            order, starts = self._tasks_by_node_arrays(columns)
             found = self.scratch["tasks by node"] = (
                 columns.status[order].tolist(),
                 columns.row[order].tolist(),
-                starts,
+                starts.tolist(),
             )
         return found  # type: ignore[return-value]
 

@@ -114,10 +114,20 @@ def _rooms(cluster: Cluster, resources: tuple[str, ...]) -> tuple[object, object
 def test_a_state_counted_from_the_task_columns_is_the_task_by_task_count(path: Path) -> None:
     snapshot = load_snapshot(path)
     snapshot.task_columns()  # built on demand: a fixture is below COLUMNS_FROM
-    from_columns = Cluster.of(snapshot)
+    from_columns, at_once = Cluster.of(snapshot), Cluster.of(snapshot)
     del snapshot.__dict__["_columns"]
     task_by_task = Cluster.of(snapshot)
     assert _state(from_columns) == _state(task_by_task)
+    _assert_summed_at_once(at_once, task_by_task)
+
+
+def _assert_summed_at_once(from_columns: Cluster, task_by_task: Cluster) -> None:
+    """Every other node's loads summed in one pass (:meth:`Cluster.load_nodes`) are the task-by-task count's, keys in
+    order, and so are the others', summed one at a time after them."""
+    names = [node.name for node in from_columns.snapshot.nodes]
+    from_columns.load_nodes(names[::2])
+    assert from_columns._final_map is None or len(names) < 2  # summed per node, not every node's maps
+    assert _loads_per_node(from_columns) == _loads_per_node(task_by_task)
 
 
 def _large_states(seed: int) -> tuple[Snapshot, Cluster, Cluster]:
@@ -145,7 +155,8 @@ def test_a_large_state_sums_a_few_nodes_one_by_one_and_every_node_past_that() ->
     names = [node.name for node in snapshot.nodes][::-1]
     assert from_columns._final_map is None  # nothing summed yet
     first = [(from_columns.final_load(n), from_columns.current_load(n)) for n in names[:20]]
-    assert from_columns._final_map is None  # twenty nodes: one by one
+    from_columns.load_nodes(names[10:40])
+    assert from_columns._final_map is None  # forty nodes: one by one, then thirty at once
     every = [(from_columns.final_load(n), from_columns.current_load(n)) for n in names]
     assert from_columns._final_map is not None  # past the limit: every node's at once
     expected = [(task_by_task.final_load(n), task_by_task.current_load(n)) for n in names]
@@ -167,6 +178,8 @@ def test_a_decision_applied_to_a_large_state_changes_the_loads_of_its_nodes_only
         touched = {from_columns.node_of[t] for t, _, _ in changes} | {n for _, _, n in changes if n}
         assert all(from_columns.final_load(n) == task_by_task.final_load(n) for n in touched if n)
     assert from_columns._final_map is not None and from_columns._final_map.origin._final_map is None  # type: ignore[union-attr]
+    from_columns.load_nodes(names[1:60:3])  # read through the derived state: summed in the fresh one
+    assert from_columns._final_map.origin._final_map is None  # type: ignore[union-attr]
     loads = [(from_columns.final_load(n), from_columns.current_load(n)) for n in names]
     assert loads == [(task_by_task.final_load(n), task_by_task.current_load(n)) for n in names]
     assert dict(from_columns._final) == dict(task_by_task._final)
@@ -217,6 +230,8 @@ def test_a_state_counted_from_columns_is_the_task_by_task_count_on_random_snapsh
     del snapshot.__dict__["_columns"]
     task_by_task = Cluster.of(snapshot)
     assert _state(from_columns) == _state(task_by_task)
+    snapshot.task_columns()
+    _assert_summed_at_once(Cluster.of(snapshot), task_by_task)
     assert len(owners) == len(task_by_task._owners())
     for name, (job, task) in task_by_task._owners().items():
         assert owners[name][0] is job and owners[name][1] is task

@@ -321,50 +321,30 @@ def lower_bounds(
     return out
 
 
-_Columns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-
-
-def _victim_columns(units: list[Unit], width: int) -> _Columns:
+def _victim_columns(
+    units: list[Unit], width: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The single-node victims of ``units`` as columns: unit (position in ``units``), running tasks, surplus, whole,
     one task's size, GPUs per task, and their jobs' start (NaN: never) and priority. Read from the
-    :class:`~.units.Singles` table that units come from, else from their victims; a mix is read both ways and
-    joined (the rows' order does not matter: :func:`lower_bounds` sorts them by unit)."""
+    :class:`~.units.Singles` table the units come from when they all come from one, else from their victims."""
     sources = [u.source for u in units]
-    table = next((source[0] for source in sources if source is not None), None)
-    tabled = [k for k, source in enumerate(sources) if source is not None and source[0] is table]
-    if table is None or not tabled:
-        return _columns_of_victims(units, width)
-    if len(tabled) == len(units):
-        return _columns_of_table(table, sources, width)  # type: ignore[arg-type]
-    read = set(tabled)
-    others = [k for k in range(len(units)) if k not in read]
-    joined = []
-    for part, positions in (
-        (_columns_of_table(table, [sources[k] for k in tabled], width), tabled),  # type: ignore[misc]
-        (_columns_of_victims([units[k] for k in others], width), others),
-    ):
-        joined.append((np.array(positions, dtype=np.int64)[part[0]], *part[1:]))
-    return tuple(np.concatenate(columns) for columns in zip(*joined, strict=True))  # type: ignore[return-value]
-
-
-def _columns_of_table(table: Singles, sources: list[tuple[Singles, int]], width: int) -> _Columns:
-    ids = np.fromiter(map(_SECOND, sources), dtype=np.int64, count=len(sources))
-    lengths = (table.starts[ids + 1] - table.starts[ids]) if len(ids) else ids
-    offsets = np.repeat(np.cumsum(lengths) - lengths, lengths)
-    rows = np.arange(int(lengths.sum())) - offsets + np.repeat(table.starts[ids], lengths)
-    return (
-        np.repeat(np.arange(len(sources), dtype=np.int64), lengths),
-        table.running[rows],
-        table.surplus[rows],
-        table.whole[rows],
-        table.size[rows].reshape(len(rows), width),
-        table.gpus[rows],
-        table.started[rows],
-        table.priority[rows],
-    )
-
-
-def _columns_of_victims(units: list[Unit], width: int) -> _Columns:
+    table: Singles | None = sources[0][0] if sources and sources[0] is not None else None
+    if table is not None and all(source is not None and source[0] is table for source in sources):
+        ids = np.fromiter(map(_SECOND, sources), dtype=np.int64, count=len(sources))  # type: ignore[arg-type]
+        lengths = (table.starts[ids + 1] - table.starts[ids]) if len(ids) else ids
+        offsets = np.repeat(np.cumsum(lengths) - lengths, lengths)
+        rows = np.arange(int(lengths.sum())) - offsets + np.repeat(table.starts[ids], lengths)
+        unit_of = np.repeat(np.arange(len(units), dtype=np.int64), lengths)
+        return (
+            unit_of,
+            table.running[rows],
+            table.surplus[rows],
+            table.whole[rows],
+            table.size[rows].reshape(len(rows), width),
+            table.gpus[rows],
+            table.started[rows],
+            table.priority[rows],
+        )
     local = [unit.local.get(unit.nodes[0], []) for unit in units]
     victims = [v for vs in local for v in vs]
     count = len(victims)

@@ -67,7 +67,11 @@ def select(
             exact[id(u)] = unit_options(u, request, resources, costs, most[id(u)])
         return exact[id(u)]
 
-    first = dict(zip(map(id, units), one_task_bounds(units, request, resources, costs), strict=True))
+    singles = [u for u in units if len(u.nodes) == 1]
+    first: dict[int, Cost | None] = {}
+    first.update(zip(map(id, singles), lower_bounds(singles, request, resources, costs), strict=True))
+    spread = [u for u in units if len(u.nodes) > 1]
+    first.update(zip(map(id, spread), spread_bounds(spread, request, resources, costs), strict=True))
     bounded = [u for u in units if first[id(u)] is not None]
     bounds: dict[int, Cost] = {id(u): first[id(u)] for u in bounded}  # type: ignore[misc]
     scan = _by_bound(bounded, [bounds[id(u)] for u in bounded])
@@ -105,20 +109,6 @@ def select(
     return Selection(sorted(kept.values(), key=lambda u: u.first), enumerated=len(exact), scanned=len(units))
 
 
-def one_task_bounds(
-    units: list[Unit], request: Resources, resources: tuple[str, ...], costs: CostModel
-) -> list[Cost | None]:
-    """A lower bound on the cost of hosting one task on each unit (``None``: impossible): the
-    :func:`.options.lower_bound` of a single-node unit, the :func:`spread_bounds` of the others, in one pass."""
-    seen: list[Unit] = []
-    owner: list[int] = []
-    for k, unit in enumerate(units):
-        views = [unit] if len(unit.nodes) == 1 else _node_views(unit)
-        seen += views
-        owner += [k] * len(views)
-    return _least(owner, lower_bounds(seen, request, resources, costs), len(units))
-
-
 def spread_bounds(
     units: list[Unit], request: Resources, resources: tuple[str, ...], costs: CostModel
 ) -> list[Cost | None]:
@@ -130,31 +120,20 @@ def spread_bounds(
     to free more there than it can: both make the bound smaller, never larger). The least over its nodes bounds
     the unit.
     """
-    views = [_node_views(unit) for unit in units]
-    owner = [k for k, seen in enumerate(views) for _ in seen]
-    found = lower_bounds([view for seen in views for view in seen], request, resources, costs)
-    return _least(owner, found, len(units))
-
-
-def _node_views(unit: Unit) -> list[Unit]:
-    """Each schedulable node of ``unit`` as a unit of its own, with the victims spanning nodes counted there with
-    their tasks on it (:func:`spread_bounds`)."""
-    views = []
-    for n, room in unit.room.items():
-        here = [
-            victim._replace(per_node=((n, count),), nodes=(n,))
-            for victim in unit.spanning
-            for m, count in victim.per_node
-            if m == n
-        ]
-        views.append(Unit((n,), {n: room}, _local={n: [*unit.local.get(n, []), *here]}))
-    return views
-
-
-def _least(owner: list[int], bounds: list[Cost | None], count: int) -> list[Cost | None]:
-    """Per owner (``0 .. count - 1``), the least of its ``bounds`` that are not ``None``."""
-    out: list[Cost | None] = [None] * count
-    for k, bound in zip(owner, bounds, strict=True):
+    views: list[Unit] = []
+    owner: list[int] = []
+    for k, unit in enumerate(units):
+        for n, room in unit.room.items():
+            here = [
+                victim._replace(per_node=((n, count),), nodes=(n,))
+                for victim in unit.spanning
+                for m, count in victim.per_node
+                if m == n
+            ]
+            views.append(Unit((n,), {n: room}, _local={n: [*unit.local.get(n, []), *here]}))
+            owner.append(k)
+    out: list[Cost | None] = [None] * len(units)
+    for k, bound in zip(owner, lower_bounds(views, request, resources, costs), strict=True):
         if bound is not None and (out[k] is None or bound < out[k]):  # type: ignore[operator]
             out[k] = bound
     return out
@@ -179,13 +158,18 @@ def level_bounds(
     one node, by ``id``, from one call to the next.
     """
     each = [tasks] * len(units) if isinstance(tasks, int) else list(tasks)
+    alone = [k for k, u in enumerate(units) if len(u.nodes) == 1]
+    spread = [k for k, u in enumerate(units) if len(u.nodes) > 1]
     views = {} if pooled is None else pooled
-    seen = []
-    for unit in units:
-        if len(unit.nodes) > 1 and id(unit) not in views:
-            views[id(unit)] = _pooled(unit, len(resources))
-        seen.append(unit if len(unit.nodes) == 1 else views[id(unit)])
-    return lower_bounds(seen, request, resources, costs, each)
+    for k in spread:
+        if id(units[k]) not in views:
+            views[id(units[k])] = _pooled(units[k], len(resources))
+    out: list[Cost | None] = [None] * len(units)
+    for rows, seen in ((alone, [units[k] for k in alone]), (spread, [views[id(units[k])] for k in spread])):
+        found = lower_bounds(seen, request, resources, costs, [each[k] for k in rows])
+        for k, bound in zip(rows, found, strict=True):
+            out[k] = bound
+    return out
 
 
 def _pooled(unit: Unit, width: int) -> Unit:

@@ -21,7 +21,7 @@ from gpu_preempt.solver.cpsat.reduced import solve_reduced
 from gpu_preempt.solver.problem.builder import plan
 from gpu_preempt.solver.problem.data import Problem, Solution, objective_values
 from gpu_preempt.solver.reduce.options import lower_bound, lower_bounds, unit_options
-from gpu_preempt.solver.reduce.select import level_bounds, one_task_bounds, spread_bounds
+from gpu_preempt.solver.reduce.select import level_bounds, spread_bounds
 from gpu_preempt.solver.reduce.units import CostModel, TooComplex, Unit, build_units, free_hosts, most_hosted
 from gpu_preempt.solver.rules.candidates import Candidate
 from gpu_preempt.solver.state.cluster import Cluster
@@ -235,24 +235,17 @@ def test_the_bound_of_a_unit_spread_over_nodes_never_exceeds_its_best_option(see
 
 @pytest.mark.parametrize("seed", range(3))
 def test_bounds_of_many_units_at_once_are_each_units_own(seed):
-    """The scan's bounds are computed for every unit in one pass, single-node units read from their table and
-    multi-node units from their victims: each unit's bound is the one it has alone, for one task and for ``t``."""
+    """The scan bounds every unit, single or spread over nodes, each for its own number of tasks, in one call: each
+    unit's bound is the one it has alone."""
     snapshot, cases = generated_cases(60 + 10 * seed, 500 + seed, pending=7)
-    mixed = 0
+    spread = 0
     for case in reducible(Cluster.of(snapshot), cases):
         request, resources, costs, units = case.request, case.resources, case.costs, case.units
-        alone = [
-            lower_bounds([u], request, resources, costs)[0]
-            if len(u.nodes) == 1
-            else spread_bounds([u], request, resources, costs)[0]
-            for u in units
-        ]
-        assert one_task_bounds(units, request, resources, costs) == alone
         levels = [1 + k % max(1, min(3, u.hosted)) for k, u in enumerate(units)]
         each = [level_bounds([u], t, request, resources, costs)[0] for u, t in zip(units, levels, strict=True)]
         assert level_bounds(units, levels, request, resources, costs) == each
-        mixed += any(len(u.nodes) > 1 for u in units) and any(u.source is not None for u in units)
-    assert mixed > 0
+        spread += any(len(u.nodes) > 1 for u in units) and any(len(u.nodes) == 1 for u in units)
+    assert spread > 0
 
 
 @pytest.mark.parametrize("seed", range(4))

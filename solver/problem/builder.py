@@ -220,7 +220,6 @@ def _nodes(
     if only is not None:  # visit only those nodes and the hosting ones, in document order
         index = cluster.node_index()
         nodes = [nodes[i] for i in sorted({index[name] for name in (*only, *hosting) if name in index})]
-    if only is not None:
         cluster.load_nodes(node.name for node in nodes if node.name not in every)
     for node in nodes:
         if node.name not in hosting and (not node.schedulable or (only is not None and node.name not in only)):

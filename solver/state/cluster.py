@@ -295,7 +295,7 @@ class Cluster:
 
     def _fill_loads(self) -> None:
         """The two load maps of a state counted from columns, every node at once."""
-        columns, nodes = self._loads_from, [node.name for node in self.snapshot.nodes]
+        columns, nodes = self._loads_from, self._names()
         assert columns is not None
         final = columns.node_dicts(("running", "nominated"), nodes)
         self._final_map, self._current_map = final, _current_loads(columns, nodes, final)
@@ -306,10 +306,11 @@ class Cluster:
         in the columns (a decision on a large cluster asks for a few dozen nodes; both maps cover them all). Past
         :data:`_NODE_LOOKUPS` nodes asked for, the maps are made."""
         final_map, current_map = self._final_map, self._current_map
-        if type(final_map) is _Loads and type(current_map) is _Loads and final_map.origin is current_map.origin:
-            own_final, own_current = final_map.own.get(node), current_map.own.get(node)
+        lazy = self._lazy_loads()
+        if lazy is not None:
+            own_final, own_current = lazy[0].own.get(node), lazy[1].own.get(node)
             if own_final is None or own_current is None:  # one read of the origin for both
-                origin = final_map.origin._loads_of(node)
+                origin = lazy[0].origin._loads_of(node)
                 return origin[0] if own_final is None else own_final, origin[1] if own_current is None else own_current
             return own_final, own_current
         if final_map is not None and current_map is not None:
@@ -348,11 +349,11 @@ class Cluster:
         """Sum the loads of the nodes ``names`` at once, before a decision reads them node by node: the same maps as
         :meth:`final_load` and :meth:`current_load` would sum one node at a time (a decision that builds hundreds of
         nodes pays one numpy pass instead of hundreds of task loops). Nothing to do once every node's maps exist."""
-        final_map, current_map = self._final_map, self._current_map
-        if type(final_map) is _Loads and type(current_map) is _Loads and final_map.origin is current_map.origin:
-            final_map.origin.load_nodes(n for n in names if n not in final_map.own or n not in current_map.own)
+        lazy = self._lazy_loads()
+        if lazy is not None:
+            lazy[0].origin.load_nodes(n for n in names if n not in lazy[0].own or n not in lazy[1].own)
             return
-        if final_map is not None and current_map is not None:
+        if self._final_map is not None and self._current_map is not None:
             return
         known, index = self._node_loads, self.node_index()
         at = sorted({index[n] for n in names if n not in known and n in index})
@@ -374,6 +375,13 @@ class Cluster:
         for n in at:
             name = names_all[n]
             known[name] = (sums[0].get(name, {}), sums[1].get(name, {}))
+
+    def _lazy_loads(self) -> tuple[_Loads, _Loads] | None:
+        """A derived state's final and current loads when both are read through one fresh state (:class:`_Loads`)."""
+        final_map, current_map = self._final_map, self._current_map
+        if type(final_map) is _Loads and type(current_map) is _Loads and final_map.origin is current_map.origin:
+            return final_map, current_map
+        return None
 
     def _names(self) -> list[str]:
         """Node names in document order."""
@@ -593,7 +601,7 @@ class Cluster:
     def tasks(self, job: Job, *statuses: str) -> list[Task]:
         """Tasks of ``job`` whose current status is one of ``statuses``, in document order."""
         status = self.status
-        if isinstance(status, Layered):  # read inline: a few changes over the snapshot's map
+        if type(status) is Layered:  # read inline: a few changes over the snapshot's map
             base, own = status.base_and_changes()
             return [t for t in job.tasks if (own[n] if (n := str(t.name)) in own else base[n]) in statuses]
         return [t for t in job.tasks if status[str(t.name)] in statuses]

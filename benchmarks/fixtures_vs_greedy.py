@@ -13,10 +13,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from gpu_preempt.actions.cycle import run_cycle
+from gpu_preempt.actions.job_solver import attempt
 from gpu_preempt.models import load_snapshot
-from gpu_preempt.solver.actions.cycle import run_cycle
-from gpu_preempt.solver.actions.job_solver import attempt
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.state.cluster import Cluster
 
 ROOT = Path(__file__).resolve().parent.parent
 

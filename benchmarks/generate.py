@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gpu_preempt.models import Job
-    from gpu_preempt.solver.state.cluster import Cluster
+    from gpu_preempt.state.cluster import Cluster
 
 NOW = 1_767_268_800  # 2026-01-01T12:00:00Z
 GPUS = 8
@@ -166,7 +166,7 @@ def pending_decisions(nodes: int, seed: int) -> Iterator[tuple[Cluster, Job, str
     """Every pending job of a generated cluster with seven of them, for reclaim and for preempt, with the cluster's
     state: the decisions the comparisons run."""
     from gpu_preempt.models import snapshot_from_data
-    from gpu_preempt.solver.state.cluster import Cluster
+    from gpu_preempt.state.cluster import Cluster
 
     snapshot = snapshot_from_data(generate(nodes, seed=seed, pending=7))
     cluster = Cluster.of(snapshot)

@@ -47,8 +47,8 @@ import gc, json, sys, time
 if sys.argv[3] == "off":
     gc.disable()
 from gpu_preempt.models import load_snapshot
-from gpu_preempt.solver.actions.job_solver import attempt
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.actions.job_solver import attempt
+from gpu_preempt.state.cluster import Cluster
 path, solver = sys.argv[1], sys.argv[2]
 started = time.perf_counter()
 snapshot = load_snapshot(path)
@@ -91,7 +91,6 @@ def compile_package() -> None:
     """Write the bytecode of the package's own modules, as ``pip install`` of the wheel does."""
     for part in ("models", "solver"):
         compileall.compile_dir(ROOT / part, quiet=1)
-    compileall.compile_file(ROOT / "__init__.py", quiet=1)
 
 
 def measure(nodes: int, folder: Path) -> dict[str, float | str]:

@@ -20,10 +20,10 @@ from typing import Any
 
 from generate import generate
 
+from gpu_preempt.actions.quota_enforcement import enforce
+from gpu_preempt.check.verifier import verify
 from gpu_preempt.models import MILLI, snapshot_from_data
-from gpu_preempt.solver.actions.quota_enforcement import enforce
-from gpu_preempt.solver.check.verifier import verify
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.state.cluster import Cluster
 
 
 def lowered(document: dict[str, Any], queue: str, limit: int) -> dict[str, Any]:

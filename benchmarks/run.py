@@ -40,11 +40,11 @@ def measure(nodes: int, seed: int) -> dict[str, object]:
     """One size, in this process: a dict of figures."""
     from generate import generate
 
+    from gpu_preempt.actions.job_solver import attempt
+    from gpu_preempt.actions.reduced_path import solve_reduced
     from gpu_preempt.models import load_snapshot
-    from gpu_preempt.solver.actions.job_solver import attempt
-    from gpu_preempt.solver.cpsat.reduced import solve_reduced
-    from gpu_preempt.solver.problem.builder import plan
-    from gpu_preempt.solver.state.cluster import Cluster
+    from gpu_preempt.problem.builder import plan
+    from gpu_preempt.state.cluster import Cluster
 
     document = generate(nodes, seed=seed, pending=3)
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
@@ -114,8 +114,8 @@ def measure(nodes: int, seed: int) -> dict[str, object]:
 def cycle(nodes: int, pending: int, seed: int) -> dict[str, object]:
     from generate import generate
 
+    from gpu_preempt.actions.cycle import run_cycle
     from gpu_preempt.models import snapshot_from_data
-    from gpu_preempt.solver.actions.cycle import run_cycle
 
     snapshot = snapshot_from_data(generate(nodes, seed=seed, pending=pending))
     started = time.perf_counter()
@@ -138,7 +138,7 @@ def compare(instances: int, nodes: int) -> dict[str, object]:
     """CP-SAT against greedy on many generated clusters: every pending job, reclaim and preempt."""
     from generate import pending_decisions
 
-    from gpu_preempt.solver.actions.job_solver import attempt
+    from gpu_preempt.actions.job_solver import attempt
 
     decisions = fewer = only_exact = 0
     saved_jobs = saved_tasks = 0

@@ -9,7 +9,7 @@ For every generated cluster (benchmarks/generate.py, seven pending jobs) and eve
 preempt, the problem the exact reductions keep (``solver/reduce``) is solved as ``solver/cpsat/search.py`` solves
 it (stages, then the canonical tie-break), once per setting: linearization level 0, 1 (CP-SAT's default) and 2
 with CP-SAT's default presolve, and level 2 with one presolve pass without probing or symmetry detection (what
-``solver/cpsat/reduced.py`` uses for models of at most ``FOLD_VICTIMS`` victims). One process, the garbage
+``solver/actions/reduced_path.py`` uses for models of at most ``FOLD_VICTIMS`` victims). One process, the garbage
 collector off (as decisions run; its passes would land on the same solves in every run and pass for slow ones).
 Prints the total and the slowest solve per setting, and checks that the answers are the same.
 """
@@ -23,10 +23,10 @@ import time
 
 from generate import pending_decisions
 
-from gpu_preempt.solver.cpsat import search
-from gpu_preempt.solver.cpsat.constraints import FAMILIES
-from gpu_preempt.solver.problem.builder import plan
-from gpu_preempt.solver.reduce.pipeline import reduce_plan
+from gpu_preempt.cpsat import search
+from gpu_preempt.cpsat.constraints import FAMILIES
+from gpu_preempt.problem.builder import plan
+from gpu_preempt.reduce.pipeline import reduce_plan
 
 SETTINGS = {
     "level 0": {"linearization_level": 0},

@@ -104,7 +104,7 @@ class Decision:
     overrides: list[Override] = field(default_factory=list)
     """Nominations of lower-priority jobs whose capacity this decision uses (seed 004)."""
     requeue: dict[str, RequeueState] = field(default_factory=dict)
-    """The next requeue state of each job evicted whole (seed 003; see :mod:`gpu_preempt.solver.rules.requeue`)."""
+    """The next requeue state of each job evicted whole (seed 003; see :mod:`gpu_preempt.rules.requeue`)."""
     moves: list[Move] = field(default_factory=list)
     """Victim tasks moved to free room on another node instead of evicted (spec "Moves")."""
     below_line: list[BelowLine] = field(default_factory=list)

@@ -1,4 +1,7 @@
-"""The decision engine of gpu-preempt, and its public API.
+"""gpu-preempt: exact, explainable victim selection for GPU batch clusters, and its public API.
+
+The package is ``solver/`` of the repository, with ``models/`` as :mod:`gpu_preempt.models` (the snapshot
+vocabulary).
 
 A folder per role, and imports go one way only (docs/architecture.md; the test
 ``tests/test_architecture.py`` fails on an import against the flow)::
@@ -77,19 +80,19 @@ __all__ = [
 ]
 
 _HOMES = {
-    "Cluster": "gpu_preempt.solver.state.cluster",
-    "CycleResult": "gpu_preempt.solver.actions.cycle",
+    "Cluster": "gpu_preempt.state.cluster",
+    "CycleResult": "gpu_preempt.actions.cycle",
     "Decision": "gpu_preempt.models.decision",
     "QuotaDecision": "gpu_preempt.models.quota_decision",
     "Snapshot": "gpu_preempt.models",
     "SnapshotError": "gpu_preempt.models",
-    "decide": "gpu_preempt.solver.api",
+    "decide": "gpu_preempt.api",
     "load_snapshot": "gpu_preempt.models",
     "parse_snapshot": "gpu_preempt.models",
-    "run_cycle": "gpu_preempt.solver.actions.cycle",
+    "run_cycle": "gpu_preempt.actions.cycle",
     "snapshot_from_data": "gpu_preempt.models",
-    "verify": "gpu_preempt.solver.api",
-    "verify_cycle": "gpu_preempt.solver.api",
+    "verify": "gpu_preempt.api",
+    "verify_cycle": "gpu_preempt.api",
 }
 """Where each public name lives. They are imported on first use (PEP 562), so that importing a submodule (the CLI,
 the plots) does not load OR-Tools and the whole engine."""
@@ -102,6 +105,9 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(home), name)
     globals()[name] = value
     return value
+
+
+__version__ = "0.1.0"
 
 
 def __dir__() -> list[str]:

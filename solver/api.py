@@ -1,4 +1,4 @@
-"""The public functions of :mod:`gpu_preempt.solver` that are more than a re-export: decide and verify."""
+"""The public functions of :mod:`gpu_preempt` that are more than a re-export: decide and verify."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def verify(state: Snapshot | Cluster, decision: Decision) -> list[str]:
     """Every rule ``decision`` breaks in ``state`` (the snapshot or cluster it was made in), in words; ``[]`` if sound.
 
     The verifier is independent of the solver: plain Python over the state and
-    the rules' definitions (:mod:`gpu_preempt.solver.check.verifier`).
+    the rules' definitions (:mod:`gpu_preempt.check.verifier`).
     """
     return _verify(state if isinstance(state, Cluster) else Cluster.of(state), decision)
 

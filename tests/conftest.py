@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from gpu_preempt.cli import app
 from gpu_preempt.models import Snapshot, snapshot_from_data
-from gpu_preempt.solver.cli import app
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"

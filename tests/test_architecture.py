@@ -1,61 +1,83 @@
-"""Imports go one way (docs/architecture.md): a module may import its own layer and the layers below it, nothing above.
+"""Imports follow an explicit graph (docs/architecture.md draws it): each folder names the folders it may import.
 
-    models <- state <- rules <- problem <- reduce <- cpsat <- explain <- actions <- planning <- cli
-    check (the verifiers): models, state, rules only; inventory (NVML) and kube (Kubernetes objects): models only;
-    planning may use check
-
-Every ``import`` and ``from ... import`` in ``models/`` and ``solver/`` is resolved
-(relative ones too) and checked against that table; so are the names tests and
-benchmarks import.
+Every ``import`` and ``from ... import`` in ``models/`` and ``solver/`` is resolved (relative ones too) to an
+installed name (``solver/rules/x.py`` is ``gpu_preempt.rules.x``, ``models/job.py`` ``gpu_preempt.models.job``) and
+checked against :data:`MAY_IMPORT`. The graph in docs/architecture.md must be the same graph, edge for edge, and
+tests and benchmarks import the installed names only, and no private ``_name`` of another module.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
+import networkx as nx
 import pytest
 from conftest import ROOT
 
-FLOW = ("models", "state", "rules", "problem", "reduce", "cpsat", "explain", "actions", "planning", "cli")
-ALLOWED: dict[str, set[str]] = {layer: set(FLOW[: i + 1]) for i, layer in enumerate(FLOW)}
-ALLOWED["check"] = {"models", "state", "rules", "check"}
-ALLOWED["inventory"] = {"models", "inventory"}
-ALLOWED["kube"] = {"models", "kube"}
-ALLOWED["planning"] |= {"check"}
-ALLOWED["cli"] |= {"check", "inventory", "kube"}
-ALLOWED["api"] = (ALLOWED["cli"] - {"cli"}) | {"api"}  # gpu_preempt and gpu_preempt.solver: the public API
+MAY_IMPORT: dict[str, set[str]] = {
+    "models": set(),
+    "state": {"models"},
+    "rules": {"models", "state"},
+    "problem": {"models", "state", "rules"},
+    "reduce": {"models", "state", "rules", "problem"},
+    "cpsat": {"models", "problem.data"},
+    "explain": {"models", "state", "rules", "problem.data", "cpsat"},
+    "actions": {"models", "state", "rules", "problem", "reduce", "cpsat", "explain"},
+    "check": {"models", "state", "rules"},
+    "inventory": {"models"},
+    "kube": {"models"},
+    "planning": {"models", "state", "actions", "check"},
+    "cli": {"models", "state", "actions", "check", "explain", "inventory", "kube", "planning"},
+    "api": {"models", "state", "actions", "check"},
+}
+"""Folder (``api``: the package's ``__init__.py`` and ``api.py``) -> what it may import besides itself. An entry
+with a dot allows one module of a folder only: the CP-SAT backend reads the problem's data, never its builder."""
 
 
 def layer_of(module: str) -> str:
-    """The layer of a dotted name inside the package: ``gpu_preempt.solver.rules.x`` -> ``rules``."""
+    """The folder of an installed name: ``gpu_preempt.rules.x`` -> ``rules``; ``gpu_preempt`` -> ``api``."""
     parts = module.split(".")
     assert parts[0] == "gpu_preempt", module
-    if len(parts) == 1 or parts[1:] == ["solver"]:
+    if len(parts) == 1 or parts[1] == "api":
         return "api"
-    if parts[1] == "models":
-        return "models"
-    assert parts[1] == "solver" and parts[2] in ALLOWED, f"{module}: a folder of solver/ with no layer in the table"
-    return parts[2]
+    assert parts[1] in MAY_IMPORT, f"{module}: a folder with no entry in the graph"
+    return parts[1]
+
+
+def allowed(source: str, target: str) -> bool:
+    """Whether module ``source`` may import module ``target``."""
+    own, there = layer_of(source), layer_of(target)
+    if own == there:
+        return True
+    rules = MAY_IMPORT[own]
+    return there in rules or any(target == f"gpu_preempt.{r}" or target.startswith(f"gpu_preempt.{r}.") for r in rules)
 
 
 def module_name(path: Path) -> str:
+    """``solver/rules/x.py`` -> ``gpu_preempt.rules.x``; ``models/job.py`` -> ``gpu_preempt.models.job``."""
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
-    return ".".join(["gpu_preempt", *parts])
+    return ".".join(["gpu_preempt", *(parts[1:] if parts[0] == "solver" else parts)])
+
+
+def source_of(dotted: str) -> Path:
+    """Where ``gpu_preempt.a.b`` lives in the checkout (without a suffix)."""
+    parts = dotted.split(".")[1:]
+    return ROOT.joinpath(*parts) if parts[:1] == ["models"] else ROOT.joinpath("solver", *parts)
 
 
 def is_module(dotted: str) -> bool:
-    """Whether ``gpu_preempt.a.b`` names a module or package of the checkout."""
-    where = ROOT.joinpath(*dotted.split(".")[1:])
+    where = source_of(dotted)
     return where.with_suffix(".py").exists() or (where / "__init__.py").exists()
 
 
 def imports(path: Path) -> list[tuple[int, str]]:
-    """``(line, absolute module)`` for every import of the package's own modules in ``path``.
+    """``(line, installed module)`` for every import of the package's own modules in ``path``.
 
-    ``from gpu_preempt.solver import cpsat`` imports the module ``gpu_preempt.solver.cpsat``: that is what is judged.
+    ``from gpu_preempt import cpsat`` imports the module ``gpu_preempt.cpsat``: that is what is judged.
     """
     name = module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -75,36 +97,63 @@ def imports(path: Path) -> list[tuple[int, str]]:
     return [(line, target) for line, target in found if target.split(".")[0] in ("gpu_preempt", "models", "solver")]
 
 
-SOURCES = sorted([ROOT / "__init__.py", *(ROOT / "models").rglob("*.py"), *(ROOT / "solver").rglob("*.py")])
+SOURCES = sorted([*(ROOT / "models").rglob("*.py"), *(ROOT / "solver").rglob("*.py")])
 
 
-def test_every_folder_of_solver_has_a_layer() -> None:
+def test_every_folder_has_an_entry_in_the_graph() -> None:
     folders = {p.name for p in (ROOT / "solver").iterdir() if (p / "__init__.py").exists()}
-    assert folders <= set(ALLOWED), sorted(folders - set(ALLOWED))
+    assert folders | {"models", "api"} == set(MAY_IMPORT), sorted(folders ^ (set(MAY_IMPORT) - {"models", "api"}))
+
+
+def test_the_graph_has_no_cycle() -> None:
+    graph = nx.DiGraph((a, b.split(".")[0]) for a, targets in MAY_IMPORT.items() for b in targets)
+    assert nx.is_directed_acyclic_graph(graph), nx.find_cycle(graph)
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_imports_follow_the_flow(path: Path) -> None:
-    own = layer_of(module_name(path))
+def test_imports_follow_the_graph(path: Path) -> None:
+    own = module_name(path)
     wrong = []
     for line, target in imports(path):
         if not target.startswith("gpu_preempt"):
             wrong.append(f"line {line}: {target} (use gpu_preempt.{target})")
-        elif layer_of(target) not in ALLOWED[own]:
-            wrong.append(f"line {line}: {own} imports {target} ({layer_of(target)}), against the flow")
+        elif not allowed(own, target):
+            wrong.append(f"line {line}: {layer_of(own)} imports {target}, not in its entry of the graph")
     assert not wrong, wrong
 
 
-def test_the_table_catches_a_backward_import(tmp_path: Path) -> None:
-    """The check itself: a rule importing the job solver is refused, a rule importing the state is not."""
-    assert "actions" not in ALLOWED["rules"] and "state" in ALLOWED["rules"]
-    assert "cpsat" not in ALLOWED["reduce"] and "reduce" in ALLOWED["cpsat"]
-    assert "cpsat" not in ALLOWED["check"] and "actions" not in ALLOWED["check"]
-    assert layer_of("gpu_preempt.solver.actions.job_solver") == "actions"
-    assert layer_of("gpu_preempt.models.decision") == "models"
+def test_the_check_refuses_what_the_graph_leaves_out() -> None:
+    assert allowed("gpu_preempt.rules.protection", "gpu_preempt.state.cluster")
+    assert not allowed("gpu_preempt.rules.protection", "gpu_preempt.actions.job_solver")
+    assert allowed("gpu_preempt.cpsat.search", "gpu_preempt.problem.data")
+    assert not allowed("gpu_preempt.cpsat.search", "gpu_preempt.problem.builder")
+    assert not allowed("gpu_preempt.cpsat.search", "gpu_preempt.reduce.units")
+    assert not allowed("gpu_preempt.check.verifier", "gpu_preempt.cpsat")
+    assert layer_of("gpu_preempt.models.decision") == "models" and layer_of("gpu_preempt") == "api"
 
 
-OUTSIDE = sorted([*(ROOT / "tests").rglob("*.py"), *(ROOT / "benchmarks").rglob("*.py")])
+def drawn_graph() -> dict[str, set[str]]:
+    """The edges of the mermaid graph in docs/architecture.md: ``a --> b`` (``a`` may import ``b``), ``a -->|m| b``
+    (``a`` may import module ``m`` of ``b`` only), and a folder alone on its line (it imports nothing of ours)."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    (block,) = re.findall(r"```mermaid\n(.*?)```", text, flags=re.DOTALL)
+    drawn: dict[str, set[str]] = {}
+    for line in block.splitlines()[1:]:  # after "flowchart ..."
+        edge = re.fullmatch(r"\s*(\w+)\s*-->\s*(?:\|(\w+)\|)?\s*(\w+)\s*", line)
+        if edge:
+            drawn.setdefault(edge[1], set()).add(f"{edge[3]}.{edge[2]}" if edge[2] else edge[3])
+        elif line.strip():
+            drawn.setdefault(line.strip(), set())
+    return drawn
+
+
+def test_docs_draw_the_graph_the_test_enforces() -> None:
+    assert drawn_graph() == MAY_IMPORT
+
+
+OUTSIDE = sorted(
+    [*(ROOT / "tests").rglob("*.py"), *(ROOT / "benchmarks").rglob("*.py"), *(ROOT / "docs").rglob("*.py")]
+)
 
 
 @pytest.mark.parametrize("path", OUTSIDE, ids=lambda p: str(p.relative_to(ROOT)))
@@ -113,7 +162,7 @@ def test_tests_and_benchmarks_use_the_installed_name_and_no_private_helpers(path
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             if node.module.split(".")[0] in ("models", "solver"):
-                wrong.append(f"line {node.lineno}: from {node.module} (use gpu_preempt.{node.module})")
+                wrong.append(f"line {node.lineno}: from {node.module} (use the installed name gpu_preempt)")
             if node.module.startswith("gpu_preempt"):
                 wrong += [f"line {node.lineno}: private {a.name}" for a in node.names if a.name.startswith("_")]
         elif isinstance(node, ast.Import):

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES
 
+from gpu_preempt.actions.cycle import run_cycle
+from gpu_preempt.actions.job_solver import attempt
+from gpu_preempt.check.verifier import verify
 from gpu_preempt.models import Snapshot, load_snapshot
 from gpu_preempt.models.quota_decision import QuotaDecision
-from gpu_preempt.solver.actions.cycle import run_cycle
-from gpu_preempt.solver.actions.job_solver import attempt
-from gpu_preempt.solver.check.verifier import verify
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.state.cluster import Cluster
 
 ALL = sorted(FIXTURES.glob("*.yaml"))
 
@@ -60,8 +60,8 @@ def test_unknown_outcome_is_reported_as_such(monkeypatch):
     snapshot = load_snapshot(FIXTURES / "reclaim-kai-two-of-eight.yaml")
     solver = snapshot.config.solver.model_copy(update={"time_limit": 1e-6})
     rushed = snapshot.model_copy(update={"config": snapshot.config.model_copy(update={"solver": solver})})
-    import gpu_preempt.solver.actions.greedy as greedy_module
-    from gpu_preempt.solver.problem.data import Solution
+    import gpu_preempt.actions.greedy as greedy_module
+    from gpu_preempt.problem.data import Solution
 
     monkeypatch.setattr(greedy_module, "solve", lambda problem: Solution("unknown"))
     decision = attempt(Cluster.of(rushed), rushed.job("a"), "reclaim")

@@ -21,11 +21,11 @@ from typing import Any
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from gpu_preempt.actions.job_solver import attempt
+from gpu_preempt.check.verifier import verify
 from gpu_preempt.models import MILLI, Job, snapshot_from_data
 from gpu_preempt.models.decision import Decision, Move, VictimTasks
-from gpu_preempt.solver.actions.job_solver import attempt
-from gpu_preempt.solver.check.verifier import verify
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.state.cluster import Cluster
 
 NOW = 1_767_268_800  # 2026-01-01T12:00:00Z
 

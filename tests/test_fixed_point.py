@@ -28,9 +28,9 @@ from typing import Any
 import pytest
 from conftest import FIXTURES, ROOT
 
+from gpu_preempt.actions.cycle import CycleResult, run_cycle
+from gpu_preempt.actions.next_snapshot import next_snapshot
 from gpu_preempt.models import read_document, snapshot_from_data
-from gpu_preempt.solver.actions.cycle import CycleResult, run_cycle
-from gpu_preempt.solver.actions.next_snapshot import next_snapshot
 
 ROUNDS = 5
 SETTLED_BY = 3

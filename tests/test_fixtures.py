@@ -14,13 +14,13 @@ import pytest
 from conftest import FIXTURES
 from pydantic import BaseModel, ConfigDict
 
+from gpu_preempt.actions.cycle import run_cycle, solve_one
+from gpu_preempt.actions.quota_enforcement import enforce
+from gpu_preempt.check.verifier import verify
 from gpu_preempt.models import RequeueState, load_snapshot, parse_quantity
 from gpu_preempt.models.decision import Decision
 from gpu_preempt.models.quota_decision import QuotaDecision
-from gpu_preempt.solver.actions.cycle import run_cycle, solve_one
-from gpu_preempt.solver.actions.quota_enforcement import enforce
-from gpu_preempt.solver.check.verifier import verify
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.state.cluster import Cluster
 
 
 class RequeueExpectation(BaseModel):

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 from conftest import generated_cases
 
-from gpu_preempt.solver.actions.job_solver import attempt
-from gpu_preempt.solver.check.verifier import verify
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.actions.job_solver import attempt
+from gpu_preempt.check.verifier import verify
+from gpu_preempt.state.cluster import Cluster
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -37,19 +37,43 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
-def test_the_wheel_holds_every_package_under_gpu_preempt(wheel: Path) -> None:
+def installed_name(folder: Path) -> str:
+    """``solver/rules`` -> ``gpu_preempt/rules``, ``models`` -> ``gpu_preempt/models``: where a folder of the checkout
+    lands in the wheel."""
+    parts = folder.relative_to(ROOT).parts
+    return "/".join(["gpu_preempt", *(parts[1:] if parts[0] == "solver" else parts)])
+
+
+def test_the_wheel_holds_every_package_and_nothing_else(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
     assert tops == {"gpu_preempt"}
     packed = {str(Path(name).parent) for name in names if name.endswith("/__init__.py")}
     folders = {
-        "gpu_preempt/" + str(init.parent.relative_to(ROOT))
-        for top in ("models", "solver")
-        for init in (ROOT / top).rglob("__init__.py")
+        installed_name(init.parent) for top in ("models", "solver") for init in (ROOT / top).rglob("__init__.py")
     }
-    assert folders <= packed, sorted(folders - packed)
-    assert "gpu_preempt/__init__.py" in names
-    assert not any(name.startswith("gpu_preempt/tests/") or name.endswith("setup.py") for name in names)
+    assert folders == packed, sorted(folders ^ packed)
+    assert {"gpu_preempt/__init__.py", "gpu_preempt/py.typed", "gpu_preempt/models/snapshot.py"} <= set(names)
+    assert not any(name.split("/")[1] in ("tests", "benchmarks", "docs", "setup.py") for name in names if "/" in name)
+
+
+@pytest.mark.parametrize("outside", ["tests", "benchmarks", "docs", "setup", "solver", "notebooks"])
+def test_the_editable_install_exposes_only_the_package(outside: str) -> None:
+    """The install the README gives maps ``gpu_preempt`` to ``solver/`` and ``gpu_preempt.models`` to ``models/``:
+    the checkout's other folders are not part of it (run from a folder with none of its own)."""
+    found = subprocess.run(
+        [sys.executable, "-c", f"import gpu_preempt.{outside}"], cwd=ROOT / "fixtures", capture_output=True, text=True
+    )
+    assert found.returncode == 1 and "ModuleNotFoundError" in found.stderr, found.stderr
+    public = subprocess.run(
+        [sys.executable, "-c", "import gpu_preempt, gpu_preempt.models as m; print(gpu_preempt.__file__, m.__file__)"],
+        cwd=ROOT / "fixtures",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    # resolved: a strict editable install (for mypy, docs/development.md) links each file from build/
+    assert [Path(p).resolve() for p in public] == [ROOT / "solver" / "__init__.py", ROOT / "models" / "__init__.py"]
 
 
 def test_the_installed_wheel_runs_from_any_folder(wheel: Path, tmp_path: Path) -> None:
@@ -76,6 +100,9 @@ def test_the_installed_wheel_runs_from_any_folder(wheel: Path, tmp_path: Path) -
         text=True,
     ).stdout
     assert str(site) in where and str(ROOT) not in where, where
+    for outside in ("tests", "setup"):
+        missing = subprocess.run([str(python), "-c", f"import gpu_preempt.{outside}"], cwd=work, capture_output=True)
+        assert missing.returncode == 1 and b"ModuleNotFoundError" in missing.stderr
     cycle = subprocess.run(
         [str(env / "bin" / "gpu-preempt"), "cycle", str(FIXTURES / "example-cluster.yaml"), "--verify"],
         cwd=work,

@@ -1,6 +1,6 @@
 """Actions and the scheduling cycle: enforce-quota, then allocate, reclaim, preempt, each over every pending job.
 
-``enforce-quota`` (seed 002, :mod:`gpu_preempt.solver.actions.quota_enforcement`) runs first, over
+``enforce-quota`` (seed 002, :mod:`gpu_preempt.actions.quota_enforcement`) runs first, over
 every queue above its limit, deepest first; by default only when
 ``config.quota_preemption_enabled`` is true. Its victims become ``releasing``
 before any job is placed.
@@ -12,7 +12,7 @@ decision is applied to the session before the next one is made (victims become
 never promise the same capacity.
 
 Order of pending jobs (spec "Commands and output"): KAI's job order
-(:mod:`gpu_preempt.solver.rules.job_order`): at every level of the queue tree,
+(:mod:`gpu_preempt.rules.job_order`): at every level of the queue tree,
 the queue judged best by its best placeable pending job (starved queues first,
 then the lowest share with the job added), then within the leaf priority and
 age; re-judged after every decision.
@@ -25,7 +25,7 @@ two equal).
 
 Only tasks that were running when the cycle started can be victims: work placed
 by this cycle is not evicted by the same cycle. Pipelined tasks are promises
-(seed 004, :mod:`gpu_preempt.solver.rules.nominations`): a later decision of higher priority may
+(seed 004, :mod:`gpu_preempt.rules.nominations`): a later decision of higher priority may
 take their place, which sends them back to pending; a job nominated by an
 earlier cycle claims its nodes in ``allocate``.
 """
@@ -38,10 +38,10 @@ from typing import Any
 
 from gpu_preempt.models import Job, RequeueState, Snapshot
 from gpu_preempt.models.decision import CYCLE_ACTIONS, Decision, requeue_dict
-from gpu_preempt.solver.problem.data import Action
-from gpu_preempt.solver.rules.job_order import Placeable, WaitingOrder
-from gpu_preempt.solver.rules.requeue import queue_order_time
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.problem.data import Action
+from gpu_preempt.rules.job_order import Placeable, WaitingOrder
+from gpu_preempt.rules.requeue import queue_order_time
+from gpu_preempt.state.cluster import Cluster
 
 from .job_solver import SolverName, attempt
 from .quota_enforcement import QUOTA_ACTION, enforce, enforcement_order

@@ -21,10 +21,10 @@ from operator import attrgetter
 import numpy as np
 
 from gpu_preempt.models.columns import grouped
-from gpu_preempt.solver.problem.builder import Plan
-from gpu_preempt.solver.problem.data import Problem, Solution, broken_rows
-from gpu_preempt.solver.reduce.units import free_hosts
-from gpu_preempt.solver.rules.victim_order import greedy_key
+from gpu_preempt.problem.builder import Plan
+from gpu_preempt.problem.data import Problem, Solution, broken_rows
+from gpu_preempt.reduce.units import free_hosts
+from gpu_preempt.rules.victim_order import greedy_key
 
 _JOB, _SURPLUS = attrgetter("job"), attrgetter("surplus")
 

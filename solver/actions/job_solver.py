@@ -1,10 +1,10 @@
 """The job solver: one pending job, one action, one decision.
 
 ``allocate`` places the job's next chunk without evicting anything;
-``preempt`` and ``reclaim`` may evict candidates (see :mod:`gpu_preempt.solver.rules.candidates`).
-The steps: decide the chunk and the candidates (:mod:`gpu_preempt.solver.problem.builder`),
-take the greedy baseline's answer (:mod:`gpu_preempt.solver.actions.greedy`), hand both to CP-SAT
-(:mod:`gpu_preempt.solver.cpsat`), and turn the counts it returns into named victims and
+``preempt`` and ``reclaim`` may evict candidates (see :mod:`gpu_preempt.rules.candidates`).
+The steps: decide the chunk and the candidates (:mod:`gpu_preempt.problem.builder`),
+take the greedy baseline's answer (:mod:`gpu_preempt.actions.greedy`), hand both to CP-SAT
+(:mod:`gpu_preempt.cpsat`), and turn the counts it returns into named victims and
 placements, with the objective recomputed from them and reasons in words.
 """
 
@@ -14,23 +14,23 @@ import dataclasses
 import time
 from typing import Literal
 
+from gpu_preempt import cpsat
+from gpu_preempt.cpsat.search import ModelError, too_large
+from gpu_preempt.explain.reasons import protected_jobs, why_infeasible
 from gpu_preempt.models import Job, Resources
 from gpu_preempt.models.collector import paused_collection
 from gpu_preempt.models.decision import BelowLine, Decision, Move, Outcome, VictimTasks
 from gpu_preempt.models.quantity import add
-from gpu_preempt.solver import cpsat
-from gpu_preempt.solver.cpsat.reduced import solve_reduced
-from gpu_preempt.solver.cpsat.search import ModelError, too_large
-from gpu_preempt.solver.explain.reasons import protected_jobs, why_infeasible
-from gpu_preempt.solver.problem.builder import plan
-from gpu_preempt.solver.problem.data import Action, Problem, Solution, objective_values
-from gpu_preempt.solver.reduce.allocate import solve_allocation
-from gpu_preempt.solver.rules.nominations import claim, held_against, overrides
-from gpu_preempt.solver.rules.reclaim_line import above_before_last, chunks_of, reclaim_line
-from gpu_preempt.solver.rules.requeue import backoff_reason, evicted_states
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.problem.builder import plan
+from gpu_preempt.problem.data import Action, Problem, Solution, objective_values
+from gpu_preempt.reduce.allocate import solve_allocation
+from gpu_preempt.rules.nominations import claim, held_against, overrides
+from gpu_preempt.rules.reclaim_line import above_before_last, chunks_of, reclaim_line
+from gpu_preempt.rules.requeue import backoff_reason, evicted_states
+from gpu_preempt.state.cluster import Cluster
 
 from . import greedy
+from .reduced_path import solve_reduced
 
 SolverName = Literal["cpsat", "greedy"]
 

@@ -15,7 +15,7 @@ quantities, labels and comments of the user's notation are kept):
 ``now`` is kept: the caller advances the clock and, once victims are gone,
 makes their tasks pending again (a requeued job) or removes them. Feeding the
 result back must not evict more nor promise a node twice: nominations hold
-their capacity (:mod:`gpu_preempt.solver.rules.nominations`).
+their capacity (:mod:`gpu_preempt.rules.nominations`).
 """
 
 from __future__ import annotations

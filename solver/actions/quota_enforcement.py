@@ -52,9 +52,9 @@ if it leaves every over resource within ``limit * (1 + quota_miss)``
 remains, as YuniKorn always does; otherwise nothing is evicted (``infeasible``).
 The reason gives the numbers either way.
 
-The timer is :mod:`gpu_preempt.solver.rules.quota_timer`, CP-SAT's first hint
-:mod:`gpu_preempt.solver.actions.quota_hint`, the output :mod:`gpu_preempt.models.quota_decision` and the
-independent check :mod:`gpu_preempt.solver.check.quota_verifier`.
+The timer is :mod:`gpu_preempt.rules.quota_timer`, CP-SAT's first hint
+:mod:`gpu_preempt.actions.quota_hint`, the output :mod:`gpu_preempt.models.quota_decision` and the
+independent check :mod:`gpu_preempt.check.quota_verifier`.
 """
 
 from __future__ import annotations
@@ -63,13 +63,13 @@ import dataclasses
 import time
 from fractions import Fraction
 
+from gpu_preempt import cpsat
+from gpu_preempt.cpsat.search import ModelError, too_large
 from gpu_preempt.models import MILLI, Job, Resources, Task, format_quantity, format_resources, is_gpu_resource
 from gpu_preempt.models.collector import paused_collection
 from gpu_preempt.models.decision import Outcome, Protected
 from gpu_preempt.models.quota_decision import QuotaDecision, QuotaResource
-from gpu_preempt.solver import cpsat
-from gpu_preempt.solver.cpsat.search import ModelError, too_large
-from gpu_preempt.solver.problem.data import (
+from gpu_preempt.problem.data import (
     GuaranteeRow,
     LimitRow,
     Problem,
@@ -79,10 +79,10 @@ from gpu_preempt.solver.problem.data import (
     freed,
     objective_values,
 )
-from gpu_preempt.solver.rules.quota_timer import due_time, not_due
-from gpu_preempt.solver.rules.requeue import evicted_states
-from gpu_preempt.solver.rules.victim_order import keep_order
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.rules.quota_timer import due_time, not_due
+from gpu_preempt.rules.requeue import evicted_states
+from gpu_preempt.rules.victim_order import keep_order
+from gpu_preempt.state.cluster import Cluster
 
 from .job_solver import named_victims
 from .quota_hint import greedy_hint

@@ -7,7 +7,7 @@ point, so that the LP bound can prove it optimal at once.
 from __future__ import annotations
 
 from gpu_preempt.models import is_gpu_resource
-from gpu_preempt.solver.problem.data import Problem, Solution
+from gpu_preempt.problem.data import Problem, Solution
 
 
 def greedy_hint(problem: Problem) -> Solution:

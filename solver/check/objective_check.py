@@ -1,14 +1,14 @@
 """The objective a decision reports, recomputed from its victims alone (spec "Victim choice").
 
-Shared by the independent verifiers of job decisions (:mod:`gpu_preempt.solver.check.verifier`) and of
-quota-enforcement decisions (:mod:`gpu_preempt.solver.check.quota_verifier`); it reads no model or solver code.
+Shared by the independent verifiers of job decisions (:mod:`gpu_preempt.check.verifier`) and of
+quota-enforcement decisions (:mod:`gpu_preempt.check.quota_verifier`); it reads no model or solver code.
 """
 
 from __future__ import annotations
 
 from gpu_preempt.models import MILLI, is_gpu_resource
 from gpu_preempt.models.decision import Decision
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.state.cluster import Cluster
 
 
 def check_objective(cluster: Cluster, decision: Decision) -> list[str]:

@@ -24,7 +24,7 @@ from decimal import Decimal
 from gpu_preempt.models import MILLI, Resources, format_quantity, is_gpu_resource
 from gpu_preempt.models.quantity import add
 from gpu_preempt.models.quota_decision import QuotaDecision
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.state.cluster import Cluster
 
 from .objective_check import check_objective
 

@@ -1,7 +1,7 @@
 """An independent check of any decision against the rules: plain Python, no solver, no model.
 
 It re-derives everything from the cluster state and the rule modules, not from
-the :class:`~gpu_preempt.solver.problem.data.Problem` the solver saw, so a bug in building or
+the :class:`~gpu_preempt.problem.data.Problem` the solver saw, so a bug in building or
 solving the model shows up here as a violation. Every check names the rule it
 enforces:
 
@@ -31,7 +31,7 @@ enforces:
   ``min_available`` tasks (kept or moved) unless evicted whole; a protected
   elastic job has at most its surplus evicted or moved.
 
-Quota-enforcement decisions (seed 002) are checked by :mod:`gpu_preempt.solver.check.quota_verifier`.
+Quota-enforcement decisions (seed 002) are checked by :mod:`gpu_preempt.check.quota_verifier`.
 """
 
 from __future__ import annotations
@@ -42,10 +42,10 @@ from gpu_preempt.models import Job, Resources, format_quantity
 from gpu_preempt.models.decision import Decision
 from gpu_preempt.models.quantity import add
 from gpu_preempt.models.quota_decision import QuotaDecision
-from gpu_preempt.solver.rules.protection import Action, protections
-from gpu_preempt.solver.rules.reclaim_gate import reclaim_gate
-from gpu_preempt.solver.rules.reclaim_line import reclaim_line
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.rules.protection import Action, protections
+from gpu_preempt.rules.reclaim_gate import reclaim_gate
+from gpu_preempt.rules.reclaim_line import reclaim_line
+from gpu_preempt.state.cluster import Cluster
 
 from .objective_check import check_objective
 from .quota_verifier import verify_quota

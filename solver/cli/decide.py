@@ -37,9 +37,9 @@ from .app import (
 from .render import err, out, print_decision
 
 if TYPE_CHECKING:
+    from gpu_preempt.actions.cycle import CycleResult
     from gpu_preempt.models.decision import Decision
-    from gpu_preempt.solver.actions.cycle import CycleResult
-    from gpu_preempt.solver.state.cluster import Cluster
+    from gpu_preempt.state.cluster import Cluster
 
 
 @command()
@@ -60,8 +60,8 @@ def solve(
     """Decide for one pending job: victims, placements, and why."""
     one_shot()
     import_solver()
-    from gpu_preempt.solver.actions.cycle import final_decision, solve_one
-    from gpu_preempt.solver.state.cluster import Cluster
+    from gpu_preempt.actions.cycle import final_decision, solve_one
+    from gpu_preempt.state.cluster import Cluster
 
     check_limits(workers, time_limit)
     snapshot = tuned(load(file, as_json), workers, time_limit)
@@ -124,7 +124,7 @@ def cycle(
     """Run one scheduling cycle over all pending jobs (allocate, reclaim, preempt; enforce-quota first if on)."""
     one_shot()
     import_solver()
-    from gpu_preempt.solver.actions.cycle import run_cycle
+    from gpu_preempt.actions.cycle import run_cycle
 
     chosen = None if actions is None else _actions(actions)
     check_limits(workers, time_limit)
@@ -165,8 +165,8 @@ def enforce_quota(
     """Bring queues above their limit back within it by preemption, deepest queues first."""
     one_shot()
     import_solver()
-    from gpu_preempt.solver.actions.quota_enforcement import enforce, enforcement_order
-    from gpu_preempt.solver.state.cluster import Cluster
+    from gpu_preempt.actions.quota_enforcement import enforce, enforcement_order
+    from gpu_preempt.state.cluster import Cluster
 
     check_limits(workers, time_limit)
     snapshot = tuned(load(file, as_json), workers, time_limit)
@@ -210,7 +210,7 @@ def _write_next(source: Path, target: Path, result: CycleResult) -> None:
     """The state the cycle leaves, as a snapshot to feed the next cycle (YAML, or JSON for a ``.json`` name)."""
     import yaml
 
-    from gpu_preempt.solver.actions.next_snapshot import next_snapshot
+    from gpu_preempt.actions.next_snapshot import next_snapshot
 
     document = next_snapshot(read_document(source), result)
     if is_json(target):  # read back as JSON by the next cycle
@@ -234,7 +234,7 @@ def _job_states(cluster: Cluster, names: list[str]) -> dict[str, Any]:
 
 def _verify_all(decisions: list[Decision], states: list[Cluster]) -> None:
     """``--verify``: re-check every decision in the state it was made in; list every broken rule and exit 1."""
-    from gpu_preempt.solver.check.verifier import verify_decisions
+    from gpu_preempt.check.verifier import verify_decisions
 
     failures = verify_decisions(decisions, states)
     if failures:

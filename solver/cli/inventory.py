@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 import yaml
 
-from gpu_preempt.solver.inventory.nvml import RecordedNVML, inventory_as_node, read_inventory
+from gpu_preempt.inventory.nvml import RecordedNVML, inventory_as_node, read_inventory
 
 from .app import JsonOpt, command
 from .render import err, print_inventory

@@ -15,9 +15,9 @@ from .app import FileArg, SolverOpt, command, import_solver, load, one_shot, usa
 from .render import err, out, print_problems
 
 if TYPE_CHECKING:
+    from gpu_preempt.kube.core import Report
+    from gpu_preempt.kube.plan import PodEviction
     from gpu_preempt.models.decision import Decision
-    from gpu_preempt.solver.kube.core import Report
-    from gpu_preempt.solver.kube.plan import PodEviction
 
 
 @command("import")
@@ -41,8 +41,8 @@ def import_(
     one_shot()
     import yaml
 
-    from gpu_preempt.solver.kube.importer import import_objects
-    from gpu_preempt.solver.kube.read import read_objects
+    from gpu_preempt.kube.importer import import_objects
+    from gpu_preempt.kube.read import read_objects
 
     try:
         instant = None if now is None else parse_time(now)
@@ -93,9 +93,9 @@ def plan(
     """The evictions a decision needs, as Eviction objects or a kubectl script to review (nothing is sent)."""
     one_shot()
     import_solver()
-    from gpu_preempt.solver.actions.cycle import final_decision, run_cycle, solve_one
-    from gpu_preempt.solver.kube.plan import eviction_list, evictions, kubectl_script
-    from gpu_preempt.solver.state.cluster import Cluster
+    from gpu_preempt.actions.cycle import final_decision, run_cycle, solve_one
+    from gpu_preempt.kube.plan import eviction_list, evictions, kubectl_script
+    from gpu_preempt.state.cluster import Cluster
 
     if (job is None) == (not cycle):
         usage_error("--job/--cycle", "give either --job NAME or --cycle")

@@ -27,10 +27,10 @@ from gpu_preempt.models.quantity import add
 from gpu_preempt.models.quota_decision import QuotaDecision
 
 if TYPE_CHECKING:
-    from gpu_preempt.solver.explain.summary import Summary
-    from gpu_preempt.solver.inventory.nvml import Inventory
-    from gpu_preempt.solver.planning.run_sweep import SweepResult
-    from gpu_preempt.solver.state.cluster import Cluster
+    from gpu_preempt.explain.summary import Summary
+    from gpu_preempt.inventory.nvml import Inventory
+    from gpu_preempt.planning.run_sweep import SweepResult
+    from gpu_preempt.state.cluster import Cluster
 
 # Names, reasons and messages are printed as they are: no rich markup (a queue "team[gpu]" lost its "[gpu]" as a
 # style tag) and no emoji codes.
@@ -102,7 +102,7 @@ def _quota_resources(s: Summary) -> tuple[str, ...]:
 
 
 def print_decision(cluster: Cluster, d: Decision) -> None:
-    from gpu_preempt.solver.explain.reasons import why_victim  # with the engine: imported when a decision is shown
+    from gpu_preempt.explain.reasons import why_victim  # with the engine: imported when a decision is shown
 
     if isinstance(d, QuotaDecision):
         _print_quota(cluster, d)
@@ -298,7 +298,7 @@ def _span(seconds: float | None) -> str:
 
 
 def print_sweep(folder: Path, result: SweepResult) -> None:
-    from gpu_preempt.solver.planning.table import FIGURES
+    from gpu_preempt.planning.table import FIGURES
 
     """The sweep's table: one row per run (its axes, then the figures operators compare first), then the target."""
     rows = result.rows

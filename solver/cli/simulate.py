@@ -32,7 +32,7 @@ def simulate(
     """Replay a scenario: waits, preemptions, fairness, utilisation and lost work, as files and plots."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from gpu_preempt.solver.planning.run import simulate as replay
+    from gpu_preempt.planning.run import simulate as replay
 
     try:
         at = None if dump_at is None else parse_duration(dump_at)

@@ -18,8 +18,8 @@ from .render import print_summary
 def validate(file: FileArg, as_json: JsonOpt = False) -> None:
     """Check a snapshot; print nodes, the queue tree with fair shares, jobs, and protected jobs."""
     one_shot()
-    from gpu_preempt.solver.explain.summary import summarize
-    from gpu_preempt.solver.state.cluster import Cluster
+    from gpu_preempt.explain.summary import summarize
+    from gpu_preempt.state.cluster import Cluster
 
     snapshot = load(file, as_json)
     summary = summarize(Cluster.of(snapshot))

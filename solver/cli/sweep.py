@@ -14,7 +14,7 @@ from .app import command, usage_error
 from .render import err, print_problems, print_sweep
 
 if TYPE_CHECKING:
-    from gpu_preempt.solver.planning.sweep import Run
+    from gpu_preempt.planning.sweep import Run
 
 
 @command()
@@ -45,7 +45,7 @@ def sweep(
         usage_error("--workers", f"expected 1 to 256 worker processes, got {workers}")
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from gpu_preempt.solver.planning.run_sweep import sweep as run_sweep
+    from gpu_preempt.planning.run_sweep import sweep as run_sweep
 
     columns = (TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=True) as progress:

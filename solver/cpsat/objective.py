@@ -24,7 +24,7 @@ from typing import Literal
 
 from ortools.sat.python import cp_model
 
-from gpu_preempt.solver.problem.data import gpus_of
+from gpu_preempt.problem.data import gpus_of
 
 from .variables import LinearExpr, Variables
 

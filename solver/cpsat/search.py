@@ -34,7 +34,7 @@ from multiprocessing.connection import Connection
 
 from ortools.sat.python import cp_model
 
-from gpu_preempt.solver.problem.data import Problem, Solution
+from gpu_preempt.problem.data import Problem, Solution
 
 from . import constraints
 from .objective import fold, folded, stages, unfold

@@ -18,7 +18,7 @@ from math import gcd
 
 from ortools.sat.python import cp_model
 
-from gpu_preempt.solver.problem.data import Problem, Slot, Solution
+from gpu_preempt.problem.data import Problem, Slot, Solution
 
 LinearExpr = cp_model.LinearExpr | int
 """A linear expression of the model, or a constant."""

@@ -15,14 +15,14 @@ from dataclasses import replace
 from itertools import compress
 from operator import attrgetter
 
+from gpu_preempt import cpsat
 from gpu_preempt.models import Job, Resources, format_quantity, format_resources, format_time
 from gpu_preempt.models.decision import Decision, Protected
 from gpu_preempt.models.quantity import add
-from gpu_preempt.solver import cpsat
-from gpu_preempt.solver.problem.data import GuaranteeRow, Problem
-from gpu_preempt.solver.rules.candidates import CandidateSet
-from gpu_preempt.solver.rules.reclaim_line import reclaim_line
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.problem.data import GuaranteeRow, Problem
+from gpu_preempt.rules.candidates import CandidateSet
+from gpu_preempt.rules.reclaim_line import reclaim_line
+from gpu_preempt.state.cluster import Cluster
 
 PROTECTIONS = ("non-preemptible", "min-runtime", "toleration", "guarantee")
 _RESTRICTIONS, _JOB = attrgetter("restrictions"), attrgetter("job")

@@ -17,8 +17,8 @@ import numpy as np
 from gpu_preempt.models import Job, Toleration, format_duration, is_gpu_resource
 from gpu_preempt.models.columns import JobColumns
 from gpu_preempt.models.duration import format_end
-from gpu_preempt.solver.rules.min_runtime import preempt_min_runtime, protected_until, reclaim_min_runtime
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.rules.min_runtime import preempt_min_runtime, protected_until, reclaim_min_runtime
+from gpu_preempt.state.cluster import Cluster
 
 
 @dataclass(frozen=True)

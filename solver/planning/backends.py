@@ -1,6 +1,6 @@
 """Where a sweep's runs are replayed: this process, local worker processes, or a Ray cluster (spec simulate-v1).
 
-Every backend calls the same function (:func:`~gpu_preempt.solver.planning.sweep.replay_document`) on the same
+Every backend calls the same function (:func:`~gpu_preempt.planning.sweep.replay_document`) on the same
 documents and hands back summaries keyed by run, so the results do not depend on the backend or on the number of
 workers. Runs already in the cache are not replayed.
 

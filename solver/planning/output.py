@@ -61,7 +61,7 @@ class Plotter:
     """
 
     def __init__(self) -> None:
-        command = [sys.executable, "-c", "from gpu_preempt.solver.planning.plots import serve; serve()"]
+        command = [sys.executable, "-c", "from gpu_preempt.planning.plots import serve; serve()"]
         self.child: subprocess.Popen[bytes] | None
         self.request: tuple[dict[str, Any], Path] | None = None
         try:

@@ -1,7 +1,7 @@
 """Plots of a replay (PNG, matplotlib, no display needed): wait and JCT CDFs, allocation against fair share per
 queue over time, utilisation and preemptions over time.
 
-They are drawn from plain figures (:func:`gpu_preempt.solver.planning.output.plot_data`), usually in a child
+They are drawn from plain figures (:func:`gpu_preempt.planning.output.plot_data`), usually in a child
 process (:func:`serve`) that imports matplotlib while the replay runs: this module imports nothing of the engine.
 """
 

@@ -39,12 +39,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpu_preempt.actions.cycle import CycleResult, run_cycle
+from gpu_preempt.check.verifier import verify_decisions
 from gpu_preempt.models import MILLI, Job, Node, Queue, RequeueState, Snapshot, format_quantity
 from gpu_preempt.models.decision import Decision, requeue_dict
 from gpu_preempt.models.scenario import Scenario
-from gpu_preempt.solver.actions.cycle import CycleResult, run_cycle
-from gpu_preempt.solver.check.verifier import verify_decisions
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.state.cluster import Cluster
 
 from .decision_log import DecisionLog
 from .workload import EPOCH, JobSpec, StartingJob, Workload, node_documents

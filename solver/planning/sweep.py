@@ -5,7 +5,7 @@ A run is the base scenario document with one point of the axes set in it
 Its key is the SHA-256 of the document, the bytes of every file it reads (trace,
 cluster snapshot) and the engine's source code, so an identical run is never
 replayed twice (:class:`Cache`) and a changed trace or engine is. Runs are
-replayed by a backend (:mod:`gpu_preempt.solver.planning.backends`); results
+replayed by a backend (:mod:`gpu_preempt.planning.backends`); results
 come back keyed by run, so the table does not depend on which worker ran what.
 """
 

@@ -1,5 +1,5 @@
 """The output folder of a sweep: results.csv (one row per run: its axes, then every figure of
-:mod:`~gpu_preempt.solver.planning.table`), runs.jsonl (each run's key and whole summary), target.csv with
+:mod:`~gpu_preempt.planning.table`), runs.jsonl (each run's key and whole summary), target.csv with
 ``--target``, and one comparison plot per axis that takes more than one value (figures against the axis, a line
 per solver, the mean over seeds)."""
 

@@ -1,4 +1,4 @@
-"""From the cluster state and the rules to a :class:`~gpu_preempt.solver.problem.data.Problem` for one job, one action.
+"""From the cluster state and the rules to a :class:`~gpu_preempt.problem.data.Problem` for one job, one action.
 
 What the pending job needs (spec "Gang and elastic"; KAI ``GetTasksToAllocate``):
 while fewer than ``min_available`` of its tasks hold capacity, the *gang chunk*
@@ -6,10 +6,10 @@ while fewer than ``min_available`` of its tasks hold capacity, the *gang chunk*
 ``allocate`` places as many more as fit and ``preempt``/``reclaim`` grant one
 more task per attempt.
 
-Who may lose tasks comes from :mod:`gpu_preempt.solver.rules.candidates`; the rows that bind the
+Who may lose tasks comes from :mod:`gpu_preempt.rules.candidates`; the rows that bind the
 choice from the rules: queue limits and the non-preemptible quota at every level
 of the job's path, and for reclaim the line of each leveled victim queue
-(:mod:`gpu_preempt.solver.rules.reclaim_line`) and KAI's parent-level saturation rule.
+(:mod:`gpu_preempt.rules.reclaim_line`) and KAI's parent-level saturation rule.
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from operator import attrgetter, itemgetter
 
 from gpu_preempt.models import Job, Node, Resources, Task
 from gpu_preempt.models.quantity import add
-from gpu_preempt.solver.rules.candidates import Candidate, CandidateSet, preempt_candidates, reclaim_candidates
-from gpu_preempt.solver.rules.reclaim_gate import reclaim_gate
-from gpu_preempt.solver.rules.reclaim_line import reclaim_line
-from gpu_preempt.solver.rules.victim_order import greedy_key, keep_order, ranked
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.rules.candidates import Candidate, CandidateSet, preempt_candidates, reclaim_candidates
+from gpu_preempt.rules.reclaim_gate import reclaim_gate
+from gpu_preempt.rules.reclaim_line import reclaim_line
+from gpu_preempt.rules.victim_order import greedy_key, keep_order, ranked
+from gpu_preempt.state.cluster import Cluster
 
 from .data import (
     Action,

@@ -1,8 +1,8 @@
 """One decision, stated without any solver: what to place, what may be evicted, and the rows that bind them.
 
-The job solver (:mod:`gpu_preempt.solver.actions.job_solver`) builds a :class:`Problem` from the
-cluster state and the rules; the CP-SAT model (:mod:`gpu_preempt.solver.cpsat`), the greedy
-baseline (:mod:`gpu_preempt.solver.actions.greedy`) and the exhaustive search of the tests all read
+The job solver (:mod:`gpu_preempt.actions.job_solver`) builds a :class:`Problem` from the
+cluster state and the rules; the CP-SAT model (:mod:`gpu_preempt.cpsat`), the greedy
+baseline (:mod:`gpu_preempt.actions.greedy`) and the exhaustive search of the tests all read
 it, and all answer with a :class:`Solution`.
 
 Identical things are counted, never listed one by one: the pending chunk is a

@@ -19,7 +19,7 @@ the reclaim guarantee, the saturation rule). Its optimum is therefore a lower
 bound; when the solution it yields also satisfies every row, it is optimal for
 the whole problem. Otherwise the caller solves the full model.
 
-The reductions never solve: :mod:`gpu_preempt.solver.cpsat.reduced` hands their
+The reductions never solve: :mod:`gpu_preempt.actions.reduced_path` hands their
 classes to the class model. Imports ``models``, ``solver.state``,
 ``solver.rules`` and ``solver.problem``.
 """

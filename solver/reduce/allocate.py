@@ -13,8 +13,8 @@ the same answer.
 from __future__ import annotations
 
 from gpu_preempt.models import format_quantity, format_resources
-from gpu_preempt.solver.problem.builder import Plan
-from gpu_preempt.solver.problem.data import Problem, Solution
+from gpu_preempt.problem.builder import Plan
+from gpu_preempt.problem.data import Problem, Solution
 
 from .units import free_hosts
 

@@ -7,7 +7,7 @@ choices that make room for at least ``t`` tasks.
 Why nothing is lost: costs add up over units (each victim belongs to one unit),
 and the lexicographic order is compatible with addition (``a <= b`` implies
 ``a + c <= b + c``; for the last component, the canonical tie-break of
-:mod:`gpu_preempt.solver.rules.victim_order`, this holds for sets of victims of
+:mod:`gpu_preempt.rules.victim_order`, this holds for sets of victims of
 other units, which are disjoint). So in any solution, replacing a unit's combination by the
 cheapest one hosting at least as many tasks never makes the total worse; without
 the rows that bind units together, the choice inside one unit does not affect
@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from gpu_preempt.models import Resources
-from gpu_preempt.solver.rules.victim_order import NO_VICTIMS
+from gpu_preempt.rules.victim_order import NO_VICTIMS
 
 from .units import Choice, Cost, CostModel, Item, Singles, TooComplex, Unit, Victim, add, fits
 

@@ -2,11 +2,11 @@
 
 Applies when the chunk is one kind of task, all required (preempt, reclaim, or
 a gang that must start whole), and moves are not considered
-(:attr:`~gpu_preempt.solver.problem.builder.Plan.moves_possible`: a move lands on
+(:attr:`~gpu_preempt.problem.builder.Plan.moves_possible`: a move lands on
 free room of another node, which binds units together).
 :func:`reduce_plan` returns ``None`` when it does not apply; otherwise the
 problem over the kept units' candidates and nodes
-(:meth:`Reduction.problem`), which :func:`gpu_preempt.solver.cpsat.reduced.solve_reduced`
+(:meth:`Reduction.problem`), which :func:`gpu_preempt.actions.reduced_path.solve_reduced`
 solves without the rows that bind units together (queue limits, the reclaim
 line, the saturation rule). Its answer is the canonical optimum of the problem
 without those rows (:mod:`.select`); when it satisfies them, it is the canonical
@@ -18,8 +18,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from gpu_preempt.solver.problem.builder import Plan
-from gpu_preempt.solver.problem.data import Problem
+from gpu_preempt.problem.builder import Plan
+from gpu_preempt.problem.data import Problem
 
 from .select import select
 from .units import CostModel, TooComplex, Unit, build_units

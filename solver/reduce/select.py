@@ -15,10 +15,10 @@ cost (:func:`.options.lower_bound`, computed for all of them at once by
 and the scan stops as soon as the next bound is no better than the ``K``-th best
 exact cost found: every unit after it is dominated.
 
-Costs end with the canonical tie-break (:mod:`gpu_preempt.solver.rules.victim_order`), so a
+Costs end with the canonical tie-break (:mod:`gpu_preempt.rules.victim_order`), so a
 unit is dropped only when ``K`` others are better *or equal with a better
 tie-break*: the canonical answer among equal optima uses kept units only, and
-the full model restricted to them (:mod:`gpu_preempt.solver.cpsat.reduced`)
+the full model restricted to them (:mod:`gpu_preempt.actions.reduced_path`)
 finds it.
 """
 
@@ -32,7 +32,7 @@ from operator import attrgetter, itemgetter
 import numpy as np
 
 from gpu_preempt.models import Resources
-from gpu_preempt.solver.rules.victim_order import NO_VICTIMS
+from gpu_preempt.rules.victim_order import NO_VICTIMS
 
 from .options import Option, lower_bounds, unit_options
 from .units import Cost, CostModel, Unit, most_hosted

@@ -34,13 +34,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from gpu_preempt.models import Job, Resources, is_gpu_resource
-from gpu_preempt.solver.rules.candidates import Candidate
-from gpu_preempt.solver.rules.victim_order import NO_VICTIMS, EvictKey, Keep, evict_key
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.rules.candidates import Candidate
+from gpu_preempt.rules.victim_order import NO_VICTIMS, EvictKey, Keep, evict_key
+from gpu_preempt.state.cluster import Cluster
 
 Cost = tuple[Any, ...]
 """An additive cost vector: the criteria of ``config.objective`` (priority levels expanded), then the victims as a
-:class:`~gpu_preempt.solver.rules.victim_order.Keep` (the canonical tie-break, compared last)."""
+:class:`~gpu_preempt.rules.victim_order.Keep` (the canonical tie-break, compared last)."""
 
 
 _JOB, _WHOLE, _SURPLUS, _NODES = attrgetter("job"), attrgetter("whole_job"), attrgetter("surplus"), attrgetter("nodes")

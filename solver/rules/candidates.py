@@ -9,7 +9,7 @@ Spec "Rules"; KAI ``buildFilterFuncForPreempt`` and the reclaim victim filters
 * **reclaim** (cross-queue): preemptible jobs of *other* leaf queues, whatever
   their priority, not protected by reclaim-min-runtime (``lca``/``queue``
   resolution) or by toleration, and whose leveled queue ``vq`` may lose them
-  under its reclaim line (:mod:`gpu_preempt.solver.rules.reclaim_line`): under
+  under its reclaim line (:mod:`gpu_preempt.rules.reclaim_line`): under
   ``last_chunk`` a job is blocked only when ``vq`` is at or below its line in
   every resource it holds (then no chunk may go); under ``strict`` when even its
   smallest evictable part would take ``vq`` below ``min(held, line)``.
@@ -34,7 +34,7 @@ import numpy as np
 from gpu_preempt.models import Job, Resources, Toleration, format_quantity
 from gpu_preempt.models.columns import JobColumns, grouped
 from gpu_preempt.models.quantity import add
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.state.cluster import Cluster
 
 from .min_runtime import protected_until
 from .protection import Action, Protection, protections, queue_min_runtime

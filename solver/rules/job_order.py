@@ -40,8 +40,8 @@ from fractions import Fraction
 
 from gpu_preempt.models import Job, Node, Resources
 from gpu_preempt.models.quantity import add
-from gpu_preempt.solver.state.cluster import Cluster
-from gpu_preempt.solver.state.queue_tree import ROOT
+from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.queue_tree import ROOT
 
 from .requeue import queue_order_time
 

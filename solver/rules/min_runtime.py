@@ -32,7 +32,7 @@ D = 60s (leaf3):
 ...   - {name: leaf2, parent: C, reclaim_min_runtime: 180}
 ...   - {name: leaf3, parent: D}
 ... ''')
->>> from gpu_preempt.solver.state.queue_tree import QueueTree
+>>> from gpu_preempt.state.queue_tree import QueueTree
 >>> tree = QueueTree(snap)
 >>> pairs = [("leaf1", "leaf3"), ("leaf1", "leaf2"), ("leaf3", "leaf1")]
 >>> [reclaim_min_runtime(tree, snap.config, reclaimer, victim) for reclaimer, victim in pairs]
@@ -42,7 +42,7 @@ D = 60s (leaf3):
 from __future__ import annotations
 
 from gpu_preempt.models import Config
-from gpu_preempt.solver.state.queue_tree import QueueTree
+from gpu_preempt.state.queue_tree import QueueTree
 
 
 def preempt_min_runtime(tree: QueueTree, config: Config, victim_leaf: str) -> float:

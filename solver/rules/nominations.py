@@ -2,12 +2,12 @@
 
 A decision that pipelines a job onto capacity that victims are still releasing
 *nominates* the job's tasks for their nodes; the next snapshot carries them as
-``nominated`` (:mod:`gpu_preempt.solver.actions.next_snapshot`). A nomination holds its node's
+``nominated`` (:mod:`gpu_preempt.actions.next_snapshot`). A nomination holds its node's
 capacity, as a pipelined task does, so two cycles never promise the same room:
 
 * a later decision for a job of **equal or lower priority** cannot use it: it
   schedules elsewhere, or its preemption makes room for both (the seed's race
-  cases 1 and 3); :meth:`gpu_preempt.solver.state.cluster.Cluster.room_load` leaves the
+  cases 1 and 3); :meth:`gpu_preempt.state.cluster.Cluster.room_load` leaves the
   nomination in the node's load;
 * a decision for a job of **higher priority** may take its place, as if it were
   not there (cases 2 and 4). The decision lists the nominations it *overrides*
@@ -29,7 +29,7 @@ from __future__ import annotations
 from gpu_preempt.models import Job, Resources
 from gpu_preempt.models.decision import Decision, Override
 from gpu_preempt.models.quantity import add
-from gpu_preempt.solver.state.cluster import PROMISED, Cluster
+from gpu_preempt.state.cluster import PROMISED, Cluster
 
 
 def claim(cluster: Cluster, job: Job) -> Decision:

@@ -4,11 +4,11 @@
   flag and a priority at or above ``config.preemptible_below_priority``. Such a
   job is never a victim.
 * **min-runtime** (seed 000): protected while ``now < started_at + resolved
-  min-runtime`` (see :mod:`gpu_preempt.solver.rules.min_runtime`). A protected elastic job may
+  min-runtime`` (see :mod:`gpu_preempt.rules.min_runtime`). A protected elastic job may
   still lose the tasks it runs above ``min_available``; a protected gang may
   lose nothing.
 * **toleration** (seed 001): the victim's priority class tolerates this
-  preemptor (see :mod:`gpu_preempt.solver.rules.toleration`). Nothing may be taken.
+  preemptor (see :mod:`gpu_preempt.rules.toleration`). Nothing may be taken.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Literal
 
 from gpu_preempt.models import Job, format_duration, format_time
 from gpu_preempt.models.duration import MAX_INSTANT
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.state.cluster import Cluster
 
 from .min_runtime import preempt_min_runtime, protected_until, reclaim_min_runtime
 from .toleration import tolerated_until

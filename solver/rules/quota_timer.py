@@ -10,7 +10,7 @@ positive (0, the default, means never).
 from __future__ import annotations
 
 from gpu_preempt.models import format_time
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.state.cluster import Cluster
 
 
 def due_time(cluster: Cluster, queue: str) -> float | None:

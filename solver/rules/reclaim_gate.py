@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from gpu_preempt.models import Job, Resources, format_quantity
 from gpu_preempt.models.quantity import add
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.state.cluster import Cluster
 
 
 def reclaim_gate(cluster: Cluster, reclaimer: Job, chunk: Resources) -> str | None:

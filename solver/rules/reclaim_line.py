@@ -25,7 +25,7 @@ Examples
 queue0 (deserved 1 GPU) runs one 2-GPU job; queue1 (deserved 1) waits for 1 GPU:
 
 >>> from gpu_preempt.models import parse_snapshot
->>> from gpu_preempt.solver.state.cluster import Cluster
+>>> from gpu_preempt.state.cluster import Cluster
 >>> cluster = Cluster.of(parse_snapshot('''
 ... now: 0
 ... nodes: [{name: n0, resources: {gpu: 2}}]
@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 from gpu_preempt.models import Job, Resources, Task
 from gpu_preempt.models.quantity import add
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.state.cluster import Cluster
 
 
 def within_deserved(cluster: Cluster, queue: str, chunk: Resources) -> bool:

@@ -32,7 +32,7 @@ from fractions import Fraction
 from typing import Any
 
 from gpu_preempt.models import Job
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.state.cluster import Cluster
 
 INFINITE = Fraction(10**18)
 """The share of a queue holding something whose fair share is 0 (above any real share)."""

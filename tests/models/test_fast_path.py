@@ -321,7 +321,7 @@ def test_validating_parsed_data_leaves_it_as_it_was():
 def test_every_fixture_gets_the_same_decisions_from_both_paths(path):
     """The fast path's snapshot, its state counted from task columns, and pydantic's, counted task by task (as before
     issue 14), give the same cycle of decisions."""
-    from gpu_preempt.solver.actions.cycle import run_cycle
+    from gpu_preempt.actions.cycle import run_cycle
 
     data = parse_document(path.read_text(encoding="utf-8"), json_format=False, source=str(path))
     slow = pydantic_result(copy.deepcopy(data))

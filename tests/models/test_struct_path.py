@@ -148,7 +148,7 @@ def test_few_jobs_or_many_out_of_the_common_case_are_left_to_the_fast_path():
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
 def test_every_fixture_builds_the_same_snapshot_and_decisions(path, monkeypatch):
-    from gpu_preempt.solver.actions.cycle import run_cycle
+    from gpu_preempt.actions.cycle import run_cycle
 
     monkeypatch.setattr("gpu_preempt.models.snapshot.COLUMNS_FROM", 0)
     data = parse_document(path.read_text(encoding="utf-8"), json_format=False, source=str(path))
@@ -162,8 +162,8 @@ def test_every_fixture_builds_the_same_snapshot_and_decisions(path, monkeypatch)
 def test_a_large_json_file_is_loaded_by_the_struct_path_and_decides_alike(tmp_path):
     """A generated cluster with more than COLUMNS_FROM jobs, written as JSON: loaded with its jobs made when read,
     and every pending job gets the decision it gets from pydantic's snapshot."""
-    from gpu_preempt.solver.actions.job_solver import attempt
-    from gpu_preempt.solver.state.cluster import Cluster
+    from gpu_preempt.actions.job_solver import attempt
+    from gpu_preempt.state.cluster import Cluster
 
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from generate import generate

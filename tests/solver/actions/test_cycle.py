@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, generated_cases
 
+from gpu_preempt.actions.cycle import run_cycle
 from gpu_preempt.models import Snapshot, load_snapshot
-from gpu_preempt.solver.actions.cycle import run_cycle
-from gpu_preempt.solver.planning.run import simulate
+from gpu_preempt.planning.run import simulate
 
 
 def same_with_and_without_reuse(snapshot: Snapshot) -> int:

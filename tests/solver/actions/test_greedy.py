@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 from conftest import FIXTURES, generated_cases
 
+from gpu_preempt.actions import greedy
+from gpu_preempt.actions.job_solver import named_victims
 from gpu_preempt.models import load_snapshot, snapshot_from_data
-from gpu_preempt.solver.actions import greedy
-from gpu_preempt.solver.actions.job_solver import named_victims
-from gpu_preempt.solver.problem.builder import Plan, plan
-from gpu_preempt.solver.problem.data import Problem, Solution
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.problem.builder import Plan, plan
+from gpu_preempt.problem.data import Problem, Solution
+from gpu_preempt.state.cluster import Cluster
 
 
 def answer(cluster: Cluster, problem: Problem, solution: Solution) -> tuple[Any, ...]:

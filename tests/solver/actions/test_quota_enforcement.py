@@ -9,20 +9,20 @@ from typing import Any
 
 import pytest
 
-from gpu_preempt.models import parse_quantity, snapshot_from_data
-from gpu_preempt.models.decision import VictimTasks
-from gpu_preempt.models.quota_decision import QuotaDecision
-from gpu_preempt.solver.actions.cycle import run_cycle
-from gpu_preempt.solver.actions.quota_enforcement import (
+from gpu_preempt.actions.cycle import run_cycle
+from gpu_preempt.actions.quota_enforcement import (
     enforce,
     enforcement_order,
     enforcement_problem,
     over_limit,
 )
-from gpu_preempt.solver.actions.quota_hint import greedy_hint
-from gpu_preempt.solver.check.verifier import verify
-from gpu_preempt.solver.problem.data import broken_rows
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.actions.quota_hint import greedy_hint
+from gpu_preempt.check.verifier import verify
+from gpu_preempt.models import parse_quantity, snapshot_from_data
+from gpu_preempt.models.decision import VictimTasks
+from gpu_preempt.models.quota_decision import QuotaDecision
+from gpu_preempt.problem.data import broken_rows
+from gpu_preempt.state.cluster import Cluster
 
 NOW = "2026-01-01T12:00:00Z"
 

@@ -7,11 +7,11 @@ import dataclasses
 import pytest
 from conftest import FIXTURES
 
+from gpu_preempt.actions.job_solver import attempt
+from gpu_preempt.check.verifier import verify
 from gpu_preempt.models import load_snapshot
 from gpu_preempt.models.decision import BelowLine, Decision, VictimTasks
-from gpu_preempt.solver.actions.job_solver import attempt
-from gpu_preempt.solver.check.verifier import verify
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.state.cluster import Cluster
 
 
 def example() -> tuple[Cluster, Decision]:

@@ -117,7 +117,7 @@ def test_many_protected_jobs_are_summed_up_in_human_output(cli):
 def test_solve_shows_the_first_victims_and_counts_the_rest(cli):
     """A decision may evict hundreds of jobs (the greedy baseline at 100,000 nodes: about 900): the table and the
     requeue lines show the first VICTIM_ROWS, a line counts them all, and --json lists every one."""
-    from gpu_preempt.solver.cli.render import VICTIM_ROWS
+    from gpu_preempt.cli.render import VICTIM_ROWS
 
     many = VICTIM_ROWS + 5
     low = [

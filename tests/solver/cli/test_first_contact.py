@@ -11,7 +11,7 @@ import pytest
 from conftest import FIXTURES
 from typer.testing import CliRunner
 
-from gpu_preempt.solver.cli import app
+from gpu_preempt.cli import app
 
 COMMANDS = ["solve", "cycle", "enforce-quota", "inventory", "import", "plan", "simulate", "validate", "schema", "sweep"]
 
@@ -26,7 +26,7 @@ def test_the_command_line_starts_without_the_solver():
     """``--help``, ``validate`` and ``schema`` never import OR-Tools (nor pandas through it), nor numpy until a snapshot
     is built: they start in a quarter of a second (benchmarks/startup.py) instead of about one."""
     wanted = "('ortools', 'pandas', 'numpy')"
-    code = f"import sys, gpu_preempt.solver.cli; print(sorted(m for m in {wanted} if m in sys.modules))"
+    code = f"import sys, gpu_preempt.cli; print(sorted(m for m in {wanted} if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 
@@ -35,7 +35,7 @@ def test_the_solving_commands_import_the_solver_without_pandas():
     """``gpu-preempt solve`` imports OR-Tools without pandas (0.4 s of a small ``solve``); pandas imported later in
     the same process is the real one."""
     solve = (
-        "import sys; from gpu_preempt.solver.cli import main; sys.argv = ['gpu-preempt', 'solve', sys.argv[1], "
+        "import sys; from gpu_preempt.cli import main; sys.argv = ['gpu-preempt', 'solve', sys.argv[1], "
         "'--job', 'serving-new', '--action', 'reclaim', '--json']; main()"
     )
     example = str(FIXTURES / "example-cluster.yaml")
@@ -44,7 +44,7 @@ def test_the_solving_commands_import_the_solver_without_pandas():
     imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     assert "ortools.sat.python.cp_model" in imported and "pandas" not in imported
     later = (
-        "from gpu_preempt.solver.cli.app import Process, import_solver; Process.own = True; import_solver(); "
+        "from gpu_preempt.cli.app import Process, import_solver; Process.own = True; import_solver(); "
         "import pandas; from ortools.sat.python import cp_model; "
         "print(hasattr(pandas, 'DataFrame'), cp_model.pd is pandas)"
     )
@@ -56,7 +56,7 @@ def test_an_or_tools_that_reads_more_of_pandas_is_imported_the_usual_way():
     """Should importing OR-Tools fail with the stand-in, it is undone, and the solver imports with pandas."""
     code = """
 import sys
-from gpu_preempt.solver.cli.app import Process, import_solver
+from gpu_preempt.cli.app import Process, import_solver
 
 class Refuse:  # OR-Tools' cp_model refuses the stand-in, as one reading more than Index and Series would
     def find_spec(self, name, path, target=None):

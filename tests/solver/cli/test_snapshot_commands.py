@@ -81,7 +81,7 @@ def test_installed_console_script_exit_codes(tmp_path):
 def test_validate_lists_the_first_protected_jobs_and_counts_the_rest(cli):
     """A large cluster protects thousands of jobs: the table shows the first PROTECTED_ROWS, a line counts them all
     by rule, and --json lists every one."""
-    from gpu_preempt.solver.cli.render import PROTECTED_ROWS
+    from gpu_preempt.cli.render import PROTECTED_ROWS
 
     many = PROTECTED_ROWS + 5
     jobs = [

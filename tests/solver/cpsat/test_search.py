@@ -8,12 +8,12 @@ import time
 import pytest
 from conftest import FIXTURES
 
+from gpu_preempt import cpsat
+from gpu_preempt.cpsat.search import GRACE, GUARDED_SIZE
 from gpu_preempt.models import load_snapshot
-from gpu_preempt.solver import cpsat
-from gpu_preempt.solver.cpsat.search import GRACE, GUARDED_SIZE
-from gpu_preempt.solver.problem.builder import plan
-from gpu_preempt.solver.problem.data import ChunkType, NodeRoom, Problem, Slot, Victim
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.problem.builder import plan
+from gpu_preempt.problem.data import ChunkType, NodeRoom, Problem, Slot, Victim
+from gpu_preempt.state.cluster import Cluster
 
 
 def test_a_tiny_time_limit_never_claims_optimality():

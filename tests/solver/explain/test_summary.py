@@ -5,11 +5,11 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpu_preempt.explain.summary import summarize
 from gpu_preempt.models import format_duration, snapshot_from_data
 from gpu_preempt.models.duration import format_end
-from gpu_preempt.solver.explain.summary import summarize
-from gpu_preempt.solver.rules.min_runtime import preempt_min_runtime, protected_until, reclaim_min_runtime
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.rules.min_runtime import preempt_min_runtime, protected_until, reclaim_min_runtime
+from gpu_preempt.state.cluster import Cluster
 
 NOW = 1_800_000_000.0
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 from conftest import ROOT, build
 
-from gpu_preempt.solver.inventory.nvml import (
+from gpu_preempt.inventory.nvml import (
     DRIVER_NOT_LOADED,
     LIB_RM_VERSION_MISMATCH,
     LIBRARY_NOT_FOUND,

@@ -17,11 +17,11 @@ import yaml
 from conftest import FIXTURES
 from typer.testing import CliRunner
 
+from gpu_preempt import run_cycle
+from gpu_preempt.cli import app
+from gpu_preempt.kube.importer import import_objects
+from gpu_preempt.kube.read import parse_objects, read_objects
 from gpu_preempt.models import SnapshotError, snapshot_from_data
-from gpu_preempt.solver import run_cycle
-from gpu_preempt.solver.cli import app
-from gpu_preempt.solver.kube.importer import import_objects
-from gpu_preempt.solver.kube.read import parse_objects, read_objects
 
 KUBE = FIXTURES / "kube"
 NOW = 1795435200.0  # 2026-11-23T12:00:00Z

@@ -11,8 +11,8 @@ from conftest import FIXTURES
 from helpers import CLUSTER10, write_scenario
 from typer.testing import CliRunner
 
-from gpu_preempt.solver.cli import app
-from gpu_preempt.solver.planning.run import load_scenario, simulate
+from gpu_preempt.cli import app
+from gpu_preempt.planning.run import load_scenario, simulate
 
 RUN = CliRunner()
 QUOTAS = "date,vcA,vcB,vcC,total\n2020-01-01,6,2,0,8\n2020-01-02,6,2,0,8\n2020-01-03,2,6,0,8\n"

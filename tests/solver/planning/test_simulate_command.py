@@ -11,8 +11,8 @@ import pytest
 from helpers import CLUSTER10, write_scenario
 from typer.testing import CliRunner
 
-from gpu_preempt.solver.cli import app
-from gpu_preempt.solver.planning.run import simulate
+from gpu_preempt.cli import app
+from gpu_preempt.planning.run import simulate
 
 RUN = CliRunner()
 

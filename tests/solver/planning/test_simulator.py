@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from helpers import contended_workload, write_scenario
 
+from gpu_preempt import run_cycle
 from gpu_preempt.models import SnapshotError, load_snapshot
-from gpu_preempt.solver import run_cycle
-from gpu_preempt.solver.planning.run import Replay, simulate
-from gpu_preempt.solver.planning.simulator import Simulator
+from gpu_preempt.planning.run import Replay, simulate
+from gpu_preempt.planning.simulator import Simulator
 
 
 def job(sim: Simulator, name: str) -> tuple[float | None, float | None, int, float]:

@@ -13,9 +13,9 @@ import pytest
 import yaml
 from helpers import write_scenario
 
+from gpu_preempt import run_cycle
 from gpu_preempt.models import SnapshotError, load_snapshot
-from gpu_preempt.solver import run_cycle
-from gpu_preempt.solver.planning.run import simulate
+from gpu_preempt.planning.run import simulate
 
 QUEUES = [
     {"name": "a", "deserved": {"gpu": 0, "cpu": "unlimited", "memory": "unlimited"}},

@@ -12,9 +12,9 @@ import yaml
 from helpers import contended_workload, write_scenario
 from typer.testing import CliRunner
 
-from gpu_preempt.solver.cli import app
-from gpu_preempt.solver.planning.run_sweep import sweep
-from gpu_preempt.solver.planning.table import parse_target
+from gpu_preempt.cli import app
+from gpu_preempt.planning.run_sweep import sweep
+from gpu_preempt.planning.table import parse_target
 
 RUN = CliRunner()
 

@@ -9,7 +9,7 @@ from helpers import CLUSTER10
 
 from gpu_preempt.models import SnapshotError
 from gpu_preempt.models.scenario import TraceSpec
-from gpu_preempt.solver.planning.trace import read_trace
+from gpu_preempt.planning.trace import read_trace
 
 
 def test_the_bundled_itp_sample_reads_whole():

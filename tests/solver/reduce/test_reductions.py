@@ -14,17 +14,17 @@ from typing import NamedTuple
 import pytest
 from conftest import generated_cases
 
+from gpu_preempt import cpsat
+from gpu_preempt.actions.job_solver import named_victims
+from gpu_preempt.actions.reduced_path import solve_reduced
 from gpu_preempt.models import Job, is_gpu_resource, parse_snapshot
-from gpu_preempt.solver import cpsat
-from gpu_preempt.solver.actions.job_solver import named_victims
-from gpu_preempt.solver.cpsat.reduced import solve_reduced
-from gpu_preempt.solver.problem.builder import plan
-from gpu_preempt.solver.problem.data import Problem, Solution, objective_values
-from gpu_preempt.solver.reduce.options import lower_bound, lower_bounds, unit_options
-from gpu_preempt.solver.reduce.select import level_bounds, spread_bounds
-from gpu_preempt.solver.reduce.units import CostModel, TooComplex, Unit, build_units, free_hosts, most_hosted
-from gpu_preempt.solver.rules.candidates import Candidate
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.problem.builder import plan
+from gpu_preempt.problem.data import Problem, Solution, objective_values
+from gpu_preempt.reduce.options import lower_bound, lower_bounds, unit_options
+from gpu_preempt.reduce.select import level_bounds, spread_bounds
+from gpu_preempt.reduce.units import CostModel, TooComplex, Unit, build_units, free_hosts, most_hosted
+from gpu_preempt.rules.candidates import Candidate
+from gpu_preempt.state.cluster import Cluster
 
 
 def hosts(problem: Problem, solution: Solution) -> dict[str, int]:

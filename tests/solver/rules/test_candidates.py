@@ -8,11 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpu_preempt.models import parse_time
-from gpu_preempt.solver.rules.candidates import Unprotected, preempt_candidates, reclaim_candidates
-from gpu_preempt.solver.rules.protection import protections
-from gpu_preempt.solver.rules.reclaim_gate import reclaim_gate
-from gpu_preempt.solver.rules.reclaim_line import reclaim_line
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.rules.candidates import Unprotected, preempt_candidates, reclaim_candidates
+from gpu_preempt.rules.protection import protections
+from gpu_preempt.rules.reclaim_gate import reclaim_gate
+from gpu_preempt.rules.reclaim_line import reclaim_line
+from gpu_preempt.state.cluster import Cluster
 
 GPU = 1000
 CLASSES = [

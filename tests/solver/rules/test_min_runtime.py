@@ -6,10 +6,10 @@ import pytest
 from conftest import build
 
 from gpu_preempt.models import parse_time
-from gpu_preempt.solver.rules.min_runtime import preempt_min_runtime, protected_until, reclaim_min_runtime
-from gpu_preempt.solver.rules.protection import protections
-from gpu_preempt.solver.state.cluster import Cluster
-from gpu_preempt.solver.state.queue_tree import QueueTree
+from gpu_preempt.rules.min_runtime import preempt_min_runtime, protected_until, reclaim_min_runtime
+from gpu_preempt.rules.protection import protections
+from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.queue_tree import QueueTree
 
 # Seed 000, reclaim tree: A > B (600s) > {C > {leaf1 (0s), leaf2 (180s)}, D (60s) > leaf3}
 RECLAIM_TREE = [

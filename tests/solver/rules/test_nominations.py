@@ -10,13 +10,13 @@ import pytest
 import yaml
 from conftest import FIXTURES
 
+from gpu_preempt.actions.cycle import CycleResult, run_cycle
+from gpu_preempt.actions.job_solver import attempt
+from gpu_preempt.actions.next_snapshot import next_snapshot
+from gpu_preempt.check.verifier import verify
 from gpu_preempt.models import read_document, snapshot_from_data
 from gpu_preempt.models.decision import Override
-from gpu_preempt.solver.actions.cycle import CycleResult, run_cycle
-from gpu_preempt.solver.actions.job_solver import attempt
-from gpu_preempt.solver.actions.next_snapshot import next_snapshot
-from gpu_preempt.solver.check.verifier import verify
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.state.cluster import Cluster
 
 RACE_2 = FIXTURES / "nomination-race-2-higher-priority-takes-the-place.yaml"
 RACE_3 = FIXTURES / "nomination-race-3-equal-priority-preemption-makes-room-for-both.yaml"

@@ -7,13 +7,13 @@ from typing import Any
 import pytest
 from conftest import NOW, base_document, build
 
+from gpu_preempt.actions.cycle import run_cycle
+from gpu_preempt.actions.job_solver import attempt
+from gpu_preempt.check.verifier import verify
 from gpu_preempt.models import RequeueConfig, RequeueState
-from gpu_preempt.solver.actions.cycle import run_cycle
-from gpu_preempt.solver.actions.job_solver import attempt
-from gpu_preempt.solver.check.verifier import verify
-from gpu_preempt.solver.rules.job_order import next_job
-from gpu_preempt.solver.rules.requeue import backoff_delay, backoff_reason, jitter_draw, next_state
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.rules.job_order import next_job
+from gpu_preempt.rules.requeue import backoff_delay, backoff_reason, jitter_draw, next_state
+from gpu_preempt.state.cluster import Cluster
 
 MINUTE = 60.0
 

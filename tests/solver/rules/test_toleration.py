@@ -8,9 +8,9 @@ import pytest
 from conftest import build
 
 from gpu_preempt.models import FOREVER, Toleration
-from gpu_preempt.solver.rules.protection import protections
-from gpu_preempt.solver.rules.toleration import tolerated_until
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.rules.protection import protections
+from gpu_preempt.rules.toleration import tolerated_until
+from gpu_preempt.state.cluster import Cluster
 
 ANNOTATION = "preemption-toleration.scheduling.x-k8s.io/"
 

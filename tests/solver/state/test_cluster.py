@@ -11,10 +11,10 @@ from conftest import FIXTURES, ROOT
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from gpu_preempt.actions.cycle import run_cycle
 from gpu_preempt.models import Resources, Snapshot, load_snapshot, snapshot_from_data
 from gpu_preempt.models.quantity import add
-from gpu_preempt.solver.actions.cycle import run_cycle
-from gpu_preempt.solver.state.cluster import Cluster
+from gpu_preempt.state.cluster import Cluster
 
 ALL = sorted(FIXTURES.glob("*.yaml"))
 

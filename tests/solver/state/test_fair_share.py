@@ -6,9 +6,9 @@ from conftest import build
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpu_preempt.solver.rules.reclaim_gate import reclaim_gate
-from gpu_preempt.solver.state.cluster import Cluster
-from gpu_preempt.solver.state.fair_share import Claim, divide
+from gpu_preempt.rules.reclaim_gate import reclaim_gate
+from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.fair_share import Claim, divide
 
 GPU = 1000  # one GPU in milli-units
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpu_preempt.solver.state.layered import Layered
+from gpu_preempt.state.layered import Layered
 
 KEYS = [f"k{i}" for i in range(12)]
 

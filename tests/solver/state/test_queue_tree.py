@@ -3,7 +3,7 @@
 import pytest
 from conftest import build
 
-from gpu_preempt.solver.state.queue_tree import ROOT, QueueTree
+from gpu_preempt.state.queue_tree import ROOT, QueueTree
 
 QUEUES = [
     {"name": "A"},

@@ -1,8 +1,10 @@
-"""Solve a decision through the exact reductions: the full model over the units that can matter.
+"""The reduced path of the job solver: the full model over the units that can matter.
 
-The reductions (:mod:`gpu_preempt.solver.reduce`) know nothing of the solver;
-this module solves the problem they restrict, without the rows that bind units
-together, and checks those rows on the answer (:mod:`gpu_preempt.solver.reduce.pipeline`).
+The reductions (:mod:`gpu_preempt.reduce`) know nothing of the solver, and the
+CP-SAT backend (:mod:`gpu_preempt.cpsat`) nothing of the reductions; the job
+solver chooses this path for reclaim and preempt. It solves the problem the
+reductions restrict, without the rows that bind units together, and checks those
+rows on the answer (:mod:`gpu_preempt.reduce.pipeline`).
 The same model and the same canonical tie-break as the full path decide, so both
 paths give the same answer.
 """
@@ -12,12 +14,11 @@ from __future__ import annotations
 import dataclasses
 import time
 
-from gpu_preempt.solver.problem.builder import Plan
-from gpu_preempt.solver.problem.data import Problem, Solution, broken_rows
-from gpu_preempt.solver.reduce.pipeline import Reduced, reduce_plan
-
-from .constraints import FAMILIES
-from .search import FOLD_VICTIMS, solve
+from gpu_preempt.cpsat.constraints import FAMILIES
+from gpu_preempt.cpsat.search import FOLD_VICTIMS, solve
+from gpu_preempt.problem.builder import Plan
+from gpu_preempt.problem.data import Problem, Solution, broken_rows
+from gpu_preempt.reduce.pipeline import Reduced, reduce_plan
 
 
 def solve_reduced(plan: Plan) -> tuple[Problem, Solution, Reduced] | None:

@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from .simulator import SimJob, Simulator
+from .progress import SimJob
+from .simulator import Simulator
 
 BOUND = 10.0
 """Seconds: the bound of the bounded slowdown."""
@@ -76,7 +77,7 @@ def summary(sim: Simulator) -> dict[str, Any]:
     evictions = sum(j.evictions for j in jobs)
     log = sim.log
     queues: dict[str, Any] = {}
-    for queue in sim._leaves():
+    for queue in sim.leaves():
         mine = [j for j in jobs if j.spec.queue == queue]
         queues[queue] = {
             **job_figures(mine),

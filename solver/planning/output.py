@@ -120,7 +120,7 @@ def plot_data(sim: Simulator) -> dict[str, Any]:
         "waits": [(j.first_start - j.spec.submit) / 3600 for j in traced if j.first_start is not None],
         "jcts": [(j.finish - j.spec.submit) / 3600 for j in traced if j.finish is not None],
         "samples": sim.samples,
-        "queues": sim._leaves(),
+        "queues": sim.leaves(),
         "gpus": sum(sim.capacity.values()),
     }
 

@@ -25,6 +25,7 @@ from gpu_preempt.rules.reclaim_gate import reclaim_gate
 from gpu_preempt.rules.reclaim_line import reclaim_line
 from gpu_preempt.rules.victim_order import greedy_key, keep_order, ranked
 from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.node_cache import NodeKey
 
 from .data import (
     Action,
@@ -45,6 +46,14 @@ MOVE_CANDIDATES = 64
 
 MOVE_PAIRS = 2000
 """... and at most this many possible moves (a running task and a node whose free room takes it)."""
+
+
+@dataclass(frozen=True)
+class NodeRooms(NodeKey):
+    """Per node, its :class:`NodeRoom` for a decision of ``priority`` asking for the resources ``asked``."""
+
+    priority: int
+    asked: frozenset[str]
 
 
 @dataclass
@@ -213,8 +222,7 @@ def _nodes(
     node_of = cluster.node_of
     hosting = {node_of[str(t.name)] for tasks in running for t in tasks}
     asked = frozenset(r for t, _ in chunk for r in job.requests(t))
-    key = ("node-rooms", job.resolved_priority, asked)
-    every = cluster.node_map(key)  # the same for every job of this priority asking for these resources
+    every = cluster.node_map(NodeRooms(job.resolved_priority, asked))  # the same for every such job
     rooms = []
     nodes = cluster.snapshot.nodes
     if only is not None:  # visit only those nodes and the hosting ones, in document order

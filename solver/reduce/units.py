@@ -275,7 +275,7 @@ def build_units(
     """
     snapshot = cluster.snapshot
     index = cluster.node_index()
-    mask = _schedulable(cluster)
+    mask = cluster.index.schedulable
     schedulable = mask.tolist()
     rooms = cluster.rooms(priority, resources)
 
@@ -442,21 +442,29 @@ def free_hosts(
     """Schedulable nodes (by index) with room for tasks of ``request`` now, as ``priority`` sees them, and how many
     each takes; kept while the state lasts. Counted on the matrix of rooms (:meth:`Cluster.room_matrix`), which a
     derived state updates where nodes changed."""
-    shape = tuple(sorted(request.items()))
-    key = ("free-hosts", priority, shape, resources)
-    found = cluster.scratch.get(key)
-    if isinstance(found, list):
+    kept = cluster.for_state(FreeHosts).hosts
+    key = (priority, tuple(sorted(request.items())), resources)
+    found = kept.get(key)
+    if found is not None:
         return found
     base, rooms = cluster.base_rooms(resources), cluster.rooms(priority, resources)
     counts = _every_fit(base, cluster.room_matrix(resources), request, resources)
     if rooms is not base:  # lower-priority promises on some nodes do not hold against this decision
         for n in map(cluster.node_index().__getitem__, cluster.promised_nodes()):
             counts[n] = fits(rooms[n], request, resources)
-    counts[~_schedulable(cluster)] = 0
+    counts[~cluster.index.schedulable] = 0
     at = np.flatnonzero(counts > 0)
-    hosts = list(zip(at.tolist(), counts[at].tolist(), strict=True))
-    cluster.scratch[key] = hosts
+    hosts = kept[key] = list(zip(at.tolist(), counts[at].tolist(), strict=True))
     return hosts
+
+
+@dataclass
+class FreeHosts:
+    """The hosts of :func:`free_hosts` of a state: (priority, request shape, resources) -> (node, how many)."""
+
+    hosts: dict[tuple[int, tuple[tuple[str, int], ...], tuple[str, ...]], list[tuple[int, int]]] = field(
+        default_factory=dict
+    )
 
 
 def _every_fit(
@@ -476,17 +484,6 @@ def _every_fit(
     if counts is None:
         return np.zeros(len(rooms), dtype=np.int64)
     found: np.ndarray = np.maximum(counts, 0)
-    return found
-
-
-def _schedulable(cluster: Cluster) -> np.ndarray:
-    """Which nodes are schedulable (document order), as a mask built once per snapshot."""
-    found = cluster.memo.get("schedulable mask")
-    if not isinstance(found, np.ndarray):
-        nodes = cluster.snapshot.nodes
-        found = cluster.memo["schedulable mask"] = np.fromiter(
-            (node.schedulable for node in nodes), dtype=bool, count=len(nodes)
-        )
     return found
 
 

@@ -181,11 +181,20 @@ def preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:
     """
     if cluster.running_count(preemptor):
         return _preempt_candidates(cluster, preemptor)
-    key = ("preempt-candidates", preemptor.queue, preemptor.resolved_priority)
-    found = cluster.scratch.get(key)
-    if not isinstance(found, CandidateSet):
-        found = cluster.scratch[key] = _preempt_candidates(cluster, preemptor)
+    kept = cluster.for_state(PreemptCandidates).sets
+    key = (preemptor.queue, preemptor.resolved_priority)
+    found = kept.get(key)
+    if found is None:
+        found = kept[key] = _preempt_candidates(cluster, preemptor)
     return replace(found, preemptor=preemptor.name)
+
+
+@dataclass
+class PreemptCandidates:
+    """The preempt candidates of a state for preemptors with no running task (:func:`preempt_candidates`)."""
+
+    sets: dict[tuple[str, int], CandidateSet] = field(default_factory=dict)
+    """(preemptor's queue, its priority) -> the candidates."""
 
 
 def _preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:

@@ -36,11 +36,13 @@ this cycle are releasing and not re-allocated within it anyway.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from gpu_preempt.models import Job, Node, Resources
 from gpu_preempt.models.quantity import add
 from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.node_cache import NodeKey
 from gpu_preempt.state.queue_tree import ROOT
 
 from .requeue import queue_order_time
@@ -105,6 +107,21 @@ def chunk_request(cluster: Cluster, job: Job) -> Resources:
     return total
 
 
+@dataclass
+class FitsSomeNode:
+    """Whether the tasks of a request shape each fit some schedulable node's allocatable (a snapshot's nodes)."""
+
+    shapes: dict[tuple[tuple[tuple[str, int], ...], ...], bool] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PromiseRooms(NodeKey):
+    """Every node's room with every promise holding, as a map (``None`` for an unschedulable node)."""
+
+
+PROMISE_ROOMS = PromiseRooms()
+
+
 class Placeable:
     """Whether a job can be placed by ``action`` (see the module docstring), remembered per job while the state
     ``cluster`` lasts."""
@@ -136,12 +153,12 @@ class Placeable:
             requests = [job.requests(t) for t in needed]
         shape = tuple(tuple(sorted(r.items())) for r in requests)
         if self.action != "allocate":  # static: node capacities only
-            key = ("fits-some-node", shape)
-            found = cluster.memo.get(key)
+            known = cluster.for_snapshot(FitsSomeNode).shapes
+            found = known.get(shape)
             if found is None:
                 nodes = [n for n in cluster.snapshot.nodes if n.schedulable]
-                found = cluster.memo[key] = all(any(_fits(r, n.resources) for n in nodes) for r in requests)
-            return bool(found)
+                found = known[shape] = all(any(_fits(r, n.resources) for n in nodes) for r in requests)
+            return found
         judged = self.shapes.get(shape)
         if judged is None:
             judged = self.shapes[shape] = self._first_fit(requests)
@@ -156,7 +173,7 @@ class Placeable:
             def room(_: int, node: Node) -> Resources | None:
                 return _room(node.resources, cluster.final_load(node.name)) if node.schedulable else None
 
-            rooms = self.rooms = [r for r in cluster.node_values("promise-rooms", room) if r is not None]
+            rooms = self.rooms = [r for r in cluster.node_values(PROMISE_ROOMS, room) if r is not None]
         spots: dict[int, Resources] = {}  # the rooms this judgement used, copied on first use
         for request in requests:
             index = next(

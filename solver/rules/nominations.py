@@ -29,7 +29,8 @@ from __future__ import annotations
 from gpu_preempt.models import Job, Resources
 from gpu_preempt.models.decision import Decision, Override
 from gpu_preempt.models.quantity import add
-from gpu_preempt.state.cluster import PROMISED, Cluster
+from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.node_loads import PROMISED
 
 
 def claim(cluster: Cluster, job: Job) -> Decision:

@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from gpu_preempt.models import Job, format_duration, format_time
@@ -98,13 +98,22 @@ def min_runtime(cluster: Cluster, victim: Job, preemptor: Job, action: Action) -
 
 def queue_min_runtime(cluster: Cluster, victim_queue: str, preemptor: Job, action: Action) -> float:
     """:func:`min_runtime` of a victim in leaf ``victim_queue``."""
+    known = cluster.for_snapshot(MinRuntimes).seconds
     key = (action, preemptor.queue if action == "reclaim" else "", victim_queue)
-    cached = cluster.memo.get(key)
+    cached = known.get(key)
     if cached is None:
         config = cluster.snapshot.config
         if action == "preempt":
             cached = preempt_min_runtime(cluster.tree, config, victim_queue)
         else:
             cached = reclaim_min_runtime(cluster.tree, config, preemptor.queue, victim_queue)
-        cluster.memo[key] = cached
-    return cached  # type: ignore[return-value]
+        known[key] = cached
+    return cached
+
+
+@dataclass
+class MinRuntimes:
+    """The resolved min-runtimes of a snapshot's queue tree and config (:func:`queue_min_runtime`)."""
+
+    seconds: dict[tuple[str, str, str], float] = field(default_factory=dict)
+    """(action, preemptor's queue for a reclaim, victim's leaf queue) -> seconds."""

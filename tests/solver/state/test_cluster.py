@@ -15,6 +15,7 @@ from gpu_preempt.actions.cycle import run_cycle
 from gpu_preempt.models import Resources, Snapshot, load_snapshot, snapshot_from_data
 from gpu_preempt.models.quantity import add
 from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.node_loads import Overlay
 
 ALL = sorted(FIXTURES.glob("*.yaml"))
 
@@ -62,7 +63,7 @@ def test_a_state_after_evictions_lists_running_jobs_by_queue_like_a_fresh_count(
     before = state.running_by_queue()
     victims = [j for jobs in before.values() for j in jobs][:3]
     after = state.with_changes((str(t.name), "pending", None) for j in victims for t in j.tasks)
-    assert "running by queue" in after.scratch  # passed on, filtered
+    assert after.running.by_queue is not None  # passed on, filtered
     fresh = Cluster(snapshot, after.tree, after.shares, dict(after.status), dict(after.node_of))
     assert after.running_by_queue() == fresh.running_by_queue()
     assert not any(j in jobs for j in victims for jobs in after.running_by_queue().values())
@@ -78,12 +79,12 @@ def _state(cluster: Cluster) -> dict[str, object]:
         "loads per node": _loads_per_node(cluster),  # first: before anything makes the maps of every node
         "status": list(cluster.status.items()),
         "node_of": list(cluster.node_of.items()),
-        "running": list(cluster._running.items()),
+        "running": list(cluster.running_counts().items()),
         "running_on": ordered(cluster.running_hosts()),
         "running nodes": cluster.running_nodes().tolist(),
-        "final": ordered(cluster._final),
-        "current": ordered(cluster._current),
-        "nominated": list(cluster._nominated.items()),
+        "final": ordered(cluster.loads.final),
+        "current": ordered(cluster.loads.current),
+        "nominated": list(cluster.promised.items()),
         "waiting": [job.name for job in cluster.waiting_jobs()],
         "usage": {q: (u.allocated, u.allocated_non_preemptible, u.requested) for q, u in cluster.usage.items()},
         "shares": cluster.shares,
@@ -126,7 +127,7 @@ def _assert_summed_at_once(from_columns: Cluster, task_by_task: Cluster) -> None
     order, and so are the others', summed one at a time after them."""
     names = [node.name for node in from_columns.snapshot.nodes]
     from_columns.load_nodes(names[::2])
-    assert from_columns._final_map is None or len(names) < 2  # summed per node, not every node's maps
+    assert not from_columns.loads.every_node_summed or len(names) < 2  # summed per node, not every node's maps
     assert _loads_per_node(from_columns) == _loads_per_node(task_by_task)
 
 
@@ -153,12 +154,12 @@ def test_a_large_state_sums_a_few_nodes_one_by_one_and_every_node_past_that() ->
     nodes are asked in."""
     snapshot, from_columns, task_by_task = _large_states(seed=3)
     names = [node.name for node in snapshot.nodes][::-1]
-    assert from_columns._final_map is None  # nothing summed yet
+    assert not from_columns.loads.every_node_summed  # nothing summed yet
     first = [(from_columns.final_load(n), from_columns.current_load(n)) for n in names[:20]]
     from_columns.load_nodes(names[10:40])
-    assert from_columns._final_map is None  # forty nodes: one by one, then thirty at once
+    assert not from_columns.loads.every_node_summed  # forty nodes: one by one, then thirty at once
     every = [(from_columns.final_load(n), from_columns.current_load(n)) for n in names]
-    assert from_columns._final_map is not None  # past the limit: every node's at once
+    assert from_columns.loads.every_node_summed  # past the limit: every node's at once
     expected = [(task_by_task.final_load(n), task_by_task.current_load(n)) for n in names]
     assert every == expected and first == expected[:20]
     assert any(final != current for final, current in expected)  # releasing or nominated tasks somewhere
@@ -177,12 +178,13 @@ def test_a_decision_applied_to_a_large_state_changes_the_loads_of_its_nodes_only
         from_columns, task_by_task = from_columns.with_changes(changes), task_by_task.with_changes(changes)
         touched = {from_columns.node_of[t] for t, _, _ in changes} | {n for _, _, n in changes if n}
         assert all(from_columns.final_load(n) == task_by_task.final_load(n) for n in touched if n)
-    assert from_columns._final_map is not None and from_columns._final_map.origin._final_map is None  # type: ignore[union-attr]
+    overlay = from_columns.loads.final  # read through the fresh state, which has not summed every node's
+    assert isinstance(overlay, Overlay) and not overlay.origin.every_node_summed
     from_columns.load_nodes(names[1:60:3])  # read through the derived state: summed in the fresh one
-    assert from_columns._final_map.origin._final_map is None  # type: ignore[union-attr]
+    assert not overlay.origin.every_node_summed
     loads = [(from_columns.final_load(n), from_columns.current_load(n)) for n in names]
     assert loads == [(task_by_task.final_load(n), task_by_task.current_load(n)) for n in names]
-    assert dict(from_columns._final) == dict(task_by_task._final)
+    assert dict(from_columns.loads.final) == dict(task_by_task.loads.final)
 
 
 REQUESTS = [{}, {"gpu": 1}, {"cpu": 2, "gpu": 1}, {"memory": "1Gi", "gpu": 0}, {"gpu": 2, "cpu": "500m"}]
@@ -226,14 +228,14 @@ def test_a_state_counted_from_columns_is_the_task_by_task_count_on_random_snapsh
     snapshot = snapshot_from_data(data)
     snapshot.task_columns()
     from_columns = Cluster.of(snapshot)
-    owners = from_columns._owners()  # through the columns (asked for before they are gone)
+    owners = from_columns.index.owners  # through the columns (asked for before they are gone)
     del snapshot.__dict__["_columns"]
     task_by_task = Cluster.of(snapshot)
     assert _state(from_columns) == _state(task_by_task)
     snapshot.task_columns()
     _assert_summed_at_once(Cluster.of(snapshot), task_by_task)
-    assert len(owners) == len(task_by_task._owners())
-    for name, (job, task) in task_by_task._owners().items():
+    assert len(owners) == len(task_by_task.index.owners)
+    for name, (job, task) in task_by_task.index.owners.items():
         assert owners[name][0] is job and owners[name][1] is task
 
 
@@ -284,6 +286,4 @@ def test_job_positions_are_found_by_scan_or_map_alike() -> None:
     state = Cluster.of(snapshot_from_data(data))
     names = [job["name"] for job in jobs]
     one_by_one = [state.job_positions([name])[0] for name in reversed(names)]  # scanned
-    assert "job positions" not in state.memo
     assert state.job_positions(reversed(names)) == one_by_one == list(reversed(range(12)))  # 12 > 8: the map
-    assert "job positions" in state.memo

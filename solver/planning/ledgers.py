@@ -1,0 +1,115 @@
+"""What a replay measures as it goes: figures integrated over simulated time (idle GPUs, time below deserved,
+deviation from fair share, Jain's index), the rows of the time series, and the GPUs each leaf queue holds and wants,
+kept as running totals; and the invariants checked after every cycle in checking mode."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpu_preempt.models import MILLI
+
+from .progress import SimJob
+from .replay_cluster import ReplayCluster
+
+
+@dataclass
+class Counters:
+    """Figures integrated over simulated time."""
+
+    idle: float = 0.0
+    capacity: float = 0.0
+    below_deserved: dict[str, float] = field(default_factory=dict)
+    deviation: float = 0.0
+    jain: float = 0.0
+    jain_time: float = 0.0
+
+
+class Ledgers:
+    """The counters, the time series, and GPUs per leaf queue: held by running tasks, and wanted (held, pending and
+    nominated). Only the jobs that arrived or changed since the last count are counted again."""
+
+    def __init__(self, leaves: list[str]) -> None:
+        self.counters = Counters()
+        self.samples: list[dict[str, Any]] = []
+        self.held: dict[str, int] = dict.fromkeys(leaves, 0)
+        self.wanted: dict[str, int] = dict(self.held)
+        self.counted: dict[str, tuple[int, int]] = {}
+        """GPUs each active job adds to ``held`` and ``wanted`` (running, waiting)."""
+        self.recount: set[str] = set()
+        """Jobs that arrived or changed since ``held`` and ``wanted`` were last brought up to date."""
+
+    def changed(self, name: str) -> None:
+        """The job ``name`` arrived, or its tasks changed."""
+        self.recount.add(name)
+
+    def queue_gpus(self, jobs: dict[str, SimJob]) -> tuple[dict[str, int], dict[str, int]]:
+        """GPUs per leaf queue, held and wanted, brought up to date (``jobs``: every job of the replay)."""
+        held, wanted = self.held, self.wanted
+        for name in self.recount:
+            job = jobs[name]
+            queue = job.spec.queue
+            running, waiting = self.counted.pop(name, (0, 0))
+            held[queue] -= running
+            wanted[queue] -= running + waiting
+            if not job.done:
+                running, _, waiting = job.counts()
+                held[queue] += running
+                wanted[queue] += running + waiting
+                self.counted[name] = (running, waiting)
+        self.recount.clear()
+        return held, wanted
+
+    def advance(self, dt: float, cluster: ReplayCluster, shares: dict[str, float], jobs: dict[str, SimJob]) -> None:
+        """Integrate the figures over ``dt`` seconds of the present state (``shares``: fair GPUs per leaf queue)."""
+        total = sum(cluster.capacity.values())
+        counters = self.counters
+        counters.capacity += total * dt
+        counters.idle += (total - sum(cluster.used.values())) * dt
+        held, wanted = self.queue_gpus(jobs)
+        deserved = {q.name: q.deserved.get("gpu", 0) // MILLI for q in cluster.queues}
+        below = counters.below_deserved
+        ratios = []
+        for queue in held:
+            if wanted[queue] > held[queue] and held[queue] < deserved.get(queue, 0):
+                below[queue] = below.get(queue, 0.0) + dt
+            fair = shares.get(queue)
+            if fair is not None:
+                counters.deviation += abs(held[queue] - fair) * dt
+                if fair > 0:
+                    ratios.append(held[queue] / fair)
+        if ratios and any(ratios):
+            counters.jain += sum(ratios) ** 2 / (len(ratios) * sum(r * r for r in ratios)) * dt
+            counters.jain_time += dt
+
+    def sample(self, now: float, cluster: ReplayCluster, shares: dict[str, float], jobs: dict[str, SimJob]) -> None:
+        """A row of the time series: free GPUs, and per leaf queue GPUs held, wanted and its fair share."""
+        held, wanted = self.queue_gpus(jobs)
+        row: dict[str, Any] = {"time": now, "free_gpus": sum(cluster.capacity.values()) - sum(cluster.used.values())}
+        for queue in held:
+            row[f"{queue}.allocated"] = held[queue]
+            row[f"{queue}.demanded"] = wanted[queue]
+            row[f"{queue}.fair_share"] = shares.get(queue, 0.0)
+        row["preemptions"] = sum(j.evictions for j in jobs.values())
+        self.samples.append(row)
+
+
+def invariants(cluster: ReplayCluster, active: dict[str, SimJob]) -> list[str]:
+    """Broken invariants of the simulated state (checking mode): node capacity, the GPU ledger, gang minimums."""
+    problems = []
+    for name, used in cluster.used.items():
+        if used > cluster.capacity[name]:
+            problems.append(f"node {name} holds {used} GPUs of {cluster.capacity[name]}")
+    recount: dict[str, int] = dict.fromkeys(cluster.used, 0)
+    for job in active.values():
+        for gpus, node, status in zip(job.spec.task_gpus, job.node, job.status, strict=True):
+            if status in ("running", "releasing"):
+                assert node is not None
+                recount[node] += gpus
+        running = job.status.count("running")
+        minimum = job.spec.min_available or job.spec.tasks
+        if 0 < running < minimum:
+            problems.append(f"job {job.spec.name} runs {running} tasks, below its gang minimum {minimum}")
+    if recount != cluster.used:
+        problems.append("node GPU ledger disagrees with the tasks on the nodes")
+    return problems

@@ -1,0 +1,146 @@
+"""The simulated cluster: its nodes and queues, the GPUs its tasks use per node, its scheduled changes, and the
+snapshot each cycle decides on.
+
+A cycle's snapshot is assembled from the active jobs' models (:func:`job_model`, rebuilt only for jobs whose tasks
+changed) with :meth:`~gpu_preempt.models.Snapshot.assemble`; :meth:`ReplayCluster.document` gives the same state as
+a snapshot document (``--dump-at``), which ``gpu-preempt cycle`` decides identically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from gpu_preempt.models import MILLI, Job, Node, Queue, Snapshot, format_quantity
+from gpu_preempt.models.config import Config
+from gpu_preempt.models.decision import requeue_dict
+from gpu_preempt.models.scenario import ScheduledChange
+
+from .progress import SimJob
+from .workload import EPOCH, Workload, node_documents
+
+
+class ReplayCluster:
+    """Nodes and queues (models, and the documents they are validated from), and GPUs used and held per node."""
+
+    def __init__(self, workload: Workload, config: Config) -> None:
+        base = workload.snapshot
+        self.config = config
+        self.base = workload.base
+        self.priority_classes = base.priority_classes
+        self.nodes: list[Node] = list(base.nodes)
+        self.queues: list[Queue] = list(base.queues)
+        self.node_docs: list[dict[str, Any]] = [dict(n) for n in workload.base["nodes"]]
+        self.queue_docs: list[dict[str, Any]] = [dict(q) for q in workload.base.get("queues", [])]
+        self.used: dict[str, int] = {n.name: 0 for n in self.nodes}
+        """Node -> GPUs its running and releasing tasks hold."""
+        self.capacity = {n.name: n.resources.get("gpu", 0) // MILLI for n in self.nodes}
+        """Node -> its GPUs."""
+
+    def leaves(self) -> list[str]:
+        """The leaf queues, in document order."""
+        return [q.name for q in self.queues if not any(c.parent == q.name for c in self.queues)]
+
+    def snapshot(self, now: float, jobs: Iterable[SimJob]) -> Snapshot:
+        """The simulated cluster at ``now`` with the active ``jobs``, as the engine sees it."""
+        return Snapshot.assemble(
+            now=EPOCH + now,
+            config=self.config,
+            nodes=self.nodes,
+            queues=self.queues,
+            priority_classes=self.priority_classes,
+            jobs=[job_model(job) for job in jobs],
+        )
+
+    def document(self, now: float, jobs: Iterable[SimJob]) -> dict[str, Any]:
+        """The simulated cluster at ``now``, as a snapshot document (what ``--dump-at`` writes)."""
+        out = {k: v for k, v in self.base.items() if k not in ("nodes", "queues")}
+        out["now"] = EPOCH + now
+        out["config"] = {**out.get("config", {}), "solver": self.config.solver.model_dump()}
+        out["nodes"] = [dict(e) for e in self.node_docs]
+        if self.queue_docs:
+            out["queues"] = [dict(q) for q in self.queue_docs]
+        out["jobs"] = [job_document(job) for job in jobs]
+        return out
+
+    def apply(self, change: ScheduledChange, now: float) -> list[float]:
+        """Apply a scheduled change at ``now``: queue fields set, nodes drained, nodes added (named apart from the
+        others). Returns the instants a queue's quota delay, restarted now, runs out."""
+        wakes = [at for path, value in change.set.items() if (at := self._set(path, value, now)) is not None]
+        drained = set(change.drain)
+        for entry in self.node_docs:
+            if entry["name"] in drained:
+                entry["schedulable"] = False
+        added = node_documents(change.add)
+        taken = {e["name"] for e in self.node_docs}
+        for entry in added:
+            while entry["name"] in taken:
+                entry["name"] += "x"
+            taken.add(entry["name"])
+        self.node_docs += added
+        self.nodes = [Node.model_validate(e) for e in self.node_docs]
+        for node in self.nodes:
+            self.used.setdefault(node.name, 0)
+            self.capacity[node.name] = node.resources.get("gpu", 0) // MILLI
+        return wakes
+
+    def _set(self, path: str, value: Any, now: float) -> float | None:
+        parts = path.split(".")
+        index = {q["name"]: q for q in self.queue_docs}
+        if parts[0] != "queues" or len(parts) < 3 or parts[1] not in index:
+            raise ValueError(f"{path}: expected queues.<name>.<field>[.<resource>] with a known queue")
+        entry = index[parts[1]]
+        if len(parts) == 3:
+            entry[parts[2]] = value
+        else:
+            entry[parts[2]] = {**entry.get(parts[2], {}), parts[3]: value}
+        self.queues = [Queue.model_validate(q) for q in self.queue_docs]
+        if parts[2] in ("limit", "quota_preemption_delay"):  # seed 002: the delay timer restarts now
+            entry["limit_changed_at"] = EPOCH + now
+            self.queues = [Queue.model_validate(q) for q in self.queue_docs]
+            delay = next(q for q in self.queues if q.name == parts[1]).quota_preemption_delay
+            if delay > 0:
+                return now + delay
+        return None
+
+
+def job_document(job: SimJob) -> dict[str, Any]:
+    """``job`` as a snapshot's job entry."""
+    spec = job.spec
+    entry: dict[str, Any] = {"name": spec.name, "queue": spec.queue, "created_at": EPOCH + spec.submit}
+    if spec.priority_class is not None:
+        entry["priority_class"] = spec.priority_class
+    if spec.preemptible is not None:
+        entry["preemptible"] = spec.preemptible
+    if spec.min_available is not None:
+        entry["min_available"] = spec.min_available
+    if spec.priority is not None:
+        entry["priority"] = spec.priority
+    if job.started_at is not None and "running" in job.status:
+        entry["started_at"] = EPOCH + job.started_at
+    requests = [spec.task_resources(i) for i in range(spec.tasks)]
+    uniform = all(r == requests[0] for r in requests)
+    entry["task_resources"] = _quantities(requests[0])
+    tasks = []
+    for i, (status, node) in enumerate(zip(job.status, job.node, strict=True)):
+        task: dict[str, Any] = {"name": f"{spec.name}-{i}", "status": status}
+        if node is not None:
+            task["node"] = node
+        if not uniform:
+            task["resources"] = _quantities(requests[i])
+        tasks.append(task)
+    entry["tasks"] = tasks
+    if job.requeue is not None:
+        entry["requeue"] = requeue_dict(job.requeue)
+    return entry
+
+
+def job_model(job: SimJob) -> Job:
+    """``job``'s snapshot model, kept until its tasks change (:meth:`.progress.SimJob.changed`)."""
+    if job.model is None:
+        job.model = Job.model_validate(job_document(job))
+    return job.model
+
+
+def _quantities(resources: dict[str, int]) -> dict[str, Any]:
+    return {r: a // MILLI if r == "gpu" else format_quantity(r, a) for r, a in resources.items()}

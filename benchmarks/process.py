@@ -17,7 +17,8 @@ in a fresh process and in this order, one after the other (never two at once):
   64-GPU gang, the costliest decision at 1,000 nodes;
 * an in-process probe that splits the same work into load (read and validate), decide (cluster state and the
   decision), and a further decision after a small change (the decision applied, then the next pending job); run
-  twice, with Python's cyclic garbage collector on (a library's default) and off (as the CLI runs).
+  twice: with Python's cyclic garbage collector on (a library's default; the loaded snapshot then frozen out of its
+  passes, as docs/performance.md advises a long-running program) and off (as the CLI runs).
 
 Wall times and peak RSS (``wait4``) are per process; ratios are taken within one run, since this machine is noisy.
 The package's modules are compiled first, as installing a wheel does: with ``PYTHONDONTWRITEBYTECODE`` set (this
@@ -52,6 +53,8 @@ from gpu_preempt.state.cluster import Cluster
 path, solver = sys.argv[1], sys.argv[2]
 started = time.perf_counter()
 snapshot = load_snapshot(path)
+if gc.isenabled():
+    gc.freeze()  # a long-running program's step after loading a large snapshot (docs/performance.md)
 loaded = time.perf_counter()
 cluster = Cluster.of(snapshot)
 first = attempt(cluster, snapshot.job("pending-0001"), "reclaim", solver=solver)

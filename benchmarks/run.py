@@ -17,6 +17,7 @@ are compared. Results print as Markdown tables; the README quotes them.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
@@ -210,6 +211,7 @@ def main() -> None:
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
+        gc.disable()  # a process of its own, as the command line runs (the library leaves the collector alone)
         kind, *numbers = args.child
         values = [int(x) for x in numbers]
         if kind == "size":

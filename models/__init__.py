@@ -19,10 +19,10 @@ from .errors import SnapshotError as SnapshotError
 from .job import Job as Job
 from .job import Task as Task
 from .job import TaskStatus as TaskStatus
-from .loader import load_snapshot as load_snapshot
-from .loader import parse_snapshot as parse_snapshot
-from .loader import read_document as read_document
-from .loader import snapshot_from_data as snapshot_from_data
+from .load.loader import load_snapshot as load_snapshot
+from .load.loader import parse_snapshot as parse_snapshot
+from .load.loader import read_document as read_document
+from .load.loader import snapshot_from_data as snapshot_from_data
 from .node import Node as Node
 from .priority_class import PreemptionToleration as PreemptionToleration
 from .priority_class import PriorityClass as PriorityClass

@@ -53,7 +53,7 @@ stays below this."""
 class Requests:
     """Distinct request maps, numbered in the order they are first seen.
 
-    A map seen before as the same object is found by identity first: the fast path gives every job of one shape
+    A map seen before as the same object is found by identity first: the struct path gives every job of one shape
     one map, so a large snapshot's jobs cost a lookup each. (The maps numbered are kept in :attr:`maps`, so an
     identity is never reused while this lives.)
     """
@@ -136,13 +136,13 @@ class TaskColumns:
         counts: list[int],
         own: list[tuple[int, dict[str, int]]],
     ) -> TaskColumns:
-        """Columns from lists read elsewhere (the fast path reads them while it builds the models): per job its
+        """Columns from lists read elsewhere (the struct path reads them while it builds the models): per job its
         name and queue; per task its name, node name and status; per job its ``task_resources`` and number of tasks;
         and the tasks that ask for requests of their own (task index, requests)."""
         index: dict[str | None, int] = {node.name: i for i, node in enumerate(nodes)}
         requests = Requests()
         job = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
-        # Jobs of one shape share one map (the fast path's maps are shared): numbered once per distinct map.
+        # Jobs of one shape share one map (the struct path's maps are shared): numbered once per distinct map.
         ids = np.fromiter(map(id, shared), dtype=np.int64, count=len(shared))
         _, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
         distinct = np.empty(len(first), dtype=np.int64)
@@ -235,7 +235,7 @@ class JobColumns:
 
     A 100,000-node snapshot has about 380,000 running jobs. A rule that asks each of them in Python whether it is
     preemptible, in which queue, protected until when, costs about a second per decision; asked of columns, a few
-    hundredths. Reading each value from the models costs about 0.05 s a column at that size, so the fast path
+    hundredths. Reading each value from the models costs about 0.05 s a column at that size, so the struct path
     gathers them while it builds the models, and validation adds the resolved priority and preemptibility.
 
     >>> from gpu_preempt.models import parse_snapshot
@@ -278,7 +278,7 @@ class JobColumns:
     uniform: np.ndarray
     """Per job, :attr:`Job.uniform` (bool)."""
     shapes: list[dict[str, int]]
-    """The distinct ``task_resources`` maps, told apart by identity (the fast path gives every job of one shape the
+    """The distinct ``task_resources`` maps, told apart by identity (the struct path gives every job of one shape the
     same map; equal maps that are not the same object get codes of their own)."""
     shape: np.ndarray
     """Per job, its ``task_resources``' position in :attr:`shapes` (int64)."""

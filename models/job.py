@@ -115,7 +115,7 @@ class MadeBeforeRead(SnapshotModel):
 class Job(MadeBeforeRead):
     """A gang of tasks in a leaf queue.
 
-    The fast path (:mod:`.fast_path`) may leave out the tasks of a job whose every task gives only its node, keeping
+    The struct path (:mod:`.load.build`) may leave out the tasks of a job whose every task gives only its node, keeping
     the nodes (``_task_nodes``): they are made (:func:`running_tasks`) when first read. Comparing, copying, pickling
     and serializing a job make them first, so no one can tell.
     """
@@ -156,7 +156,7 @@ class Job(MadeBeforeRead):
         return super().__getattr__(item)  # type: ignore[misc]
 
     def made_tasks(self) -> list[Task]:
-        """``tasks``, made now if the fast path left them out (in their place among the fields: dumps keep their
+        """``tasks``, made now if the struct path left them out (in their place among the fields: dumps keep their
         order)."""
         fields = self.__dict__
         nodes = fields.pop("_task_nodes", None)
@@ -203,7 +203,7 @@ class Job(MadeBeforeRead):
 
     @property
     def task_count(self) -> int:
-        """How many tasks the job has (without making the tasks the fast path left out)."""
+        """How many tasks the job has (without making the tasks the struct path left out)."""
         nodes = self.__dict__.get("_task_nodes")
         return len(self.tasks) if nodes is None else len(nodes)
 

@@ -17,7 +17,7 @@ from .config import Config
 from .duration import format_time
 from .fields import FreeMap, Time, raise_errors
 from .job import ON_NODE, Job, MadeBeforeRead, Task
-from .job_list import JobList
+from .load.job_list import JobList
 from .node import Node
 from .priority_class import PriorityClass, Toleration
 from .quantity import format_quantity
@@ -98,7 +98,7 @@ class Snapshot(MadeBeforeRead):
 
     def job_columns(self) -> JobColumns:
         """Every job as columns (queue, class, resolved priority and preemptibility, start, gang minimum), built once
-        (:class:`.columns.JobColumns`): from what the fast path gathered while it built a large snapshot, else from
+        (:class:`.columns.JobColumns`): from what the struct path gathered while it built a large snapshot, else from
         the models."""
         found: JobColumns | None = self.__dict__.get("_job_columns")
         if found is None:
@@ -113,7 +113,7 @@ class Snapshot(MadeBeforeRead):
         return found
 
     def made_tasks(self) -> None:
-        """Make every job the struct path left out (see :mod:`.job_list`), and every job's tasks the fast path left
+        """Make every job the struct path left out (see :mod:`.load.job_list`), and every job's tasks it left
         out (see :class:`.job.Job`): serializing reads them directly."""
         for job in self.jobs:  # iterating a JobList makes every job
             if "_task_nodes" in job.__dict__:
@@ -213,7 +213,7 @@ class Snapshot(MadeBeforeRead):
             known = used.issubset(nodes)
         gathered = self.__dict__.get("_job_lists") if columnar else None  # see job_columns
         if gathered is not None and len(gathered["priority"]) == len(self.jobs):
-            # The fast path resolved every job, with every queue a known leaf and every class known and agreeing.
+            # The struct path resolved every job, with every queue a known leaf and every class known and agreeing.
             if not known:
                 for i, job in enumerate(self.jobs):
                     _check_task_nodes(i, job, nodes, errors)

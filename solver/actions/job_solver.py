@@ -18,7 +18,6 @@ from gpu_preempt import cpsat
 from gpu_preempt.cpsat.search import ModelError, too_large
 from gpu_preempt.explain.reasons import protected_jobs, why_infeasible
 from gpu_preempt.models import Job, Resources
-from gpu_preempt.models.collector import paused_collection
 from gpu_preempt.models.decision import BelowLine, Decision, Move, Outcome, VictimTasks
 from gpu_preempt.models.quantity import add
 from gpu_preempt.problem.builder import plan
@@ -37,13 +36,12 @@ SolverName = Literal["cpsat", "greedy"]
 
 def attempt(cluster: Cluster, job: Job, action: Action, *, solver: SolverName = "cpsat") -> Decision:
     """Decide ``action`` for ``job`` in the state ``cluster``."""
-    with paused_collection():
-        if action == "allocate" and cluster.count(job, "nominated"):
-            return claim(cluster, job)  # seed 004: the nominated job lands where it was promised
-        decision = _attempt(cluster, job, action, solver)
-        decision.overrides = overrides(cluster, job, decision)
-        decision.requeue = evicted_states(cluster.snapshot, decision)
-        return decision
+    if action == "allocate" and cluster.count(job, "nominated"):
+        return claim(cluster, job)  # seed 004: the nominated job lands where it was promised
+    decision = _attempt(cluster, job, action, solver)
+    decision.overrides = overrides(cluster, job, decision)
+    decision.requeue = evicted_states(cluster.snapshot, decision)
+    return decision
 
 
 def _attempt(cluster: Cluster, job: Job, action: Action, solver: SolverName) -> Decision:

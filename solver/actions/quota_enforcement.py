@@ -66,7 +66,6 @@ from fractions import Fraction
 from gpu_preempt import cpsat
 from gpu_preempt.cpsat.search import ModelError, too_large
 from gpu_preempt.models import MILLI, Job, Resources, Task, format_quantity, format_resources, is_gpu_resource
-from gpu_preempt.models.collector import paused_collection
 from gpu_preempt.models.decision import Outcome, Protected
 from gpu_preempt.models.quota_decision import QuotaDecision, QuotaResource
 from gpu_preempt.problem.data import (
@@ -127,12 +126,11 @@ def enforcement_order(cluster: Cluster) -> list[str]:
 
 def enforce(cluster: Cluster, queue: str) -> QuotaDecision:
     """Decide ``enforce-quota`` for ``queue`` in the state ``cluster``."""
-    with paused_collection():
-        start = time.perf_counter()
-        decision = _enforce(cluster, queue)
-        decision.requeue = evicted_states(cluster.snapshot, decision)
-        decision.solve_ms = (time.perf_counter() - start) * 1000
-        return decision
+    start = time.perf_counter()
+    decision = _enforce(cluster, queue)
+    decision.requeue = evicted_states(cluster.snapshot, decision)
+    decision.solve_ms = (time.perf_counter() - start) * 1000
+    return decision
 
 
 def enforcement_problem(cluster: Cluster, queue: str) -> Problem:

@@ -14,7 +14,7 @@ import typer
 
 from gpu_preempt.models import read_document
 from gpu_preempt.models.decision import CYCLE_ACTIONS
-from gpu_preempt.models.loader import is_json
+from gpu_preempt.models.load.loader import is_json
 
 from .app import (
     FileArg,

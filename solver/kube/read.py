@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from gpu_preempt.models import SnapshotError
-from gpu_preempt.models.document import parse_document
 from gpu_preempt.models.errors import FieldError
+from gpu_preempt.models.load.document import parse_document
 
 from .shapes import wrong_types
 

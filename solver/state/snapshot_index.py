@@ -17,7 +17,7 @@ import numpy as np
 
 from gpu_preempt.models import Job, Snapshot, Task
 from gpu_preempt.models.columns import TaskColumns
-from gpu_preempt.models.job_list import JobIndex
+from gpu_preempt.models.load.job_list import JobIndex
 
 K = TypeVar("K")
 

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpu_preempt.models import SnapshotError
-from gpu_preempt.models.document import MAX_DEPTH, parse_document
+from gpu_preempt.models.load.document import MAX_DEPTH, parse_document
 
 BUNDLED = sorted([*ROOT.glob("fixtures/**/*.yaml"), *ROOT.glob("docs/**/*.yaml"), *ROOT.glob("benchmarks/**/*.yaml")])
 

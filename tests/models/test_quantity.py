@@ -119,45 +119,6 @@ def test_bad_times(text, message):
         parse_time(text)
 
 
-def test_paused_collection_restores_the_collector():
-    import gc
-
-    from gpu_preempt.models.collector import paused_collection
-
-    assert gc.isenabled()
-    with paused_collection():
-        assert not gc.isenabled()
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        with paused_collection():
-            pass
-        assert not gc.isenabled()  # it was off before: it stays off
-    finally:
-        gc.enable()
-
-
-def test_a_large_document_is_frozen_out_of_the_collectors_passes_once_loaded(monkeypatch):
-    import gc
-
-    from gpu_preempt.models import SnapshotError, collector, parse_snapshot
-
-    text = '{"now": 0, "nodes": [{"name": "n", "resources": {"gpu": 8}}], "queues": [{"name": "q"}]}'
-    before = gc.get_freeze_count()
-    try:
-        parse_snapshot(text, json_format=True)
-        assert gc.get_freeze_count() == before  # small: nothing frozen
-        monkeypatch.setattr(collector, "LARGE_DOCUMENT", len(text))
-        with pytest.raises(SnapshotError):
-            parse_snapshot(text.replace("8", "0.5"), json_format=True)
-        assert gc.get_freeze_count() == before  # refused: nothing frozen
-        snapshot = parse_snapshot(text, json_format=True)
-        assert gc.get_freeze_count() > before
-        assert gc.is_tracked(snapshot.nodes[0]) and gc.isenabled()
-    finally:
-        gc.unfreeze()
-
-
 # The cases of the Kubernetes client's parse_quantity (kubernetes-client/python, kubernetes/utils/quantity.py and
 # its tests): the same answers here, in milli-units; where it returns fractions finer than 1m, we refuse instead
 # (the snapshot keeps exact milli-units, never a rounded amount).

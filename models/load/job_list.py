@@ -2,7 +2,7 @@
 
 A decision at 100,000 nodes reads about one job model in six (the pending job, the victims considered, their
 explanations); the rest of the solver works on columns (:mod:`.columns`). :class:`JobList` is the ``jobs`` list of a
-snapshot read by the struct path (:mod:`.struct_path`): it holds what each job was decoded into until the job is read
+large snapshot read on the struct path (:mod:`.build`): it holds what each job was decoded into until the job is read
 by index, and makes every job before anything reads the list as a whole (iteration, comparison, search, copy,
 pickle). pydantic-core serializes and compares a list's items without asking the list, so the snapshot makes every
 job first there (:meth:`.snapshot.Snapshot.made_tasks`).

@@ -1,4 +1,5 @@
-"""The fast path builds exactly the snapshot pydantic validates and refuses what pydantic refuses (issue 14)."""
+"""The struct path builds exactly the snapshot pydantic validates, from parsed data and from JSON bytes alike, and
+leaves to pydantic what pydantic refuses; a large snapshot's jobs are made when read, and no one can tell."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import functools
 import json
 import pickle
 import re
+import sys
 from typing import Any
 
 import numpy as np
@@ -18,10 +20,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from gpu_preempt.models import Snapshot, SnapshotError, parse_snapshot, snapshot_from_data
+from gpu_preempt.models import Snapshot, SnapshotError, load_snapshot, parse_snapshot, snapshot_from_data
 from gpu_preempt.models.columns import JobColumns
-from gpu_preempt.models.document import parse_document
-from gpu_preempt.models.fast_path import fast_snapshot
+from gpu_preempt.models.load.build import from_data, from_json
+from gpu_preempt.models.load.document import parse_document
+from gpu_preempt.models.load.job_list import JobList
 
 FIXTURES = sorted(ROOT.glob("fixtures/*.yaml"))
 
@@ -141,9 +144,9 @@ def assert_same(fast: Snapshot, slow: Snapshot) -> None:
         for a, b in zip(mine.tasks, theirs.tasks, strict=True):
             assert a.model_fields_set == b.model_fields_set
     assert fast.job(fast.jobs[0].name) is fast.jobs[0] if fast.jobs else True
-    gathered, read = fast.job_columns(), JobColumns.of(slow.jobs)  # the fast path's lists, the models' values
+    gathered, read = fast.job_columns(), JobColumns.of(slow.jobs)  # the struct path's lists, the models' values
     for field in dataclasses.fields(JobColumns):
-        if field.name in ("shapes", "shape"):  # told apart by identity: the fast path shares maps, pydantic does not
+        if field.name in ("shapes", "shape"):  # told apart by identity: the struct path shares maps, pydantic does not
             continue
         mine, theirs = getattr(gathered, field.name), getattr(read, field.name)
         if isinstance(mine, np.ndarray):
@@ -168,8 +171,8 @@ def checks(request, monkeypatch):
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],  # the fixture is constant
 )
 @given(data=mutated(), parsed=st.booleans())
-def test_fast_path_accepts_and_refuses_what_pydantic_does(checks: str, data: dict[str, Any], parsed: bool):
-    """Against pydantic with the task-by-task checks of before issue 14: the fast path, with either kind of checks,
+def test_the_struct_path_accepts_and_refuses_what_pydantic_does(checks: str, data: dict[str, Any], parsed: bool):
+    """Against pydantic with the task-by-task checks: the struct path from parsed data, with either kind of checks,
     and with resource maps looked up by their encoding or by their entries and types (``parsed``: the documents
     are JSON), accepts the same documents, builds equal snapshots, and the loader refuses the others with the same
     words."""
@@ -179,7 +182,7 @@ def test_fast_path_accepts_and_refuses_what_pydantic_does(checks: str, data: dic
         slow = pydantic_result(data)
         with pytest.raises(ValidationError) if slow is None else contextlib.nullcontext() as refused:
             Snapshot.model_validate(data)
-    fast = fast_snapshot(data, parsed=parsed)
+    fast = from_data(data, parsed=parsed)
     assert data == before  # the document is not changed
     assert (fast is None) == (slow is None)
     if fast is not None and slow is not None:
@@ -200,14 +203,14 @@ def test_a_map_equal_to_one_parsed_before_but_of_other_types_is_judged_by_its_ow
             data = copy.deepcopy(BASE)
             data["nodes"][1]["resources"] = dict(resources)
             data["jobs"][0]["task_resources"] = dict(resources)
-            fast, slow = fast_snapshot(copy.deepcopy(data), parsed=parsed), pydantic_result(data)
+            fast, slow = from_data(copy.deepcopy(data), parsed=parsed), pydantic_result(data)
             assert (fast is None) == (slow is None) == any(amount is True for amount in resources.values())
             if fast is not None and slow is not None:
                 assert_same(fast, slow)
 
 
-def test_the_base_document_takes_the_fast_path():
-    fast = fast_snapshot(copy.deepcopy(BASE))
+def test_the_base_document_takes_the_struct_path():
+    fast = from_data(copy.deepcopy(BASE))
     assert fast is not None
     assert [t.status for t in fast.job("j2").tasks] == ["pending", "pending", "nominated"]
     assert [t.name for t in fast.job("j2").tasks] == ["j2-0", "j2-x", "j2-2"]
@@ -215,9 +218,10 @@ def test_the_base_document_takes_the_fast_path():
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
 def test_every_fixture_builds_the_same_snapshot_on_both_paths(path):
+    """From the YAML's data; JSON bytes are tested below."""
     data = parse_document(path.read_text(encoding="utf-8"), json_format=False, source=str(path))
     slow = pydantic_result(copy.deepcopy(data))
-    fast = fast_snapshot(data)
+    fast = from_data(data)
     assert slow is not None and fast is not None
     assert_same(fast, slow)
 
@@ -249,18 +253,18 @@ def test_every_fixture_builds_the_same_snapshot_on_both_paths(path):
     ],
 )
 def test_a_refused_document_gets_pydantics_messages(checks, change, message):
-    """Refused by the fast path (which then leaves it to pydantic) with either kind of whole-document checks, and
+    """Refused by the struct path (which then leaves it to pydantic) with either kind of whole-document checks, and
     the loader's message is pydantic's."""
     data = copy.deepcopy(BASE)
     change(data)
-    assert fast_snapshot(copy.deepcopy(data)) is None
+    assert from_data(copy.deepcopy(data)) is None
     with pytest.raises(SnapshotError) as caught:
         snapshot_from_data(data)
     assert message in str(caught.value)
 
 
 def test_priorities_resolve_alike_on_both_paths(checks):
-    """Priority, preemptibility and the right to evict, resolved by the fast path as the snapshot resolves them:
+    """Priority, preemptibility and the right to evict, resolved by the struct path as the snapshot resolves them:
     from a class (one that never preempts), from the job's own priority, from the default, and with
     ``preemptible`` given or left to the threshold."""
     data = copy.deepcopy(BASE)
@@ -274,7 +278,7 @@ def test_priorities_resolve_alike_on_both_paths(checks):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("gpu_preempt.models.snapshot.COLUMNS_FROM", 10**9)
         slow = pydantic_result(copy.deepcopy(data))
-    fast = fast_snapshot(data)
+    fast = from_data(data)
     assert slow is not None and fast is not None
     assert_same(fast, slow)
     resolved = [(j.resolved_priority, j.is_preemptible, j.may_evict) for j in fast.jobs]
@@ -289,25 +293,22 @@ def test_priorities_resolve_alike_on_both_paths(checks):
 
 
 def test_jobs_of_one_shape_share_one_request_map_and_equal_snapshots_do_not_depend_on_it():
-    """The fast path gives every job (and node) of one shape the same map object, which the reductions tell apart by
-    identity; pydantic's snapshot has a map per job and is equal."""
+    """The struct path gives every job (and node) of one shape the same map object, which the reductions tell apart
+    by identity; pydantic's snapshot has a map per job and is equal."""
     data = copy.deepcopy(BASE)
     data["jobs"].append({**copy.deepcopy(data["jobs"][0]), "name": "j3", "tasks": [{}]})
-    fast, slow = fast_snapshot(copy.deepcopy(data)), pydantic_result(copy.deepcopy(data))
+    fast, slow = from_data(copy.deepcopy(data)), pydantic_result(copy.deepcopy(data))
     assert fast is not None and slow is not None
     assert fast.job("j3").task_resources is fast.job(data["jobs"][0]["name"]).task_resources
     assert slow.job("j3").task_resources is not slow.job(data["jobs"][0]["name"]).task_resources
     assert_same(fast, slow)
 
 
-def test_a_consumed_document_gives_its_nodes_and_jobs_away_and_a_refused_one_is_parsed_again():
-    data = copy.deepcopy(BASE)
-    snapshot = fast_snapshot(data, consume=True)
-    assert snapshot is not None and snapshot == fast_snapshot(copy.deepcopy(BASE))
-    assert data["nodes"] == [None, None] and data["jobs"] == [None, None]
+def test_a_document_the_struct_path_refuses_gets_pydantics_message_from_json_too():
     broken = json.dumps({**BASE, "jobs": [{**BASE["jobs"][0], "min_available": 3}]})
+    assert from_json(broken.encode()) is None
     with pytest.raises(SnapshotError) as caught:
-        parse_snapshot(broken, json_format=True)  # the fast path gave the jobs away, pydantic reads a new parse
+        parse_snapshot(broken, json_format=True)
     assert "jobs[0].min_available: min_available 3 exceeds the 2 tasks" in str(caught.value)
 
 
@@ -319,13 +320,13 @@ def test_validating_parsed_data_leaves_it_as_it_was():
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
 def test_every_fixture_gets_the_same_decisions_from_both_paths(path):
-    """The fast path's snapshot, its state counted from task columns, and pydantic's, counted task by task (as before
-    issue 14), give the same cycle of decisions."""
+    """The struct path's snapshot, its state counted from task columns, and pydantic's, counted task by task, give
+    the same cycle of decisions."""
     from gpu_preempt.actions.cycle import run_cycle
 
     data = parse_document(path.read_text(encoding="utf-8"), json_format=False, source=str(path))
     slow = pydantic_result(copy.deepcopy(data))
-    fast = fast_snapshot(data)
+    fast = from_data(data)
     assert slow is not None and fast is not None
     fast.task_columns()  # a fixture is below COLUMNS_FROM: its columns are built on demand
     mine, theirs = run_cycle(fast), run_cycle(slow)  # the state counted from columns, and task by task
@@ -364,13 +365,13 @@ def test_labels_are_accepted_and_refused_as_pydantic_does_on_either_lookup(
     data = copy.deepcopy(BASE)
     data["nodes"][0]["labels"] = labels
     data["jobs"][0]["labels"] = copy.deepcopy(labels)
-    fast, slow = fast_snapshot(copy.deepcopy(data), parsed=parsed), pydantic_result(data)
+    fast, slow = from_data(copy.deepcopy(data), parsed=parsed), pydantic_result(data)
     assert (fast is not None) == (slow is not None) == accepted
     if fast is not None and slow is not None:
         assert_same(fast, slow)
 
 
-def test_tasks_left_out_by_the_fast_path_are_made_when_read_and_no_one_can_tell(monkeypatch):
+def test_tasks_left_out_by_the_struct_path_are_made_when_read_and_no_one_can_tell(monkeypatch):
     """A job whose every task gives only its node keeps the nodes, and its tasks are made when first read; equality,
     dumps (in the same key order), copies, pickles and reprs make them first, so the snapshot is the one pydantic
     validates in every way. (Checked on columns, as a large snapshot is: the task-by-task checks read every task.)"""
@@ -391,11 +392,214 @@ def test_tasks_left_out_by_the_fast_path_are_made_when_read_and_no_one_can_tell(
         lambda s: [(t.name, t.node, t.status, t.model_fields_set) for t in s.job("j3").tasks],
     ]
     for way in ways:
-        fast = fast_snapshot(copy.deepcopy(data))
+        fast = from_data(copy.deepcopy(data))
         assert fast is not None
         lazy = [job.name for job in fast.jobs if "_task_nodes" in job.__dict__]
         assert lazy == ["j3"]  # j1 has a releasing task, j2 pending ones: built at once
         assert way(fast) == way(slow)
         assert "_task_nodes" not in fast.job("j3").__dict__ and fast == slow
-    fast = fast_snapshot(copy.deepcopy(data))
+    fast = from_data(copy.deepcopy(data))
     assert fast is not None and fast.job("j3") == slow.job("j3") and slow.job("j3") == fast.job("j3")
+
+
+# -- from JSON bytes: raw resource maps, duplicate keys, jobs made when read ----------------------------------------
+
+PLAIN = {  # the common case: tasks that give only their node, no labels, annotations or requeue state
+    "name": "j3",
+    "queue": "a",
+    "priority_class": "train",
+    "task_resources": {"cpu": 1, "memory": "1Gi"},
+    "created_at": 1767268000,
+    "started_at": "2026-01-01T11:30:00Z",
+    "tasks": [{"node": "n1"}, {"node": "n1"}],
+}
+DOCUMENT = {
+    **BASE,
+    "priority_classes": [*BASE["priority_classes"], {"name": "urgent", "value": 50, "preemption_policy": "Never"}],
+    "jobs": [
+        *BASE["jobs"],
+        PLAIN,
+        {**PLAIN, "name": "j4", "min_available": 1, "priority": 50, "priority_class": "urgent"},
+    ],
+}
+
+
+@st.composite
+def plain_mutated(draw: st.DrawFn) -> dict[str, Any]:
+    """``DOCUMENT`` with one or two fields of its jobs of the common case (made when read) set to other values or
+    removed: the jobs whose every check the struct path makes on lists."""
+    data = copy.deepcopy(DOCUMENT)
+    for _ in range(draw(st.integers(1, 2))):
+        target = draw(st.sampled_from(data["jobs"][2:]))
+        key = draw(st.sampled_from(JOB_KEYS))
+        if draw(st.booleans()):
+            target.pop(key, None)
+        else:
+            target[key] = copy.deepcopy(draw(VALUES))
+    return data
+
+
+def from_bytes(data: Any) -> Snapshot | None:
+    return from_json(json.dumps(data).encode())
+
+
+@settings(
+    max_examples=400,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],  # the fixture is constant
+)
+@given(data=st.one_of(mutated(DOCUMENT), plain_mutated()))
+def test_json_bytes_build_what_pydantic_validates_and_leave_the_rest(checks: str, data: dict[str, Any]):
+    """What the struct path builds from JSON bytes, pydantic accepts, and the snapshots are equal in every way; what
+    pydantic refuses, the struct path leaves (``None``), and the loader says what pydantic says."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("gpu_preempt.models.snapshot.COLUMNS_FROM", 10**9)
+        slow = pydantic_result(data)
+        with pytest.raises(ValidationError) if slow is None else contextlib.nullcontext() as refused:
+            Snapshot.model_validate(data)
+    fast = from_bytes(data)
+    if fast is not None:
+        assert slow is not None
+        assert_same(fast, slow)
+    if slow is None:
+        assert fast is None and refused is not None
+        with pytest.raises(SnapshotError) as caught:
+            parse_snapshot(json.dumps(data), json_format=True)
+        assert str(caught.value) == str(SnapshotError.from_validation_error(refused.value))
+
+
+def test_a_large_document_makes_its_plain_jobs_when_read_and_a_small_one_at_once(monkeypatch):
+    small = from_bytes(DOCUMENT)
+    assert small is not None and type(small.jobs) is list
+    monkeypatch.setattr("gpu_preempt.models.snapshot.COLUMNS_FROM", 0)
+    fast, slow = from_bytes(DOCUMENT), pydantic_result(DOCUMENT)
+    assert fast is not None and slow is not None
+    assert isinstance(fast.jobs, JobList)
+    assert fast.jobs.left == 2  # j1 (a releasing task) and j2 (pending tasks, annotations) are built at once
+    assert fast.job("j4").min_available == 1 and fast.jobs.left == 1
+    assert_same(fast, slow)
+    assert fast.jobs.left == 0
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        (lambda text: text.replace('"cpu": 1, "memory"', '"cpu": 1, "cpu": 2, "memory"', 1), "a duplicate key"),
+        (lambda text: text.replace('"queue": "a"', '"queue": "a", "queue": "b"', 1), "a duplicate field"),
+        (lambda text: text.replace('"name": "j3"', '"name": "j3", "labels": null', 1), "a null spelt out"),
+        (
+            lambda text: text.replace('"task_resources": {"cpu": 1, "memory": "1Gi"}', '"task_resources": null', 1),
+            "a null map",
+        ),
+        (lambda text: text.replace('"created_at": 1767268000', '"created_at": true', 1), "a boolean instant"),
+        (lambda text: text.replace('{"node": "n1"}', '{"node": 2}', 1), "a number for a node"),
+        (lambda text: text.replace('"name": "j3"', '"name": "j3\\u003a"', 1), "an escaped colon"),
+    ],
+)
+def test_what_the_raw_structs_cannot_tell_is_decided_from_the_data(change, why):
+    """Documents whose bytes the structs cannot take: the loader decides as pydantic does (pydantic's snapshot or
+    pydantic's message; a duplicate key is refused by the JSON reader, naming the key and the place)."""
+    text = change(json.dumps(DOCUMENT))
+    assert text != json.dumps(DOCUMENT), why
+    assert from_json(text.encode()) is None
+    try:
+        expected: Snapshot | str = Snapshot.model_validate(json.loads(text))  # the last of duplicates, as json does
+    except ValidationError as err:
+        expected = str(SnapshotError.from_validation_error(err))
+    try:
+        got: Snapshot | str = parse_snapshot(text, json_format=True)
+    except SnapshotError as err:
+        got = str(err)
+    if why.startswith("a duplicate"):
+        assert isinstance(got, str) and "duplicate key" in got
+    else:
+        assert got == expected
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
+def test_every_fixture_as_json_builds_the_same_snapshot_and_decisions(path, monkeypatch):
+    from gpu_preempt.actions.cycle import run_cycle
+
+    monkeypatch.setattr("gpu_preempt.models.snapshot.COLUMNS_FROM", 0)
+    data = parse_document(path.read_text(encoding="utf-8"), json_format=False, source=str(path))
+    fast = from_bytes(json.loads(json.dumps(data, default=str)))  # YAML datetimes written as text
+    slow = pydantic_result(copy.deepcopy(data))
+    assert slow is not None and fast is not None
+    mine, theirs = run_cycle(fast), run_cycle(slow)
+    assert [d.to_dict(timing=False) for d in mine.decisions] == [d.to_dict(timing=False) for d in theirs.decisions]
+    assert fast.model_dump_json() == slow.model_dump_json()
+
+
+def test_a_large_json_file_is_loaded_with_jobs_made_when_read_and_decides_alike(tmp_path):
+    """A generated cluster with more than COLUMNS_FROM jobs, written as JSON: loaded with its jobs made when read,
+    and every pending job gets the decision it gets from pydantic's snapshot."""
+    from gpu_preempt.actions.job_solver import attempt
+    from gpu_preempt.state.cluster import Cluster
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from generate import generate
+
+    data = generate(300, seed=3, pending=3)
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    slow, fast = Snapshot.model_validate(data), load_snapshot(path)
+    cases = [(job, action) for job in slow.jobs if job.name.startswith("pending-") for action in ("reclaim", "preempt")]
+    assert isinstance(fast.jobs, JobList) and len(fast.jobs) >= 1000
+    before = fast.jobs.left
+    assert before > 0.9 * len(fast.jobs)
+    mine, theirs = Cluster.of(fast), Cluster.of(slow)
+    for job, action in cases:
+        a, b = attempt(mine, fast.job(job.name), action), attempt(theirs, job, action)
+        assert a.to_dict(timing=False) == b.to_dict(timing=False)
+        for solver in ("greedy", "cpsat"):  # in a state derived by applying the decision, as a simulator does
+            after = attempt(mine.with_changes(a.changes()), fast.job(job.name), action, solver=solver)
+            expected = attempt(theirs.with_changes(b.changes()), job, action, solver=solver)
+            assert after.to_dict(timing=False) == expected.to_dict(timing=False)
+    names = [job.name for job in slow.jobs][::-7]
+    assert mine.job_positions(names) == theirs.job_positions(names) == list(range(len(slow.jobs)))[::-7]
+    assert 0 < fast.jobs.left < before  # the decisions read some jobs, not all
+    assert fast == slow
+
+
+def test_jobs_made_when_read_cannot_be_told_apart(monkeypatch):
+    """Equality, dumps, copies, pickles, reprs and every way of reading the list give what pydantic's list gives."""
+    monkeypatch.setattr("gpu_preempt.models.snapshot.COLUMNS_FROM", 0)
+    slow = pydantic_result(DOCUMENT)
+    assert slow is not None
+    ways: list[Any] = [
+        lambda s: s.model_dump_json(),
+        lambda s: s.model_dump(),
+        lambda s: pickle.loads(pickle.dumps(s)).model_dump_json(),
+        lambda s: copy.deepcopy(s).model_dump_json(),
+        lambda s: copy.copy(s).model_dump_json(),
+        lambda s: s.model_copy(update={"now": 5}).model_dump_json(),
+        lambda s: repr(s.jobs),
+        lambda s: list(s.jobs),
+        lambda s: s.jobs[1:],
+        lambda s: s.jobs[-1],
+        lambda s: list(reversed(s.jobs)),
+        lambda s: s.jobs.index(slow.job("j4")),
+        lambda s: slow.job("j3") in s.jobs,
+        lambda s: s.jobs == slow.jobs,
+        lambda s: s.jobs + [],  # noqa: RUF005  # list.__add__ reads the items
+        lambda s: s.jobs.copy(),
+        lambda s: dict(s.jobs_by_name()),
+        lambda s: s.job("j4").model_dump_json(),
+        lambda s: [(t.name, t.node, t.status) for t in s.job("j3").tasks],
+        lambda s: s.jobs_by_name().get("nope"),
+    ]
+    for way in ways:
+        fast = from_bytes(DOCUMENT)
+        assert fast is not None and fast.jobs.left == 2
+        assert way(fast) == way(slow)
+
+
+def test_a_large_yaml_document_takes_the_struct_path_too(monkeypatch):
+    """Parsed data of any origin is converted into structs (``msgspec.convert``): a YAML document with timestamps
+    builds pydantic's snapshot, its plain jobs made when read."""
+    monkeypatch.setattr("gpu_preempt.models.snapshot.COLUMNS_FROM", 0)
+    text = (ROOT / "fixtures" / "example-cluster.yaml").read_text(encoding="utf-8")
+    data = parse_document(text, json_format=False, source="example")
+    fast, slow = from_data(data), pydantic_result(copy.deepcopy(data))
+    assert fast is not None and slow is not None and isinstance(fast.jobs, JobList)
+    assert_same(fast, slow)

@@ -37,7 +37,7 @@ from typing import Any, Final
 import msgspec
 import yaml
 
-from .errors import SnapshotError, shown
+from ..errors import SnapshotError, shown
 
 try:  # the C parser is many times faster on large documents
     from yaml import CSafeLoader as _YamlLoader

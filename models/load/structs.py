@@ -1,0 +1,124 @@
+"""A snapshot document as typed msgspec structs: decoded from JSON bytes, or converted from data already parsed.
+
+msgspec checks in C what the structs say: field names (an unknown one is refused), the types of names, priorities,
+flags, gang minimums and instants, and their bounds. What only a model can tell (quantities, instants in text,
+gang minimums against the number of tasks, priority classes, leaf queues) is left to :mod:`.build`.
+
+A field not given is :data:`~msgspec.UNSET`; ``None`` is a ``null`` the document spells out (pydantic counts it as
+given). Two families differ only in their resource maps: decoded from bytes, a map is kept as its raw JSON
+(:class:`msgspec.Raw`) and parsed once per distinct spelling; converted, it is the parsed value.
+
+>>> document = decode(b'{"now": 0, "nodes": [], "queues": [], "jobs": [{"name": "j", "queue": "q", "tasks": [{}]}]}')
+>>> document.jobs[0].priority is UNSET, document.jobs[0].tasks[0].node is UNSET
+(True, True)
+>>> convert({"now": 0, "nodes": [{"name": "n", "resources": {"gpu": 8}}]}).nodes[0].resources
+{'gpu': 8}
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+from msgspec import UNSET, Meta, Struct, UnsetType
+
+from ..duration import MAX_INSTANT, MIN_INSTANT
+
+__all__ = ["UNSET", "DataJob", "DataNode", "RawJob", "RawNode", "Task", "convert", "decode"]
+
+Name = Annotated[str, Meta(min_length=1)]
+Priority = Annotated[int, Meta(ge=-(2**31), le=2**31 - 1)]
+Minimum = Annotated[int, Meta(ge=1)]
+Instant = (
+    Annotated[int, Meta(ge=int(MIN_INSTANT), le=int(MAX_INSTANT))]
+    | Annotated[float, Meta(ge=MIN_INSTANT, le=MAX_INSTANT)]
+)
+"""Seconds since the epoch (kept as given: the models make them floats)."""
+
+
+class Task(Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    node: str | UnsetType | None = UNSET
+    name: Any = UNSET
+    status: Any = UNSET
+    resources: Any = UNSET
+
+
+class _Job(Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    name: Name
+    queue: Name
+    tasks: Annotated[list[Task], Meta(min_length=1)]
+    priority_class: str | UnsetType | None = UNSET
+    priority: Priority | UnsetType | None = UNSET
+    preemptible: bool | UnsetType | None = UNSET
+    min_available: Minimum | UnsetType | None = UNSET
+    created_at: Instant | str | UnsetType | None = UNSET
+    started_at: Instant | str | UnsetType | None = UNSET
+    labels: Any = UNSET
+    annotations: Any = UNSET
+    requeue: Any = UNSET
+
+
+class RawJob(_Job, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    task_resources: msgspec.Raw | UnsetType = UNSET  # parsed once per spelling
+
+
+class DataJob(_Job, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    task_resources: Any = UNSET
+    created_at: Any = UNSET  # YAML reads a timestamp as a datetime, which msgspec cannot tell from text in a union:
+    started_at: Any = UNSET  # checked by build.instant
+
+
+class _Node(Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    name: Name
+    gpu_model: str | UnsetType | None = UNSET
+    labels: Any = UNSET
+    annotations: Any = UNSET
+    schedulable: bool | UnsetType = UNSET
+
+
+class RawNode(_Node, forbid_unknown_fields=True, omit_defaults=True, gc=False, kw_only=True):
+    resources: msgspec.Raw
+
+
+class DataNode(_Node, forbid_unknown_fields=True, omit_defaults=True, gc=False, kw_only=True):
+    resources: Any
+
+
+class RawDocument(Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    nodes: list[RawNode]
+    jobs: list[RawJob] | UnsetType = UNSET
+    now: Any = UNSET
+    config: Any = UNSET
+    queues: Any = UNSET
+    priority_classes: Any = UNSET
+    description: Any = UNSET
+    expect: Any = UNSET
+
+
+class DataDocument(Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+    nodes: list[DataNode]
+    jobs: list[DataJob] | UnsetType = UNSET
+    now: Any = UNSET
+    config: Any = UNSET
+    queues: Any = UNSET
+    priority_classes: Any = UNSET
+    description: Any = UNSET
+    expect: Any = UNSET
+
+
+HEAD = ("now", "config", "queues", "priority_classes", "description", "expect")
+"""The document's small parts, validated by pydantic."""
+
+decode = msgspec.json.Decoder(RawDocument).decode
+"""JSON bytes -> :class:`RawDocument` (raises :class:`msgspec.MsgspecError` where the structs refuse)."""
+encode = msgspec.json.Encoder().encode
+
+
+def convert(data: Any) -> DataDocument:
+    """Parsed data -> :class:`DataDocument` (raises :class:`msgspec.MsgspecError` where the structs refuse)."""
+    return msgspec.convert(data, DataDocument, strict=True)
+
+
+def given(struct: Struct) -> tuple[str, ...]:
+    """The names of the fields ``struct`` was given (in field order)."""
+    return tuple(name for name in struct.__struct_fields__ if getattr(struct, name) is not UNSET)

@@ -1,4 +1,5 @@
-"""How many rounds cycles fed their own output need before they stop evicting (spec "Reclaim": no ping-pong).
+"""How many rounds cycles fed their own output need before they stop evicting (docs/snapshot-format.md, "Reclaim": no
+ping-pong).
 
 For generated clusters (benchmarks/generate.py), each reading of the reclaim line, and each way of going from
 one round to the next (tests/test_fixed_point.py: ``next``, ``gone``, ``restart``), the round from which nothing

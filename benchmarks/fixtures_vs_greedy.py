@@ -16,7 +16,7 @@ from pathlib import Path
 from gpu_preempt.actions.cycle import run_cycle
 from gpu_preempt.actions.job_solver import attempt
 from gpu_preempt.models import load_snapshot
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,7 +31,7 @@ def main() -> None:
         cases = [(s, d.job, d.action) for s, d in zip(result.states, result.decisions, strict=True)]
         expect = snapshot.expect or {}
         if expect.get("job") and expect.get("action", "auto") not in ("auto", "allocate"):
-            cases.append((Cluster.of(snapshot), expect["job"], expect["action"]))
+            cases.append((ClusterState.of(snapshot), expect["job"], expect["action"]))
         seen = set()
         for state, job, action in cases:
             fingerprint = (job, action, tuple(sorted(state.status.items())))

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gpu_preempt.models import Job
-    from gpu_preempt.state.cluster import Cluster
+    from gpu_preempt.state.cluster import ClusterState
 
 NOW = 1_767_268_800  # 2026-01-01T12:00:00Z
 GPUS = 8
@@ -162,14 +162,14 @@ def generate(nodes: int, *, seed: int = 0, pending: int = 1, fill: float = 1.0) 
     }
 
 
-def pending_decisions(nodes: int, seed: int) -> Iterator[tuple[Cluster, Job, str]]:
+def pending_decisions(nodes: int, seed: int) -> Iterator[tuple[ClusterState, Job, str]]:
     """Every pending job of a generated cluster with seven of them, for reclaim and for preempt, with the cluster's
     state: the decisions the comparisons run."""
     from gpu_preempt.models import snapshot_from_data
-    from gpu_preempt.state.cluster import Cluster
+    from gpu_preempt.state.cluster import ClusterState
 
     snapshot = snapshot_from_data(generate(nodes, seed=seed, pending=7))
-    cluster = Cluster.of(snapshot)
+    cluster = ClusterState.of(snapshot)
     for job in snapshot.jobs:
         if job.name.startswith("pending-"):
             for action in ("reclaim", "preempt"):

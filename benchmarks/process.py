@@ -12,9 +12,8 @@ in a fresh process and in this order, one after the other (never two at once):
 * ``python -c "import json; json.load(open(F))"``: the floor, reading the bytes;
 * ``gpu-preempt validate F``: load, validate, summarize (fair shares, protected jobs), print, exit;
 * ``gpu-preempt solve F --job pending-0001 --action reclaim`` (a 1-GPU job) with CP-SAT, then with ``--solver
-  greedy``: load, validate, decide, print, exit; the ratio to the floor is the figure of issue 14, the ratio to
-  ``validate`` its "solve within 1.5x validate" at 1,000 and 10,000 nodes; then the same for ``pending-0000``, the
-  64-GPU gang, the costliest decision at 1,000 nodes;
+  greedy``: load, validate, decide, print, exit; its ratios to the floor and to ``validate``; then the same for
+  ``pending-0000``, the 64-GPU gang, the costliest decision at 1,000 nodes;
 * an in-process probe that splits the same work into load (read and validate), decide (cluster state and the
   decision), and a further decision after a small change (the decision applied, then the next pending job); run
   twice: with Python's cyclic garbage collector on (a library's default; the loaded snapshot then frozen out of its
@@ -23,7 +22,7 @@ in a fresh process and in this order, one after the other (never two at once):
 Wall times and peak RSS (``wait4``) are per process; ratios are taken within one run, since this machine is noisy.
 The package's modules are compiled first, as installing a wheel does: with ``PYTHONDONTWRITEBYTECODE`` set (this
 sandbox sets it) a child would otherwise compile every module it imports from source, 0.1 s of each small run.
-Results print as a Markdown table; the README quotes it.
+Results print as a Markdown table; docs/performance.md quotes it.
 """
 
 from __future__ import annotations
@@ -49,14 +48,14 @@ if sys.argv[3] == "off":
     gc.disable()
 from gpu_preempt.models import load_snapshot
 from gpu_preempt.actions.job_solver import attempt
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 path, solver = sys.argv[1], sys.argv[2]
 started = time.perf_counter()
 snapshot = load_snapshot(path)
 if gc.isenabled():
     gc.freeze()  # a long-running program's step after loading a large snapshot (docs/performance.md)
 loaded = time.perf_counter()
-cluster = Cluster.of(snapshot)
+cluster = ClusterState.of(snapshot)
 first = attempt(cluster, snapshot.job("pending-0001"), "reclaim", solver=solver)
 decided = time.perf_counter()
 after = cluster.with_changes(first.changes())

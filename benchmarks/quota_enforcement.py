@@ -1,4 +1,5 @@
-"""Quota enforcement (seed 002) on generated clusters: how long one enforce-quota decision takes.
+"""Quota enforcement (docs/rules.md, "Quota enforcement") on generated clusters: how long one enforce-quota decision
+takes.
 
 Run on demand (never part of the test command):
 
@@ -8,7 +9,7 @@ Run on demand (never part of the test command):
 The generator (benchmarks/generate.py) builds the cluster; the benchmark then lowers two limits to 80% of what the
 queue holds (the leaf holding the most GPUs, and the last top-level queue) with the delay passed, and times one
 decision for each, re-checked by the verifier. The time limit is the generator's (30 s). Results print as a
-Markdown table; the README quotes them.
+Markdown table; docs/performance.md quotes them.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from generate import generate
 from gpu_preempt.actions.quota_enforcement import enforce
 from gpu_preempt.check.verifier import verify
 from gpu_preempt.models import MILLI, snapshot_from_data
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 
 def lowered(document: dict[str, Any], queue: str, limit: int) -> dict[str, Any]:
@@ -47,7 +48,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     document = generate(args.nodes, seed=args.seed, pending=10)
-    cluster = Cluster.of(snapshot_from_data(document))
+    cluster = ClusterState.of(snapshot_from_data(document))
     leaf = max(cluster.tree.leaves(), key=lambda q: cluster.usage[q].allocated.get("gpu", 0))
     top = [q.name for q in cluster.snapshot.queues if q.parent is None][-1]
     print("| nodes | queue | kind | GPUs held | new limit | candidates | outcome | optimal | victims | tasks | time |")
@@ -55,7 +56,7 @@ def main() -> None:
     for queue in (leaf, top):
         held = cluster.usage[queue].allocated.get("gpu", 0) // MILLI
         limit = held * 8 // 10
-        state = Cluster.of(snapshot_from_data(lowered(document, queue, limit)))
+        state = ClusterState.of(snapshot_from_data(lowered(document, queue, limit)))
         start = time.perf_counter()
         decision = enforce(state, queue)
         elapsed = time.perf_counter() - start

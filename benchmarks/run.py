@@ -11,7 +11,7 @@ decision per pending job of interest (a 64-GPU gang that must reclaim, a 1-GPU j
 job that preempts), split into cluster state, rules (chunk, candidates), reductions, and solving. "decide"
 includes building the cluster state. Up to 20,000 nodes, loading and deciding run seven times and the medians
 are reported (this machine is noisy). The greedy (KAI-like) baseline decides in the same state and the victims
-are compared. Results print as Markdown tables; the README quotes them.
+are compared. Results print as Markdown tables; docs/performance.md quotes them.
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ def measure(nodes: int, seed: int) -> dict[str, object]:
     from gpu_preempt.actions.job_solver import attempt
     from gpu_preempt.actions.reduced_path import solve_reduced
     from gpu_preempt.models import load_snapshot
-    from gpu_preempt.problem.builder import plan
-    from gpu_preempt.state.cluster import Cluster
+    from gpu_preempt.problem.builder import prepare
+    from gpu_preempt.state.cluster import ClusterState
 
     document = generate(nodes, seed=seed, pending=3)
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
@@ -71,16 +71,16 @@ def measure(nodes: int, seed: int) -> dict[str, object]:
     }
     for job_name, action, label in CASES:
         started = time.perf_counter()
-        cluster = Cluster.of(snapshot)
+        cluster = ClusterState.of(snapshot)
         state_s = time.perf_counter() - started
         started = time.perf_counter()
-        planned = plan(cluster, snapshot.job(job_name), action)  # type: ignore[arg-type]
+        prepared = prepare(cluster, snapshot.job(job_name), action)  # type: ignore[arg-type]
         rules_s = time.perf_counter() - started
-        reduced = solve_reduced(planned) if planned.skip is None else None
+        reduced = solve_reduced(prepared) if prepared.skip is None else None
         decides = []
         for _ in range(repeat):
             started = time.perf_counter()
-            fresh = Cluster.of(snapshot)
+            fresh = ClusterState.of(snapshot)
             decision = attempt(fresh, snapshot.job(job_name), action)  # type: ignore[arg-type]
             decides.append(time.perf_counter() - started)
         decide_s = statistics.median(decides)

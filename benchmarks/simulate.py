@@ -1,4 +1,5 @@
-"""The capacity-planning benchmark (spec simulate-v1, "Performance"): replays timed end to end, as a user runs them.
+"""The capacity-planning benchmark (docs/scenario-format.md, "Performance"): replays timed end to end, as a user runs
+them.
 
 Run on demand (never part of the test command):
 
@@ -10,7 +11,7 @@ Run on demand (never part of the test command):
 
 Every replay is the ``gpu-preempt`` command in a child process, so the wall time includes starting Python and
 writing every output and plot; the peak RSS is that child's (``wait4``). For a sweep it is the largest worker's.
-Results print as Markdown tables; the README quotes them.
+Results print as Markdown tables; docs/performance.md quotes them.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TRACES = ROOT.parent / "shared" / "traces" / "microsoft-itp-elasticflow"
 CLI = [str(Path(sys.executable).parent / "gpu-preempt")]
 NODES = {"01": 64, "02": 64, "03": 64, "04": 128, "05": 64, "06": 64, "07": 128, "08": 128, "09": 128, "10": 32}
-"""ElasticFlow's cluster sizes (8-GPU nodes), reference/planning.md."""
+"""ElasticFlow's cluster sizes (8-GPU nodes), docs/planning.md, "Traces"."""
 
 
 def timed(argv: list[str]) -> tuple[float, float, int]:

@@ -25,8 +25,8 @@ from generate import pending_decisions
 
 from gpu_preempt.cpsat import search
 from gpu_preempt.cpsat.constraints import FAMILIES
-from gpu_preempt.problem.builder import plan
-from gpu_preempt.reduce.pipeline import reduce_plan
+from gpu_preempt.problem.builder import prepare
+from gpu_preempt.reduce.pipeline import reduce_prepared
 
 SETTINGS = {
     "level 0": {"linearization_level": 0},
@@ -64,8 +64,8 @@ def main() -> None:
         for nodes in args.sizes:
             for seed in range(args.seeds):
                 for cluster, job, action in pending_decisions(nodes, seed):
-                    planned = plan(cluster, job, action)  # type: ignore[arg-type]
-                    reduction = None if planned.skip is not None else reduce_plan(planned)
+                    prepared = prepare(cluster, job, action)  # type: ignore[arg-type]
+                    reduction = None if prepared.skip is not None else reduce_prepared(prepared)
                     if reduction is None or not reduction.units:
                         continue
                     base = dataclasses.replace(reduction.problem(), workers=1)

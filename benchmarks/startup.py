@@ -6,9 +6,9 @@ Run on demand (never part of the test command):
     .venv/bin/python benchmarks/startup.py --runs 30
 
 Each command is the installed ``gpu-preempt`` in a child process, so the time includes starting Python; the first
-row, ``python -c pass``, is that floor. The goal (issue 13) is ``--help`` under 0.5 s: the engine and OR-Tools are
-loaded only by the commands that solve, and without pandas, which OR-Tools imports for helpers gpu-preempt never calls
-(``solver/cli/app.py: import_solver``). The README quotes the table.
+row, ``python -c pass``, is that floor. The engine and OR-Tools are loaded only by the commands that solve, and
+without pandas, which OR-Tools imports for helpers gpu-preempt never calls (``solver/cli/app.py:
+import_cpsat_without_pandas``). docs/performance.md quotes the table.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""The README's ``console`` examples, run for real: check that their output is what the commands print, or write it.
+"""The ``console`` examples of the README and of ``docs/*.md``, run for real: check that their output is what the
+commands print, or write it.
 
     python docs/readme_examples.py            # exit 1 and a diff if an example's output is out of date
-    python docs/readme_examples.py --write    # run every example and put its real output in README.md
+    python docs/readme_examples.py --write    # run every example and put its real output in its file
 
 A ``console`` block holds commands (``$ gpu-preempt ...``, ``#`` comments allowed) each followed by its output.
 The commands run from a scratch folder that sees the repository's ``fixtures/`` and ``docs/``, so files they
@@ -24,6 +25,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
+"""The files whose console examples are checked."""
 _BLOCK = re.compile(r"```console\n(.*?)```", re.DOTALL)
 _TIMES = re.compile(r"\d+(?:\.\d+)? ms\b")
 
@@ -82,21 +85,22 @@ def scratch() -> tempfile.TemporaryDirectory[str]:
 
 
 def check() -> list[str]:
-    """A diff for each example whose output differs from what the README shows."""
+    """A diff for each example whose output differs from what its page shows."""
     problems = []
     with scratch() as folder:
-        for block in examples(README.read_text(encoding="utf-8")):
-            for item in block:
-                printed = run(item.command, Path(folder))
-                if not matches(item.shown, printed):
-                    diff = difflib.unified_diff(item.shown, printed, "README.md", "printed", lineterm="")
-                    problems.append(f"$ {item.command}\n" + "\n".join(diff))
+        for page in PAGES:
+            name = str(page.relative_to(ROOT))
+            for block in examples(page.read_text(encoding="utf-8")):
+                for item in block:
+                    printed = run(item.command, Path(folder))
+                    if not matches(item.shown, printed):
+                        diff = difflib.unified_diff(item.shown, printed, name, "printed", lineterm="")
+                        problems.append(f"{name}: $ {item.command}\n" + "\n".join(diff))
     return problems
 
 
 def write() -> None:
-    """Put the real output of every example without ``...`` in the README."""
-    text = README.read_text(encoding="utf-8")
+    """Put the real output of every example without ``...`` in its page."""
     with scratch() as folder:
 
         def refresh(match: re.Match[str]) -> str:
@@ -106,8 +110,8 @@ def write() -> None:
                 lines += [f"$ {item.command}", *(item.shown if item.elided else printed)]
             return "```console\n" + "\n".join(lines) + "\n```"
 
-        text = _BLOCK.sub(refresh, text)
-    README.write_text(text, encoding="utf-8")
+        for page in PAGES:
+            page.write_text(_BLOCK.sub(refresh, page.read_text(encoding="utf-8")), encoding="utf-8")
 
 
 if __name__ == "__main__":
@@ -115,5 +119,5 @@ if __name__ == "__main__":
         write()
     else:
         found = check()
-        print("\n\n".join(found) if found else "every README example prints what it shows")
+        print("\n\n".join(found) if found else "every example prints what it shows")
         sys.exit(1 if found else 0)

@@ -2,10 +2,10 @@
 
 The capacity check of a snapshot and the state the solver starts from both sum
 the requests of every task per node and per queue. A 100,000-node snapshot has
-about half a million tasks; summed task by task in Python, each of those passes
-costs over a second. :class:`TaskColumns` holds, for every task in document
-order, its job, node, status and requests (an index into the distinct request
-maps), so that each sum is one ``np.add.at`` (issue 14).
+about half a million tasks, too many to sum task by task in Python at every
+decision. :class:`TaskColumns` holds, for every task in document order, its
+job, node, status and requests (an index into the distinct request maps), so
+that each sum is one ``np.add.at``.
 
 Sums are exact: amounts are integers (milli-units). Per-node sums in numpy are
 refused (``None``) when they might not fit 64 bits; sums returned as
@@ -233,9 +233,9 @@ H = TypeVar("H", bound=Hashable)
 class JobColumns:
     """Every job of a snapshot, in document order, as columns: what rules filter hundreds of thousands of jobs by.
 
-    A 100,000-node snapshot has about 380,000 running jobs. A rule that asks each of them in Python whether it is
-    preemptible, in which queue, protected until when, costs about a second per decision; asked of columns, a few
-    hundredths. Reading each value from the models costs about 0.05 s a column at that size, so the struct path
+    A 100,000-node snapshot has about 380,000 running jobs: a rule that asks each of them in Python whether it is
+    preemptible, in which queue, protected until when, would cost more than the rest of a decision; asked of
+    columns, it does not. Reading the values back from the models would cost about as much, so the struct path
     gathers them while it builds the models, and validation adds the resolved priority and preemptibility.
 
     >>> from gpu_preempt.models import parse_snapshot

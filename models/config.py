@@ -11,12 +11,13 @@ from .fields import MAX_WEIGHT, Duration, Int32, SnapshotModel
 from .requeue import RequeueConfig
 
 Criterion = Literal["priority", "jobs", "tasks", "lost_work"]
-"""A victim-choice criterion (spec "Rules", *Victim choice*)."""
+"""A victim-choice criterion (docs/snapshot-format.md, "Rules", *Victim choice*)."""
 
 DEFAULT_OBJECTIVE: tuple[Criterion, ...] = ("priority", "jobs", "tasks", "lost_work")
 
 ReclaimLine = Literal["last_chunk", "strict"]
-"""How far a reclaim may take a victim queue (spec "Rules", *Reclaim*): ``last_chunk`` (KAI) or ``strict``."""
+"""How far a reclaim may take a victim queue (docs/snapshot-format.md, "Rules", *Reclaim*): ``last_chunk`` (KAI) or
+``strict``."""
 
 
 def _quota_miss(value: Any) -> float | str:
@@ -95,7 +96,8 @@ class Config(SnapshotModel):
 
     @property
     def best_effort(self) -> bool:
-        """``quota_miss: best_effort``: a partial enforcement is always taken (seed 002, as YuniKorn does)."""
+        """``quota_miss: best_effort``: a partial enforcement is always taken (as YuniKorn does; docs/rules.md, "Quota
+        enforcement")."""
         return self.quota_miss == "best_effort"
 
     @property

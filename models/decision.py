@@ -38,7 +38,8 @@ class Protected(NamedTuple):
 
 @dataclass(frozen=True)
 class Override:
-    """A nomination (seed 004) that a decision of higher priority takes the place of: the task goes back to pending."""
+    """A nomination (docs/rules.md, "Nominations") that a decision of higher priority takes the place of: the task goes
+    back to pending."""
 
     job: str
     task: str
@@ -47,7 +48,8 @@ class Override:
 
 @dataclass(frozen=True)
 class Move:
-    """A victim task moved instead of evicted (spec "Moves"): its pod leaves ``source`` and is placed at once on free
+    """A victim task moved instead of evicted (docs/snapshot-format.md, "Moves"): its pod leaves ``source`` and is
+    placed at once on free
     room of ``node``, where it waits ``pipelined``. A move loses no job and does not count against any queue."""
 
     job: str
@@ -60,7 +62,8 @@ class Move:
 class BelowLine:
     """A victim queue the decision takes below its reclaim line in one resource, and the rule that allows it.
 
-    Amounts in milli-units. ``rule`` is ``last_chunk`` (spec "Reclaim": the queue was above its line in
+    Amounts in milli-units. ``rule`` is ``last_chunk`` (docs/snapshot-format.md, "Reclaim": the queue was above its
+    line in
     ``above`` before its last chunk was taken).
     """
 
@@ -102,13 +105,15 @@ class Decision:
     priority_levels: list[int] = field(default_factory=list)
     candidates: int = 0
     overrides: list[Override] = field(default_factory=list)
-    """Nominations of lower-priority jobs whose capacity this decision uses (seed 004)."""
+    """Nominations of lower-priority jobs whose capacity this decision uses (docs/rules.md, "Nominations")."""
     requeue: dict[str, RequeueState] = field(default_factory=dict)
-    """The next requeue state of each job evicted whole (seed 003; see :mod:`gpu_preempt.rules.requeue`)."""
+    """The next requeue state of each job evicted whole (docs/rules.md, "Requeue with backoff"; see
+    :mod:`gpu_preempt.rules.requeue`)."""
     moves: list[Move] = field(default_factory=list)
-    """Victim tasks moved to free room on another node instead of evicted (spec "Moves")."""
+    """Victim tasks moved to free room on another node instead of evicted (docs/snapshot-format.md, "Moves")."""
     below_line: list[BelowLine] = field(default_factory=list)
-    """Victim queues taken below their reclaim line, with the rule that allowed it (spec "Reclaim")."""
+    """Victim queues taken below their reclaim line, with the rule that allowed it (docs/snapshot-format.md,
+    "Reclaim")."""
 
     @property
     def placed(self) -> bool:

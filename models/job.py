@@ -24,7 +24,8 @@ from .quantity import Resources
 from .requeue import RequeueState
 
 TaskStatus = Literal["running", "pending", "releasing", "nominated"]
-"""Status of a task in a snapshot. ``nominated`` (seed 004): promised to its node by an earlier decision,
+"""Status of a task in a snapshot. ``nominated`` (docs/rules.md, "Nominations"): promised to its node by an earlier
+decision,
 waiting for the capacity that releasing tasks free."""
 
 ON_NODE: tuple[TaskStatus, ...] = ("running", "releasing")
@@ -78,7 +79,7 @@ def running_tasks(job: str, nodes: list[str]) -> list[Task]:
     return tasks
 
 
-class MadeBeforeRead(SnapshotModel):
+class LazyPartsModel(SnapshotModel):
     """A model that may hold jobs, or tasks, not made yet (see :class:`Job` and :mod:`.job_list`): dumps, pickles,
     comparisons, copies and reprs read the fields directly, so they make them first (:meth:`made_tasks`)."""
 
@@ -99,7 +100,7 @@ class MadeBeforeRead(SnapshotModel):
 
     def __eq__(self, other: object) -> bool:
         self.made_tasks()
-        if isinstance(other, MadeBeforeRead):
+        if isinstance(other, LazyPartsModel):
             other.made_tasks()
         return super().__eq__(other)
 
@@ -112,13 +113,12 @@ class MadeBeforeRead(SnapshotModel):
         return super().__repr_args__()
 
 
-class Job(MadeBeforeRead):
-    """A gang of tasks in a leaf queue.
+class Job(LazyPartsModel):
+    """A gang of tasks in a leaf queue."""
 
-    The struct path (:mod:`.load.build`) may leave out the tasks of a job whose every task gives only its node, keeping
-    the nodes (``_task_nodes``): they are made (:func:`running_tasks`) when first read. Comparing, copying, pickling
-    and serializing a job make them first, so no one can tell.
-    """
+    # The struct path (load/build.py) may leave out the tasks of a job whose every task gives only its node, keeping
+    # the nodes (``_task_nodes``): they are made (running_tasks) when first read. Comparing, copying, pickling and
+    # serializing a job make them first, so no one can tell.
 
     name: Name
     queue: Name

@@ -1,10 +1,10 @@
-"""Priority classes, with the preemption toleration of scheduler-plugins (seed 001).
+"""Priority classes, with the preemption toleration of scheduler-plugins (docs/rules.md, "Preemption toleration").
 
 The toleration may be written in the structured form::
 
     preemption_toleration: {minimum_preemptable_priority: 10000, toleration_seconds: 600}
 
-or as the annotations of the seed::
+or as the annotations of the design (docs/rules.md, "Preemption toleration")::
 
     annotations:
       preemption-toleration.scheduling.x-k8s.io/minimum-preemptable-priority: "10000"

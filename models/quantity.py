@@ -165,8 +165,3 @@ def add(a: Resources, b: Resources, times: int = 1) -> Resources:
     for name, amount in b.items():
         out[name] = out.get(name, 0) + times * amount
     return out
-
-
-def fits(request: Resources, available: Resources) -> bool:
-    """Whether ``request`` fits in ``available`` in every resource it names."""
-    return all(amount <= available.get(name, 0) for name, amount in request.items() if amount > 0)

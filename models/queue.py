@@ -60,7 +60,8 @@ class Queue(SnapshotModel):
         return self
 
     def weight_of(self, resource: str) -> float:
-        """The over-quota weight of ``resource`` (spec "Over-quota weight per resource"; default 1)."""
+        """The over-quota weight of ``resource`` (docs/snapshot-format.md, "Over-quota weight per resource"; default
+        1)."""
         weights = self.over_quota_weight
         return weights.get(resource, 1.0) if isinstance(weights, dict) else weights
 

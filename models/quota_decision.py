@@ -1,6 +1,6 @@
-"""A quota-enforcement decision: one queue brought back within its limit (seed 002).
+"""A quota-enforcement decision: one queue brought back within its limit (docs/rules.md, "Quota enforcement").
 
-It has the shape of a job's decision (spec "Commands and output"), extended
+It has the shape of a job's decision (docs/snapshot-format.md, "Commands and output"), extended
 minimally: ``job`` is null and ``queue`` names the queue; ``placements`` is
 empty; ``outcome`` is ``enforced`` (usage within the limit in every resource),
 ``partial`` (best effort: within ``limit * (1 + quota_miss)``), ``infeasible``

@@ -1,10 +1,11 @@
-"""Requeue with backoff after eviction (seed 003, Kueue KEP-1282): the ``config.requeue`` policy and a job's state.
+"""Requeue with backoff after eviction (docs/rules.md, "Requeue with backoff"; Kueue's ``requeuingStrategy``): the
+``config.requeue`` policy and a job's state.
 
 A job that a decision evicts is put back in its queue only after a backoff that
 doubles with each eviction: the n-th eviction waits
 ``min(backoff_base * 2^(n-1), backoff_max) * (1 + 0.0001 * U)`` with U in [0, 1).
 Once ``backoff_limit_count`` evictions have been requeued, the next one
-deactivates the job instead. Defaults are Kueue's (reference/kueue.md A.1).
+deactivates the job instead. Defaults are Kueue's (docs/rules.md, "Requeue with backoff").
 """
 
 from __future__ import annotations

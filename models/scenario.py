@@ -1,4 +1,4 @@
-"""Scenarios for capacity planning (spec simulate-v1): a cluster, a policy, a workload, and how to replay it.
+"""Scenarios for capacity planning (docs/scenario-format.md): a cluster, a policy, a workload, and how to replay it.
 
 A scenario is validated like a snapshot: unknown fields are errors, every error
 names its field path. Durations and quantities use the snapshot's notation.
@@ -209,7 +209,7 @@ class ScheduledChange(SnapshotModel):
 
 
 class Scenario(SnapshotModel):
-    """A capacity-planning scenario (spec simulate-v1)."""
+    """A capacity-planning scenario (docs/scenario-format.md)."""
 
     cluster: ClusterShape
     queues: list[Queue] = Field(default_factory=list, description="default: the snapshot's")

@@ -16,7 +16,7 @@ from pydantic import Field, PrivateAttr, model_validator
 from .config import Config
 from .duration import format_time
 from .fields import FreeMap, Time, raise_errors
-from .job import ON_NODE, Job, MadeBeforeRead, Task
+from .job import ON_NODE, Job, LazyPartsModel, Task
 from .load.job_list import JobList
 from .node import Node
 from .priority_class import PriorityClass, Toleration
@@ -35,7 +35,7 @@ ones task by task, which costs less than importing numpy (a command that only re
 faster)."""
 
 
-class Snapshot(MadeBeforeRead):
+class Snapshot(LazyPartsModel):
     """A cluster at one instant (spec: snapshot format v1)."""
 
     now: Time = Field(description="the instant the decision is made")
@@ -120,7 +120,8 @@ class Snapshot(MadeBeforeRead):
                 job.made_tasks()
 
     def toleration_of(self, job: Job) -> Toleration | None:
-        """The preemption toleration policy of ``job``'s priority class (seed 001), if any."""
+        """The preemption toleration policy of ``job``'s priority class (docs/rules.md, "Preemption toleration"), if
+        any."""
         return None if job.priority_class is None else self.priority_class(job.priority_class).toleration
 
     # -- whole-document checks ------------------------------------------------
@@ -190,7 +191,8 @@ class Snapshot(MadeBeforeRead):
                 parent = self._queues[parent].parent
 
     def _check_limit_clocks(self, errors: list[tuple[Loc, str]]) -> None:
-        """A limit cannot have changed after the snapshot's instant (seed 002's delay timer)."""
+        """A limit cannot have changed after the snapshot's instant (the delay timer of docs/rules.md, "Quota
+        enforcement")."""
         for i, queue in enumerate(self.queues):
             if queue.limit_changed_at is not None and queue.limit_changed_at > self.now:
                 errors.append(

@@ -1,4 +1,4 @@
-"""Sweeps (spec simulate-v1, ``sweep``): one base scenario replayed at every point of some axes.
+"""Sweeps (docs/scenario-format.md, ``sweep``): one base scenario replayed at every point of some axes.
 
 An axis is a dotted path into the scenario document (list items by index) and
 the values it takes: ``cluster.nodes.0.count: [16, 24, 32]``. ``grid`` axes are
@@ -36,7 +36,7 @@ RESERVED = ("simulation.seed", "simulation.solver")
 
 
 class Sweep(SnapshotModel):
-    """Runs of a base scenario over axes (spec simulate-v1, ``sweep``)."""
+    """Runs of a base scenario over axes (docs/scenario-format.md, ``sweep``)."""
 
     scenario: str = Field(description="the base scenario file, relative to the sweep file")
     grid: Annotated[dict[str, list[Any]], BeforeValidator(bounded_depth)] = Field(

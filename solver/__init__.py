@@ -61,10 +61,10 @@ if TYPE_CHECKING:
 
     from .actions.cycle import CycleResult, run_cycle
     from .api import decide, verify, verify_cycle
-    from .state.cluster import Cluster
+    from .state.cluster import ClusterState
 
 __all__ = [
-    "Cluster",
+    "ClusterState",
     "CycleResult",
     "Decision",
     "QuotaDecision",
@@ -80,7 +80,7 @@ __all__ = [
 ]
 
 _HOMES = {
-    "Cluster": "gpu_preempt.state.cluster",
+    "ClusterState": "gpu_preempt.state.cluster",
     "CycleResult": "gpu_preempt.actions.cycle",
     "Decision": "gpu_preempt.models.decision",
     "QuotaDecision": "gpu_preempt.models.quota_decision",

@@ -9,7 +9,7 @@ from .actions.cycle import CycleResult, final_decision, solve_one
 from .actions.job_solver import SolverName
 from .check.verifier import verify as _verify
 from .check.verifier import verify_decisions
-from .state.cluster import Cluster
+from .state.cluster import ClusterState
 
 
 def decide(snapshot: Snapshot, job: str, action: str = "auto", *, solver: SolverName = "cpsat") -> Decision:
@@ -20,16 +20,16 @@ def decide(snapshot: Snapshot, job: str, action: str = "auto", *, solver: Solver
     last attempt that was not skipped answers). ``solver`` is ``cpsat`` (exact)
     or ``greedy`` (the KAI-like baseline). Raises ``KeyError`` for an unknown job.
     """
-    return final_decision(solve_one(Cluster.of(snapshot), snapshot.job(job), action, solver=solver))
+    return final_decision(solve_one(ClusterState.of(snapshot), snapshot.job(job), action, solver=solver))
 
 
-def verify(state: Snapshot | Cluster, decision: Decision) -> list[str]:
+def verify(state: Snapshot | ClusterState, decision: Decision) -> list[str]:
     """Every rule ``decision`` breaks in ``state`` (the snapshot or cluster it was made in), in words; ``[]`` if sound.
 
     The verifier is independent of the solver: plain Python over the state and
     the rules' definitions (:mod:`gpu_preempt.check.verifier`).
     """
-    return _verify(state if isinstance(state, Cluster) else Cluster.of(state), decision)
+    return _verify(state if isinstance(state, ClusterState) else ClusterState.of(state), decision)
 
 
 def verify_cycle(result: CycleResult) -> list[str]:

@@ -12,7 +12,7 @@ from gpu_preempt.actions.job_solver import attempt
 from gpu_preempt.check.verifier import verify
 from gpu_preempt.models import Snapshot, load_snapshot
 from gpu_preempt.models.quota_decision import QuotaDecision
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 ALL = sorted(FIXTURES.glob("*.yaml"))
 
@@ -43,7 +43,7 @@ def test_cpsat_never_evicts_more_than_greedy(path: Path) -> None:
     ]
     expect = snapshot.expect or {}
     if expect.get("job") and expect.get("action", "auto") != "auto":
-        cases.append((Cluster.of(snapshot), expect["job"], expect["action"]))
+        cases.append((ClusterState.of(snapshot), expect["job"], expect["action"]))
     for state, job, action in cases:
         exact = attempt(state, snapshot.job(job), action)
         greedy = attempt(state, snapshot.job(job), action, solver="greedy")
@@ -64,7 +64,7 @@ def test_unknown_outcome_is_reported_as_such(monkeypatch):
     from gpu_preempt.problem.data import Solution
 
     monkeypatch.setattr(greedy_module, "solve", lambda problem: Solution("unknown"))
-    decision = attempt(Cluster.of(rushed), rushed.job("a"), "reclaim")
+    decision = attempt(ClusterState.of(rushed), rushed.job("a"), "reclaim")
     assert decision.outcome == "unknown"
     assert not decision.optimal
     assert "time limit" in (decision.reason or "")

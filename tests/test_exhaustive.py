@@ -1,7 +1,7 @@
 """CP-SAT against exhaustive search on small random clusters, with and without moves.
 
 Hypothesis draws small clusters (2-3 nodes, a few running jobs, sometimes a
-nomination of equal or higher priority (seed 004), one pending job), under
+nomination of equal or higher priority (docs/rules.md, "Nominations"), one pending job), under
 either reading of the reclaim line (``last_chunk`` or ``strict``), sometimes
 with CPU requests and CPU quotas that are absent (a line of 0), finite or
 unlimited. The
@@ -25,7 +25,7 @@ from gpu_preempt.actions.job_solver import attempt
 from gpu_preempt.check.verifier import verify
 from gpu_preempt.models import MILLI, Job, snapshot_from_data
 from gpu_preempt.models.decision import Decision, Move, VictimTasks
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 NOW = 1_767_268_800  # 2026-01-01T12:00:00Z
 
@@ -85,7 +85,7 @@ def clusters(draw: st.DrawFn, action: str, moves: bool = False) -> dict[str, Any
         jobs.append(job)
     open_nodes = [i for i in range(node_count) if free[i] >= 1]
     if open_nodes and draw(st.booleans()):
-        # seed 004: a nomination of equal or higher priority than `want` holds its room against it
+        # docs/rules.md, "Nominations": a nomination of equal or higher priority than `want` holds its room against it
         node = draw(st.sampled_from(open_nodes))
         jobs.append(
             {
@@ -110,7 +110,7 @@ def clusters(draw: st.DrawFn, action: str, moves: bool = False) -> dict[str, Any
     return {"now": NOW, "config": config, "nodes": nodes, "queues": queues, "jobs": jobs}
 
 
-def key(cluster: Cluster, victims: list[VictimTasks], levels: list[int], moves: int = 0) -> tuple[int, ...]:
+def key(cluster: ClusterState, victims: list[VictimTasks], levels: list[int], moves: int = 0) -> tuple[int, ...]:
     snapshot = cluster.snapshot
     priorities = [snapshot.job(v.job).resolved_priority for v in victims]
     lost = 0
@@ -120,7 +120,7 @@ def key(cluster: Cluster, victims: list[VictimTasks], levels: list[int], moves: 
     return (*[priorities.count(p) for p in levels], len(victims), sum(len(v.tasks) for v in victims), lost, moves)
 
 
-def fates(cluster: Cluster, job: Job, moves: bool) -> list[tuple[tuple[str, ...], tuple[Move, ...]]]:
+def fates(cluster: ClusterState, job: Job, moves: bool) -> list[tuple[tuple[str, ...], tuple[Move, ...]]]:
     """Every way ``job``'s running tasks can fare: each kept, evicted, or (with moves) moved to another node."""
     running = [t for t in job.tasks if cluster.status[str(t.name)] == "running"]
     nodes = [n.name for n in cluster.snapshot.nodes]
@@ -140,7 +140,7 @@ def fates(cluster: Cluster, job: Job, moves: bool) -> list[tuple[tuple[str, ...]
     return out
 
 
-def exhaustive(cluster: Cluster, action: str, moves: bool = False) -> tuple[int, ...] | None:
+def exhaustive(cluster: ClusterState, action: str, moves: bool = False) -> tuple[int, ...] | None:
     snapshot = cluster.snapshot
     want = snapshot.job("want")
     chunk = [str(t.name) for t in want.tasks][: want.gang_minimum]
@@ -170,7 +170,7 @@ def exhaustive(cluster: Cluster, action: str, moves: bool = False) -> tuple[int,
 
 def check(document: dict[str, Any], action: str) -> None:
     snapshot = snapshot_from_data(document)
-    cluster = Cluster.of(snapshot)
+    cluster = ClusterState.of(snapshot)
     decision = attempt(cluster, snapshot.job("want"), action)  # type: ignore[arg-type]
     best = exhaustive(cluster, action, snapshot.config.moves)
     event(f"{decision.outcome} with {len(decision.victims)} victim(s) and {len(decision.moves)} move(s)")

@@ -1,8 +1,10 @@
-"""No ping-pong (spec "Reclaim"): cycles fed their own next snapshot stop evicting within three rounds.
+"""No ping-pong (docs/snapshot-format.md, "Reclaim"): cycles fed their own next snapshot stop evicting within three
+rounds.
 
 Three ways to go from one round to the next, from the mildest:
 
-* ``next``: the cycle's ``--next-snapshot`` (seed 004): victims releasing, pipelined tasks nominated; the next
+* ``next``: the cycle's ``--next-snapshot`` (docs/rules.md, "Nominations"): victims releasing, pipelined tasks
+nominated; the next
   cycle claims the nominations;
 * ``gone``: the victims are gone: releasing tasks pending again, promises kept;
 * ``restart``: what a scheduler's next round sees when it keeps no promises: releasing and promised tasks pending

@@ -20,11 +20,12 @@ from gpu_preempt.check.verifier import verify
 from gpu_preempt.models import RequeueState, load_snapshot, parse_quantity
 from gpu_preempt.models.decision import Decision
 from gpu_preempt.models.quota_decision import QuotaDecision
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 
 class RequeueExpectation(BaseModel):
-    """A job's next requeue state (seed 003): ``delay`` is ``requeue_at - now`` before jitter, in seconds."""
+    """A job's next requeue state (docs/rules.md, "Requeue with backoff"): ``delay`` is ``requeue_at - now`` before
+    jitter, in seconds."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -59,13 +60,13 @@ class Expectation(BaseModel):
     after: dict[str, int | str] = {}
     queue_outcomes: dict[str, str] = {}
     requeue: dict[str, RequeueExpectation] = {}
-    """Exactly these jobs get these requeue states (seed 003)."""
+    """Exactly these jobs get these requeue states (docs/rules.md, "Requeue with backoff")."""
     skipped: dict[str, str] = {}
     """Every decision for the job is skipped, with these words in the reason."""
     overrides: list[str] | None = None
-    """Exactly the nominated tasks the decision overrides (seed 004)."""
+    """Exactly the nominated tasks the decision overrides (docs/rules.md, "Nominations")."""
     moves: dict[str, str] | None = None
-    """Exactly these tasks are moved, each to this node (spec "Moves")."""
+    """Exactly these tasks are moved, each to this node (docs/snapshot-format.md, "Moves")."""
     below_line: dict[str, list[str]] | None = None
     """Exactly these queues, in these resources, are taken below their reclaim line (``last_chunk``)."""
 
@@ -145,13 +146,13 @@ def test_fixture(path: Path) -> None:
     expect = Expectation.model_validate(snapshot.expect)
     if expect.run == "enforce-quota":
         assert expect.queue is not None, "an enforce-quota fixture names its queue"
-        cluster = Cluster.of(snapshot)
+        cluster = ClusterState.of(snapshot)
         decision = enforce(cluster, expect.queue)
         assert verify(cluster, decision) == [], decision.to_dict()
         check_decision(decision, expect)
     elif expect.run == "solve":
         assert expect.job is not None, "a solve fixture names its job"
-        cluster = Cluster.of(snapshot)
+        cluster = ClusterState.of(snapshot)
         tried = solve_one(cluster, snapshot.job(expect.job), expect.action)
         for decision in tried:
             assert verify(cluster, decision) == [], decision.to_dict()

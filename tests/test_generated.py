@@ -12,13 +12,13 @@ from conftest import generated_cases
 
 from gpu_preempt.actions.job_solver import attempt
 from gpu_preempt.check.verifier import verify
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 
 @pytest.mark.parametrize("seed", range(6))
 def test_never_worse_than_greedy_on_generated_clusters(seed):
     snapshot, cases = generated_cases(60 + 20 * seed, seed, pending=5)
-    cluster = Cluster.of(snapshot)
+    cluster = ClusterState.of(snapshot)
     order = snapshot.config.objective
     compared = 0
     for job, action in cases:

@@ -1,4 +1,4 @@
-"""Quota enforcement (seed 002): CP-SAT against exhaustive search on small random queue trees.
+"""Quota enforcement (docs/rules.md, "Quota enforcement"): CP-SAT against exhaustive search on small random queue trees.
 
 Hypothesis draws small trees (a leaf, or a parent with two children, some with
 guaranteed quotas), a few running jobs (GPU and CPU, elastic or not, some not
@@ -28,7 +28,7 @@ from gpu_preempt.check.verifier import verify
 from gpu_preempt.models import MILLI, snapshot_from_data
 from gpu_preempt.models.decision import VictimTasks
 from gpu_preempt.models.quota_decision import QuotaDecision
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 NOW = 1_767_268_800  # 2026-01-01T12:00:00Z
 
@@ -94,7 +94,7 @@ def trees(draw: st.DrawFn, best_effort: bool = False) -> dict[str, Any]:
     return {"now": NOW, "config": config, "nodes": nodes, "queues": queues, "jobs": jobs, "target": target}
 
 
-def key(cluster: Cluster, queue: str, victims: list[VictimTasks], levels: list[int]) -> tuple[int, ...]:
+def key(cluster: ClusterState, queue: str, victims: list[VictimTasks], levels: list[int]) -> tuple[int, ...]:
     """The objective, then what is freed of each over resource (GPUs first): the least beyond the excess wins."""
     snapshot = cluster.snapshot
     priorities = [snapshot.job(v.job).resolved_priority for v in victims]
@@ -108,7 +108,7 @@ def key(cluster: Cluster, queue: str, victims: list[VictimTasks], levels: list[i
     return (*[priorities.count(p) for p in levels], len(victims), sum(len(v.tasks) for v in victims), lost, *freed)
 
 
-def excess(cluster: Cluster, queue: str, victims: list[VictimTasks]) -> tuple[int, ...]:
+def excess(cluster: ClusterState, queue: str, victims: list[VictimTasks]) -> tuple[int, ...]:
     """How far above its limit the queue stays, per over resource (GPUs first, then by name)."""
     spec = cluster.snapshot.queue(queue)
     usage = cluster.usage[queue].allocated
@@ -120,7 +120,7 @@ def excess(cluster: Cluster, queue: str, victims: list[VictimTasks]) -> tuple[in
     return tuple(out)
 
 
-def exhaustive(cluster: Cluster, queue: str, outcome: str) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+def exhaustive(cluster: ClusterState, queue: str, outcome: str) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
     jobs = cluster.snapshot.jobs
     levels = sorted({j.resolved_priority for j in jobs}, reverse=True)
     choices = []
@@ -149,7 +149,7 @@ def exhaustive(cluster: Cluster, queue: str, outcome: str) -> tuple[tuple[int, .
 def check(document: dict[str, Any]) -> None:
     queue = document.pop("target")
     snapshot = snapshot_from_data(document)
-    cluster = Cluster.of(snapshot)
+    cluster = ClusterState.of(snapshot)
     decision = enforce(cluster, queue)
     event(f"{decision.outcome} with {len(decision.victims)} victim(s)")
     assert verify(cluster, decision) == [], decision.to_dict()

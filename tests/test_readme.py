@@ -1,4 +1,5 @@
-"""The README's Python examples run as written, and its console examples print what it shows."""
+"""The README's Python examples run as written, and the console examples of the README and docs/ print what they
+show."""
 
 from __future__ import annotations
 
@@ -32,11 +33,12 @@ def _readme_examples():
     return readme_examples
 
 
-def test_every_readme_console_example_prints_what_the_readme_shows() -> None:
-    """The outputs in the README come from real runs (``python docs/readme_examples.py --write``)."""
+def test_every_console_example_prints_what_its_page_shows() -> None:
+    """The outputs in the README and in docs/ come from real runs (``python docs/readme_examples.py --write``)."""
     examples = _readme_examples()
     blocks = examples.examples((ROOT / "README.md").read_text(encoding="utf-8"))
     assert sum(len(block) for block in blocks) >= 6
+    assert any(examples.examples(page.read_text(encoding="utf-8")) for page in examples.PAGES[1:])
     assert examples.check() == []
 
 

@@ -1,17 +1,17 @@
 """Actions and the scheduling cycle: enforce-quota, then allocate, reclaim, preempt, each over every pending job.
 
-``enforce-quota`` (seed 002, :mod:`gpu_preempt.actions.quota_enforcement`) runs first, over
+``enforce-quota`` (docs/rules.md, "Quota enforcement", :mod:`gpu_preempt.actions.quota_enforcement`) runs first, over
 every queue above its limit, deepest first; by default only when
 ``config.quota_preemption_enabled`` is true. Its victims become ``releasing``
 before any job is placed.
 
-As in KAI (reference/kai.md §1): the actions run in order; within an action the
+As in KAI (docs/rules.md, "The cycle and the job order"): the actions run in order; within an action the
 pending jobs are taken one at a time, neediest first, each attempted once; each
 decision is applied to the session before the next one is made (victims become
 ``releasing``, placed tasks ``allocated`` or ``pipelined``), so two decisions
 never promise the same capacity.
 
-Order of pending jobs (spec "Commands and output"): KAI's job order
+Order of pending jobs (docs/snapshot-format.md, "Commands and output"): KAI's job order
 (:mod:`gpu_preempt.rules.job_order`): at every level of the queue tree,
 the queue judged best by its best placeable pending job (starved queues first,
 then the lowest share with the job added), then within the leaf priority and
@@ -25,7 +25,7 @@ two equal).
 
 Only tasks that were running when the cycle started can be victims: work placed
 by this cycle is not evicted by the same cycle. Pipelined tasks are promises
-(seed 004, :mod:`gpu_preempt.rules.nominations`): a later decision of higher priority may
+(docs/rules.md, "Nominations", :mod:`gpu_preempt.rules.nominations`): a later decision of higher priority may
 take their place, which sends them back to pending; a job nominated by an
 earlier cycle claims its nodes in ``allocate``.
 """
@@ -41,7 +41,7 @@ from gpu_preempt.models.decision import CYCLE_ACTIONS, Decision, requeue_dict
 from gpu_preempt.problem.data import Action
 from gpu_preempt.rules.job_order import Placeable, WaitingOrder
 from gpu_preempt.rules.requeue import queue_order_time
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 from .job_solver import SolverName, attempt
 from .quota_enforcement import QUOTA_ACTION, enforce, enforcement_order
@@ -58,10 +58,10 @@ def default_actions(snapshot: Snapshot) -> tuple[str, ...]:
 class CycleResult:
     """The decisions of one cycle and the state they leave."""
 
-    start: Cluster
-    end: Cluster
+    start: ClusterState
+    end: ClusterState
     decisions: list[Decision] = field(default_factory=list)
-    states: list[Cluster] = field(default_factory=list)
+    states: list[ClusterState] = field(default_factory=list)
     """The state each decision was made in (for verification)."""
 
     def to_dict(self, *, timing: bool = True) -> dict[str, Any]:
@@ -76,12 +76,13 @@ class CycleResult:
     def _task_entry(self, task: str) -> dict[str, Any]:
         """A task's status and node; a pipelined task (or one still nominated) also names its nominated node."""
         status, node = self.end.status[task], self.end.node_of[task]
-        if status in ("pipelined", "nominated"):  # seed 004: promised to ``node`` while victims release
+        # docs/rules.md, "Nominations": promised to ``node`` while victims release
+        if status in ("pipelined", "nominated"):
             return {"status": "pipelined", "node": node, "nominated_node": node}
         return {"status": status, "node": node}
 
     def requeue(self) -> dict[str, RequeueState]:
-        """The new requeue state of every job this cycle evicted (seed 003)."""
+        """The new requeue state of every job this cycle evicted (docs/rules.md, "Requeue with backoff")."""
         return {name: state for d in self.decisions for name, state in d.requeue.items()}
 
 
@@ -91,14 +92,14 @@ def run_cycle(
     *,
     solver: SolverName = "cpsat",
     reuse: bool = True,
-    previous: Cluster | None = None,
+    previous: ClusterState | None = None,
 ) -> CycleResult:
     """One scheduling cycle over every pending job (``actions`` default: :func:`default_actions`).
 
     ``previous``, a state of an earlier snapshot of the same nodes (a replay passes its last cycle's end), only
-    saves work: per-node results of nodes it left unchanged are kept (:meth:`Cluster.of`).
+    saves work: per-node results of nodes it left unchanged are kept (:meth:`ClusterState.of`).
     """
-    cluster = Cluster.of(snapshot, previous)
+    cluster = ClusterState.of(snapshot, previous)
     result = CycleResult(cluster, cluster)
     pending = cluster.waiting_jobs()
     for action in default_actions(snapshot) if actions is None else actions:
@@ -113,7 +114,8 @@ def run_cycle(
         attempted: set[str] = set()
         order: WaitingOrder | None = None  # the waiting jobs in order, while the state lasts
         failed: dict[Hashable, Decision] = {}  # what jobs alike got in this state
-        wanted = ("pending", "nominated") if action == "allocate" else ("pending",)  # seed 004: claims
+        # docs/rules.md, "Nominations": claims
+        wanted = ("pending", "nominated") if action == "allocate" else ("pending",)
         while True:
             if order is None:
                 waiting = [j for j in pending if j.name not in attempted and cluster.count(j, *wanted)]
@@ -139,7 +141,7 @@ def run_cycle(
     return result
 
 
-def solve_one(cluster: Cluster, job: Job, action: Action | str, *, solver: SolverName = "cpsat") -> list[Decision]:
+def solve_one(cluster: ClusterState, job: Job, action: Action | str, *, solver: SolverName = "cpsat") -> list[Decision]:
     """Decisions for one job: one action, or ``auto`` = allocate, then reclaim, then preempt until one places it."""
     if action != "auto":
         return [attempt(cluster, job, action, solver=solver)]  # type: ignore[arg-type]
@@ -160,7 +162,7 @@ def final_decision(tried: list[Decision]) -> Decision:
     return decision
 
 
-def _likeness(cluster: Cluster, job: Job) -> Hashable | None:
+def _likeness(cluster: ClusterState, job: Job) -> Hashable | None:
     """What an attempt reads of a job whose tasks are all pending (``None`` for any other job)."""
     if any(t.status != "pending" for t in job.tasks):
         return None

@@ -1,6 +1,6 @@
 """The greedy baseline: victims taken the way KAI takes them, until the job fits.
 
-reference/kai.md §2.3-2.4: the victim queue is popped in order
+docs/rules.md, "The greedy baseline": the victim queue is popped in order
 (``problem.greedy_order``: queues over their share first, lowest job priority,
 elastic surplus first, newest first); each pop takes one surplus task of an
 elastic job, or a whole job; victims accumulate (never removed) until a
@@ -21,7 +21,7 @@ from operator import attrgetter
 import numpy as np
 
 from gpu_preempt.models.columns import grouped
-from gpu_preempt.problem.builder import Plan
+from gpu_preempt.problem.builder import Prepared
 from gpu_preempt.problem.data import Problem, Solution, broken_rows
 from gpu_preempt.reduce.units import free_hosts
 from gpu_preempt.rules.victim_order import greedy_key
@@ -29,11 +29,11 @@ from gpu_preempt.rules.victim_order import greedy_key
 _JOB, _SURPLUS = attrgetter("job"), attrgetter("surplus")
 
 FIRST_PREFIX = 64
-"""How many victims :func:`solve_plan` builds first (then four times as many, and so on)."""
+"""How many victims :func:`solve_prepared` builds first (then four times as many, and so on)."""
 
 
-def solve_plan(plan: Plan) -> tuple[Problem, Solution]:
-    """The baseline's answer for ``plan``, building victims only as far as its pops need them.
+def solve_prepared(prepared: Prepared) -> tuple[Problem, Solution]:
+    """The baseline's answer for ``prepared``, building victims only as far as its pops need them.
 
     :func:`solve` pops batches in the order of :func:`_batches` and stops at the first allowed answer: victims are
     grouped by queue (in ``greedy_order``) and priority, and within a group every elastic surplus goes before any
@@ -45,44 +45,44 @@ def solve_plan(plan: Plan) -> tuple[Problem, Solution]:
     (``tests/solver/actions/test_greedy.py`` checks that the answers are the same). Decisions that may move jobs
     are solved whole.
     """
-    candidates = [] if plan.candidates is None else plan.candidates.candidates
-    if plan.moves_possible or len(candidates) <= FIRST_PREFIX:
-        problem = plan.problem
+    candidates = [] if prepared.candidates is None else prepared.candidates.candidates
+    if prepared.moves_possible or len(candidates) <= FIRST_PREFIX:
+        problem = prepared.problem
         assert problem is not None
         return problem, solve(problem)
-    order = _GroupOrder(plan)
+    order = _GroupOrder(prepared)
     group, order_index = order.groups, order.indices
-    hosts = _free_hosts(plan)
+    hosts = _free_hosts(prepared)
     size = FIRST_PREFIX
     while True:
         order.reach(size + 1)  # a group lies within one queue, and queues are ordered whole
         while size < len(group) and group[size] == group[size - 1] and candidates[order_index[size]].surplus > 0:
             size += 1  # a group is cut only after its elastic members (see _GroupOrder)
         if size >= len(candidates) and hosts is None:
-            problem = plan.problem
+            problem = prepared.problem
             assert problem is not None
         else:
-            problem = plan.build(chosen=[candidates[i] for i in sorted(order_index[:size])], only_nodes=hosts)
+            problem = prepared.build(chosen=[candidates[i] for i in sorted(order_index[:size])], only_nodes=hosts)
         solution = solve(problem)
         if solution.status != "unknown" or size >= len(candidates):
             return problem, solution
         size *= 4
 
 
-def _free_hosts(plan: Plan) -> set[str] | None:
+def _free_hosts(prepared: Prepared) -> set[str] | None:
     """For a chunk of one task type, the nodes with room for one task now (``None``: every schedulable node).
 
     A prefix problem needs no other node: one that has no room now and runs none of the prefix's victims can host
     no task of any answer over that prefix, so first-fit never picks it, and building it for a 100,000-node
     cluster costs more than the search.
     """
-    job = plan.job
-    shapes = {tuple(sorted((r, a) for r, a in job.requests(task).items() if a > 0)) for task, _ in plan.chunk}
+    job = prepared.job
+    shapes = {tuple(sorted((r, a) for r, a in job.requests(task).items() if a > 0)) for task, _ in prepared.chunk}
     if len(shapes) != 1 or not next(iter(shapes)):
         return None
     request = dict(next(iter(shapes)))
-    nodes = plan.cluster.snapshot.nodes
-    found = free_hosts(plan.cluster, job.resolved_priority, request, tuple(sorted(request)))
+    nodes = prepared.cluster.snapshot.nodes
+    found = free_hosts(prepared.cluster, job.resolved_priority, request, tuple(sorted(request)))
     return {nodes[n].name for n, _ in found}
 
 
@@ -95,17 +95,17 @@ class _GroupOrder:
     so the queues are ordered on those and on the least ``(priority, whole job, newest, name)`` of their jobs.
     Within a group the candidates come in that same order, the baseline's: elastic ones (with a surplus) first. The
     pops of a group are every elastic surplus, then the whole jobs in that order, so the first ``k`` members of a
-    group pop as the whole group begins to as soon as they hold all its elastic members: :func:`solve_plan` may
+    group pop as the whole group begins to as soon as they hold all its elastic members: :func:`solve_prepared` may
     cut a group there.
 
-    The lists grow a queue at a time, as far as :meth:`reach` asks: the prefixes :func:`solve_plan` builds hold a
+    The lists grow a queue at a time, as far as :meth:`reach` asks: the prefixes :func:`solve_prepared` builds hold a
     few hundred candidates, out of hundreds of thousands on a large cluster, and sorting them all costs more.
     """
 
-    def __init__(self, plan: Plan) -> None:
-        assert plan.candidates is not None
-        cluster, shares = plan.cluster, dict[str, Fraction]()
-        found = plan.candidates
+    def __init__(self, prepared: Prepared) -> None:
+        assert prepared.candidates is not None
+        cluster, shares = prepared.cluster, dict[str, Fraction]()
+        found = prepared.candidates
         self._candidates = candidates = found.candidates
         rows = found.rows
         if rows is None:

@@ -20,13 +20,13 @@ from gpu_preempt.explain.reasons import protected_jobs, why_infeasible
 from gpu_preempt.models import Job, Resources
 from gpu_preempt.models.decision import BelowLine, Decision, Move, Outcome, VictimTasks
 from gpu_preempt.models.quantity import add
-from gpu_preempt.problem.builder import plan
+from gpu_preempt.problem.builder import prepare
 from gpu_preempt.problem.data import Action, Problem, Solution, objective_values
 from gpu_preempt.reduce.allocate import solve_allocation
 from gpu_preempt.rules.nominations import claim, held_against, overrides
 from gpu_preempt.rules.reclaim_line import above_before_last, chunks_of, reclaim_line
 from gpu_preempt.rules.requeue import backoff_reason, evicted_states
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 from . import greedy
 from .reduced_path import solve_reduced
@@ -34,28 +34,28 @@ from .reduced_path import solve_reduced
 SolverName = Literal["cpsat", "greedy"]
 
 
-def attempt(cluster: Cluster, job: Job, action: Action, *, solver: SolverName = "cpsat") -> Decision:
+def attempt(cluster: ClusterState, job: Job, action: Action, *, solver: SolverName = "cpsat") -> Decision:
     """Decide ``action`` for ``job`` in the state ``cluster``."""
     if action == "allocate" and cluster.count(job, "nominated"):
-        return claim(cluster, job)  # seed 004: the nominated job lands where it was promised
+        return claim(cluster, job)  # docs/rules.md, "Nominations": the nominated job lands where it was promised
     decision = _attempt(cluster, job, action, solver)
     decision.overrides = overrides(cluster, job, decision)
     decision.requeue = evicted_states(cluster.snapshot, decision)
     return decision
 
 
-def _attempt(cluster: Cluster, job: Job, action: Action, solver: SolverName) -> Decision:
+def _attempt(cluster: ClusterState, job: Job, action: Action, solver: SolverName) -> Decision:
     start = time.perf_counter()
     waiting = backoff_reason(job, cluster.now)
     if waiting is not None:
         return Decision(job.name, action, "skipped", reason=waiting, solver=solver, solve_ms=_ms(start))
-    planned = plan(cluster, job, action)
-    if planned.skip is not None:
-        return Decision(job.name, action, "skipped", reason=planned.skip, solver=solver, solve_ms=_ms(start))
+    prepared = prepare(cluster, job, action)
+    if prepared.skip is not None:
+        return Decision(job.name, action, "skipped", reason=prepared.skip, solver=solver, solve_ms=_ms(start))
     reason: str | None = None
     reduced = None
     if action == "allocate":  # one task type: exact and search-free, so the greedy baseline uses it too
-        allocated = solve_allocation(planned)
+        allocated = solve_allocation(prepared)
         if allocated is not None:
             problem, solution, reason = allocated
             if solver == "greedy" and solution.status == "optimal":
@@ -63,16 +63,16 @@ def _attempt(cluster: Cluster, job: Job, action: Action, solver: SolverName) -> 
             reduced = problem, solution
     elif solver == "cpsat":
         try:
-            found = solve_reduced(planned)
+            found = solve_reduced(prepared)
         except ModelError as error:
             return Decision(job.name, action, "unknown", reason=too_large(error), solver=solver, solve_ms=_ms(start))
         reduced = None if found is None else found[:2]
     else:  # the greedy baseline builds victims only as far as its order needs them
-        reduced = greedy.solve_plan(planned)
+        reduced = greedy.solve_prepared(prepared)
     if reduced is not None:
         problem, solution = reduced
     else:
-        full = planned.problem
+        full = prepared.problem
         assert full is not None
         problem = full
         baseline = greedy.solve(problem)
@@ -82,15 +82,15 @@ def _attempt(cluster: Cluster, job: Job, action: Action, solver: SolverName) -> 
             solution = Solution("unknown", reason=too_large(error))
     decision = _assemble(cluster, problem, solution, solver)
     if action == "reclaim" and decision.placed:
-        decision.below_line = below_line(cluster, job, decision, planned.required)
+        decision.below_line = below_line(cluster, job, decision, prepared.required)
     moved = {m.job for m in decision.moves}
-    decision.protected = [p for p in protected_jobs(planned.candidates) if p.job not in moved]
-    decision.candidates = 0 if planned.candidates is None else len(planned.candidates.candidates)
+    decision.protected = [p for p in protected_jobs(prepared.candidates) if p.job not in moved]
+    decision.candidates = 0 if prepared.candidates is None else len(prepared.candidates.candidates)
     if decision.outcome == "infeasible":
         if reason is None:
-            full = planned.problem
+            full = prepared.problem
             assert full is not None
-            reason = why_infeasible(full, planned.candidates)
+            reason = why_infeasible(full, prepared.candidates)
         held = held_against(cluster, job)
         decision.reason = reason if held is None else f"{reason}; {held}"
     elif decision.outcome == "unknown" and not decision.reason:
@@ -99,8 +99,9 @@ def _attempt(cluster: Cluster, job: Job, action: Action, solver: SolverName) -> 
     return decision
 
 
-def below_line(cluster: Cluster, job: Job, decision: Decision, chunk: Resources) -> list[BelowLine]:
-    """The victim queues a reclaim takes below their line, and why it may (``last_chunk``; spec "Reclaim")."""
+def below_line(cluster: ClusterState, job: Job, decision: Decision, chunk: Resources) -> list[BelowLine]:
+    """The victim queues a reclaim takes below their line, and why it may (``last_chunk``; docs/snapshot-format.md,
+    "Reclaim")."""
     if cluster.snapshot.config.reclaim_guarantee == "strict":
         return []
     snapshot, tree = cluster.snapshot, cluster.tree
@@ -133,7 +134,7 @@ def _ms(start: float) -> float:
     return (time.perf_counter() - start) * 1000
 
 
-def named_victims(cluster: Cluster, problem: Problem, solution: Solution) -> list[VictimTasks]:
+def named_victims(cluster: ClusterState, problem: Problem, solution: Solution) -> list[VictimTasks]:
     """The victims of ``solution`` by name, each job's tasks in document order, jobs by name."""
     out = []
     for v in solution.victims():
@@ -144,7 +145,7 @@ def named_victims(cluster: Cluster, problem: Problem, solution: Solution) -> lis
     return sorted(out, key=lambda v: v.job)
 
 
-def _assemble(cluster: Cluster, problem: Problem, solution: Solution, solver: SolverName) -> Decision:
+def _assemble(cluster: ClusterState, problem: Problem, solution: Solution, solver: SolverName) -> Decision:
     levels = list(problem.priority_levels)
     if not solution.feasible or (solution.placed_count() == 0 and problem.required_tasks == 0):
         outcome: Outcome = "unknown" if solution.status == "unknown" else "infeasible"

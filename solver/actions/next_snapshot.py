@@ -1,6 +1,6 @@
 """The snapshot a cycle leaves behind, ready to be fed to the next cycle (seeds 003 and 004).
 
-A cycle's decisions are carried out asynchronously (seed 004): victims take time
+A cycle's decisions are carried out asynchronously (docs/rules.md, "Nominations"): victims take time
 to leave, and the jobs pipelined onto their capacity wait, *nominated* for their
 nodes. The next snapshot says so, starting from the input document (so that
 quantities, labels and comments of the user's notation are kept):
@@ -10,7 +10,7 @@ quantities, labels and comments of the user's notation are kept):
 * ``pipelined`` tasks are ``nominated`` for their node;
 * evicted tasks are ``releasing`` (still on their node until they are gone);
 * tasks whose nomination a higher-priority decision overrode are ``pending``;
-* every job evicted whole gets its new ``requeue`` state (seed 003).
+* every job evicted whole gets its new ``requeue`` state (docs/rules.md, "Requeue with backoff").
 
 ``now`` is kept: the caller advances the clock and, once victims are gone,
 makes their tasks pending again (a requeued job) or removes them. Feeding the

@@ -1,4 +1,5 @@
-"""Quota enforcement through preemption (seed 002): bring a queue whose limit was lowered back within it.
+"""Quota enforcement through preemption (docs/rules.md, "Quota enforcement"): bring a queue whose limit was lowered
+back within it.
 
 **When.** A queue is enforced when ``config.quota_preemption_enabled`` is true,
 its ``quota_preemption_delay`` is positive (0, the default, means never: running
@@ -10,13 +11,14 @@ resource.
 **Usage** is what the queue holds: running, allocated and pipelined tasks of
 its subtree. Releasing tasks no longer count (YuniKorn's ``allocated -
 preempting``). A resource is *over* when usage exceeds a finite limit; only
-over resources are targets (seed 002's "preemptable resources", computed as
+over resources are targets (the design's "preemptable resources", docs/rules.md, "Quota enforcement", computed as
 ``subOnlyExisting(max, usage)``: types the limit does not name are ignored).
 
 **Victims.** Running jobs of the queue's leaves that use at least one over
 resource. A job loses all its running tasks or only tasks above
 ``min_available`` (elastic surplus). ``preemptible: false`` protects a job;
-min-runtime (seed 000) and preemption toleration (seed 001) do not: both
+min-runtime (docs/rules.md, "Min-runtime") and preemption toleration (docs/rules.md, "Preemption toleration") do not:
+both
 weigh a victim against a preemptor's claim, and here there is none: an
 administrator's limit, with its own delay as the grace period.
 
@@ -26,15 +28,15 @@ every queue below it) is taken below ``min(usage, deserved)`` in any resource
 whose ``deserved`` is finite. For a parent queue the model chooses the victims
 across all its children at once; the guarantee rows make sure no child loses
 more than its *releasable* amount (usage above its guaranteed quota), which is
-the bound seed 002's proportional split respects, without its rounding and
+the bound the design's proportional split (docs/rules.md, "Quota enforcement") respects, without its rounding and
 without the split's arbitrary shares.
 
-**Choice.** The least disruptive such set under ``config.objective`` (the same
+**Loss.** The least disruptive such set under ``config.objective`` (the same
 staged CP-SAT objective and tie-breaks as preempt and reclaim). Usage may end
 below the limit when the victims' sizes do not add up exactly (YuniKorn's
 greedy packing never overshoots and may stop short instead).
 
-**Choice among equals.** After the objective, the set that frees the least
+**Loss among equals.** After the objective, the set that frees the least
 beyond what is over the limit, one resource at a time (GPUs first, then by
 name), so that CPU and memory count as much as GPUs.
 
@@ -81,7 +83,7 @@ from gpu_preempt.problem.data import (
 from gpu_preempt.rules.quota_timer import due_time, not_due
 from gpu_preempt.rules.requeue import evicted_states
 from gpu_preempt.rules.victim_order import keep_order
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 from .job_solver import named_victims
 from .quota_hint import greedy_hint
@@ -94,7 +96,7 @@ def resource_order(resource: str) -> tuple[bool, str]:
     return (not is_gpu_resource(resource), resource)
 
 
-def over_limit(cluster: Cluster, queue: str) -> dict[str, tuple[int, int]]:
+def over_limit(cluster: ClusterState, queue: str) -> dict[str, tuple[int, int]]:
     """Resource -> (usage, limit) for every resource where ``queue`` holds more than its finite limit."""
     spec = cluster.tree.queue(queue)
     held = cluster.usage[queue].allocated
@@ -112,8 +114,9 @@ def tolerated(resource: str, limit: int, miss: float) -> int:
     return bound - bound % MILLI if is_gpu_resource(resource) else bound
 
 
-def enforcement_order(cluster: Cluster) -> list[str]:
-    """Queues over their limit, deepest first (seed 002: leaves before parents), then in document order.
+def enforcement_order(cluster: ClusterState) -> list[str]:
+    """Queues over their limit, deepest first (docs/rules.md, "Quota enforcement": leaves before parents), then in
+    document order.
 
     Enforcing a child first lowers its parent's usage, which may bring the parent within its own limit.
     """
@@ -124,7 +127,7 @@ def enforcement_order(cluster: Cluster) -> list[str]:
     return sorted(over, key=lambda q: (-len(tree.upward(q)), position[q]))
 
 
-def enforce(cluster: Cluster, queue: str) -> QuotaDecision:
+def enforce(cluster: ClusterState, queue: str) -> QuotaDecision:
     """Decide ``enforce-quota`` for ``queue`` in the state ``cluster``."""
     start = time.perf_counter()
     decision = _enforce(cluster, queue)
@@ -133,7 +136,7 @@ def enforce(cluster: Cluster, queue: str) -> QuotaDecision:
     return decision
 
 
-def enforcement_problem(cluster: Cluster, queue: str) -> Problem:
+def enforcement_problem(cluster: ClusterState, queue: str) -> Problem:
     """The exact problem of bringing ``queue`` within its limit: usage at most the limit in every over resource."""
     over = over_limit(cluster, queue)
     victims, _ = _candidates(cluster, queue, over)
@@ -141,7 +144,7 @@ def enforcement_problem(cluster: Cluster, queue: str) -> Problem:
     return _problem(cluster, queue, victims, guarantees, bounds={r: limit for r, (_, limit) in over.items()})
 
 
-def _enforce(cluster: Cluster, queue: str) -> QuotaDecision:
+def _enforce(cluster: ClusterState, queue: str) -> QuotaDecision:
     config = cluster.snapshot.config
     fraction = config.miss_fraction
     over = over_limit(cluster, queue)
@@ -198,7 +201,7 @@ def _enforce(cluster: Cluster, queue: str) -> QuotaDecision:
 
 
 def _settle(
-    cluster: Cluster, result: QuotaDecision, problem: Problem, solution: Solution, outcome: Outcome
+    cluster: ClusterState, result: QuotaDecision, problem: Problem, solution: Solution, outcome: Outcome
 ) -> QuotaDecision:
     """Fill ``result`` with the victims of ``solution``, its objective and the usage it leaves."""
     result.outcome = outcome
@@ -225,13 +228,13 @@ def _solve(problem: Problem, deadline: float) -> Solution:
         return Solution("unknown", reason=too_large(error))
 
 
-def _jobs_under(cluster: Cluster, queue: str) -> list[Job]:
+def _jobs_under(cluster: ClusterState, queue: str) -> list[Job]:
     leaves = set(cluster.tree.leaves_under(queue))
     return [job for job in cluster.snapshot.jobs if job.queue in leaves and cluster.running_count(job) > 0]
 
 
 def _candidates(
-    cluster: Cluster, queue: str, over: dict[str, tuple[int, int]]
+    cluster: ClusterState, queue: str, over: dict[str, tuple[int, int]]
 ) -> tuple[tuple[Victim, ...], list[Protected]]:
     """Running jobs under ``queue`` holding some over resource; non-preemptible ones, and those whose eviction
     would take a queue at its guarantee below it, are protected."""
@@ -260,7 +263,7 @@ def _candidates(
     return tuple(victims), protected
 
 
-def _at_guarantee(cluster: Cluster, job: Job, running: list[Task], guarded: set[str]) -> str | None:
+def _at_guarantee(cluster: ClusterState, job: Job, running: list[Task], guarded: set[str]) -> str | None:
     """Why any eviction of ``job`` would take a guarded queue below its guarantee, or ``None``: a queue on its path
     holds no more than its finite ``deserved`` in a resource every running task of the job uses."""
     used = [r for r in job.requests(running[0]) if all(job.requests(t).get(r, 0) > 0 for t in running)]
@@ -276,7 +279,7 @@ def _at_guarantee(cluster: Cluster, job: Job, running: list[Task], guarded: set[
     return None
 
 
-def _victim(cluster: Cluster, job: Job, index: dict[str, int]) -> Victim:
+def _victim(cluster: ClusterState, job: Job, index: dict[str, int]) -> Victim:
     running = cluster.tasks(job, "running")
     slots: dict[tuple[int, tuple[tuple[str, int], ...]], list[str]] = {}
     for task in reversed(running):  # evict-first order: newest task first
@@ -294,18 +297,18 @@ def _victim(cluster: Cluster, job: Job, index: dict[str, int]) -> Victim:
     )
 
 
-def _members(cluster: Cluster, queue: str, victims: tuple[Victim, ...]) -> tuple[int, ...]:
+def _members(cluster: ClusterState, queue: str, victims: tuple[Victim, ...]) -> tuple[int, ...]:
     inside = set(cluster.tree.leaves_under(queue))
     return tuple(v for v, victim in enumerate(victims) if victim.queue in inside)
 
 
-def _guarded_queues(cluster: Cluster, queue: str) -> list[str]:
+def _guarded_queues(cluster: ClusterState, queue: str) -> list[str]:
     """The enforced queue, its ancestors and every queue below it: all whose usage the eviction lowers."""
     tree = cluster.tree
     return [q for q in tree.queues() if q in tree.upward(queue) or queue in tree.upward(q)]
 
 
-def _guarantee_rows(cluster: Cluster, queue: str, victims: tuple[Victim, ...]) -> tuple[GuaranteeRow, ...]:
+def _guarantee_rows(cluster: ClusterState, queue: str, victims: tuple[Victim, ...]) -> tuple[GuaranteeRow, ...]:
     """Per guarded queue and resource with a finite ``deserved``: take at most ``usage - min(usage, deserved)``."""
     rows = []
     for name in _guarded_queues(cluster, queue):
@@ -326,7 +329,7 @@ def _guarantee_rows(cluster: Cluster, queue: str, victims: tuple[Victim, ...]) -
 
 
 def _problem(
-    cluster: Cluster,
+    cluster: ClusterState,
     queue: str,
     victims: tuple[Victim, ...],
     guarantees: tuple[GuaranteeRow, ...],

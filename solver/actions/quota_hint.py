@@ -1,4 +1,4 @@
-"""A first answer for quota enforcement's CP-SAT model (seed 002): the greedy hint.
+"""A first answer for quota enforcement's CP-SAT model (docs/rules.md, "Quota enforcement"): the greedy hint.
 
 It proves nothing and is never reported; it only gives CP-SAT a good starting
 point, so that the LP bound can prove it optimal at once.

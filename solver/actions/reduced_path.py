@@ -16,24 +16,24 @@ import time
 
 from gpu_preempt.cpsat.constraints import FAMILIES
 from gpu_preempt.cpsat.search import FOLD_VICTIMS, solve
-from gpu_preempt.problem.builder import Plan
+from gpu_preempt.problem.builder import Prepared
 from gpu_preempt.problem.data import Problem, Solution, broken_rows
-from gpu_preempt.reduce.pipeline import Reduced, reduce_plan
+from gpu_preempt.reduce.pipeline import Reduced, reduce_prepared
 
 
-def solve_reduced(plan: Plan) -> tuple[Problem, Solution, Reduced] | None:
-    """Solve ``plan`` through the reductions, or ``None`` if they do not apply or the rows bind."""
-    reduction = reduce_plan(plan)
+def solve_reduced(prepared: Prepared) -> tuple[Problem, Solution, Reduced] | None:
+    """Solve ``prepared`` through the reductions, or ``None`` if they do not apply or the rows bind."""
+    reduction = reduce_prepared(prepared)
     if reduction is None:
         return None
     if not reduction.units:
-        return plan.build(chosen=[], only_nodes=set()), Solution("infeasible"), reduction.report
+        return prepared.build(chosen=[], only_nodes=set()), Solution("infeasible"), reduction.report
     problem = reduction.problem()
     started = time.perf_counter()
     # a few dozen victims: one worker is quicker than a portfolio, and the canonical tie-break makes the answer
     # the same whatever the number of workers. On such small models the full linearization proves the folded
-    # objective sooner, and one light presolve pass costs less than CP-SAT's default presolve saves (the 1,000-node
-    # 64-GPU gang's solves: 27 ms against 20; benchmarks/small_models.py).
+    # objective sooner, and one light presolve pass costs less than CP-SAT's default presolve saves
+    # (benchmarks/small_models.py; docs/performance.md).
     small = len(problem.victims) <= FOLD_VICTIMS
     light = dataclasses.replace(problem, workers=1, full_linearization=small, light_presolve=small)
     solution = solve(light, skip=FAMILIES)

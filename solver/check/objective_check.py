@@ -1,4 +1,4 @@
-"""The objective a decision reports, recomputed from its victims alone (spec "Victim choice").
+"""The objective a decision reports, recomputed from its victims alone (docs/snapshot-format.md, "Victim choice").
 
 Shared by the independent verifiers of job decisions (:mod:`gpu_preempt.check.verifier`) and of
 quota-enforcement decisions (:mod:`gpu_preempt.check.quota_verifier`); it reads no model or solver code.
@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from gpu_preempt.models import MILLI, is_gpu_resource
 from gpu_preempt.models.decision import Decision
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 
-def check_objective(cluster: Cluster, decision: Decision) -> list[str]:
-    """The objective a decision reports, recomputed from its victims (spec "Victim choice")."""
+def check_objective(cluster: ClusterState, decision: Decision) -> list[str]:
+    """The objective a decision reports, recomputed from its victims (docs/snapshot-format.md, "Victim choice")."""
     snapshot = cluster.snapshot
     levels = decision.priority_levels
     priorities = [snapshot.job(v.job).resolved_priority for v in decision.victims]

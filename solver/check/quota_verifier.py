@@ -1,4 +1,5 @@
-"""The independent check of an ``enforce-quota`` decision (seed 002): plain Python, no solver, no model.
+"""The independent check of an ``enforce-quota`` decision (docs/rules.md, "Quota enforcement"): plain Python, no
+solver, no model.
 
 Re-derived from the snapshot and the cluster state alone (not from the rule
 module or the problem the solver saw):
@@ -24,12 +25,12 @@ from decimal import Decimal
 from gpu_preempt.models import MILLI, Resources, format_quantity, is_gpu_resource
 from gpu_preempt.models.quantity import add
 from gpu_preempt.models.quota_decision import QuotaDecision
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 from .objective_check import check_objective
 
 
-def verify_quota(cluster: Cluster, decision: QuotaDecision) -> list[str]:
+def verify_quota(cluster: ClusterState, decision: QuotaDecision) -> list[str]:
     """Every rule the quota decision breaks, in words; an empty list when it is sound."""
     snapshot = cluster.snapshot
     if decision.queue not in {q.name for q in snapshot.queues}:
@@ -44,7 +45,7 @@ def verify_quota(cluster: Cluster, decision: QuotaDecision) -> list[str]:
     return problems
 
 
-def _timer(cluster: Cluster, queue: str) -> list[str]:
+def _timer(cluster: ClusterState, queue: str) -> list[str]:
     snapshot = cluster.snapshot
     spec = next(q for q in snapshot.queues if q.name == queue)
     if not snapshot.config.quota_preemption_enabled:
@@ -56,7 +57,7 @@ def _timer(cluster: Cluster, queue: str) -> list[str]:
     return []
 
 
-def _subtree_leaves(cluster: Cluster, queue: str) -> set[str]:
+def _subtree_leaves(cluster: ClusterState, queue: str) -> set[str]:
     parent = {q.name: q.parent for q in cluster.snapshot.queues}
     out = set()
     for name in parent:
@@ -68,7 +69,7 @@ def _subtree_leaves(cluster: Cluster, queue: str) -> set[str]:
     return out
 
 
-def _victims(cluster: Cluster, decision: QuotaDecision, out: list[str]) -> dict[str, Resources]:
+def _victims(cluster: ClusterState, decision: QuotaDecision, out: list[str]) -> dict[str, Resources]:
     """Checks each victim; returns leaf queue -> resources freed there."""
     inside = _subtree_leaves(cluster, decision.queue)
     spec = cluster.tree.queue(decision.queue)
@@ -104,7 +105,7 @@ def _victims(cluster: Cluster, decision: QuotaDecision, out: list[str]) -> dict[
     return freed
 
 
-def _freed_under(cluster: Cluster, queue: str, freed_by_leaf: dict[str, Resources]) -> Resources:
+def _freed_under(cluster: ClusterState, queue: str, freed_by_leaf: dict[str, Resources]) -> Resources:
     total: Resources = {}
     for leaf, amounts in freed_by_leaf.items():
         if leaf in _subtree_leaves(cluster, queue):
@@ -112,7 +113,7 @@ def _freed_under(cluster: Cluster, queue: str, freed_by_leaf: dict[str, Resource
     return total
 
 
-def _limit(cluster: Cluster, decision: QuotaDecision, freed_by_leaf: dict[str, Resources]) -> list[str]:
+def _limit(cluster: ClusterState, decision: QuotaDecision, freed_by_leaf: dict[str, Resources]) -> list[str]:
     spec = cluster.tree.queue(decision.queue)
     usage = cluster.usage[decision.queue].allocated
     after = add(usage, _freed_under(cluster, decision.queue, freed_by_leaf), times=-1)
@@ -149,7 +150,7 @@ def _limit(cluster: Cluster, decision: QuotaDecision, freed_by_leaf: dict[str, R
     return out
 
 
-def _guarantees(cluster: Cluster, freed_by_leaf: dict[str, Resources]) -> list[str]:
+def _guarantees(cluster: ClusterState, freed_by_leaf: dict[str, Resources]) -> list[str]:
     out = []
     for spec in cluster.snapshot.queues:
         freed = _freed_under(cluster, spec.name, freed_by_leaf)

@@ -19,19 +19,19 @@ enforces:
   chunks re-derived from the victims' tasks), and the decision's notes of the
   queues it takes below their line; the parent-level saturation rule;
 * the objective the decision reports, recomputed from its victims;
-* nominations (seed 004): capacity held by every nomination the decision does
+* nominations (docs/rules.md, "Nominations"): capacity held by every nomination the decision does
   not override; only lower-priority nominations overridden; a claim lands on
   the nominated nodes and evicts nothing;
-* requeue states (seed 003), recomputed from the formula;
+* requeue states (docs/rules.md, "Requeue with backoff"), recomputed from the formula;
 * ``preemption_policy: Never``: such a job evicts and moves nothing;
-* moves (spec "Moves"): only in preempt and reclaim with ``config.moves`` on,
+* moves (docs/snapshot-format.md, "Moves"): only in preempt and reclaim with ``config.moves`` on,
   of running tasks of jobs the action may disturb (the reclaim line aside), to
   another schedulable node whose free room (every promise kept) takes them; a
   gang moves whole or not at all and is not also evicted; an elastic job keeps
   ``min_available`` tasks (kept or moved) unless evicted whole; a protected
   elastic job has at most its surplus evicted or moved.
 
-Quota-enforcement decisions (seed 002) are checked by :mod:`gpu_preempt.check.quota_verifier`.
+Quota-enforcement decisions (docs/rules.md, "Quota enforcement") are checked by :mod:`gpu_preempt.check.quota_verifier`.
 """
 
 from __future__ import annotations
@@ -45,16 +45,17 @@ from gpu_preempt.models.quota_decision import QuotaDecision
 from gpu_preempt.rules.protection import Action, protections
 from gpu_preempt.rules.reclaim_gate import reclaim_gate
 from gpu_preempt.rules.reclaim_line import reclaim_line
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 from .objective_check import check_objective
 from .quota_verifier import verify_quota
 
 
-def verify(cluster: Cluster, decision: Decision) -> list[str]:
+def verify(cluster: ClusterState, decision: Decision) -> list[str]:
     """Every rule the decision breaks, in words; an empty list when it is sound."""
     if isinstance(decision, QuotaDecision):
-        return verify_quota(cluster, decision) + _requeue(cluster, decision)  # seed 002: for a queue, not a job
+        # docs/rules.md, "Quota enforcement": for a queue, not a job
+        return verify_quota(cluster, decision) + _requeue(cluster, decision)
     if not decision.placed:
         return [] if not decision.victims and not decision.placements else ["a decision that places nothing evicts"]
     snapshot = cluster.snapshot
@@ -79,7 +80,7 @@ def verify(cluster: Cluster, decision: Decision) -> list[str]:
     return problems
 
 
-def verify_decisions(decisions: list[Decision], states: list[Cluster]) -> list[str]:
+def verify_decisions(decisions: list[Decision], states: list[ClusterState]) -> list[str]:
     """Every broken rule of a sequence of decisions, each checked in the state it was made in.
 
     Each line names its subject: ``job (action): rule``, or ``queue (enforce-quota): rule``.
@@ -99,7 +100,7 @@ def _placed(job: Job, decision: Decision) -> Resources:
     return total
 
 
-def _chunk(cluster: Cluster, job: Job, decision: Decision) -> list[str]:
+def _chunk(cluster: ClusterState, job: Job, decision: Decision) -> list[str]:
     out: list[str] = []
     pending = {str(t.name) for t in cluster.tasks(job, "pending")}
     for task, node in decision.placements.items():
@@ -118,8 +119,9 @@ def _chunk(cluster: Cluster, job: Job, decision: Decision) -> list[str]:
     return out
 
 
-def _claim(cluster: Cluster, job: Job, decision: Decision, nominated: dict[str, str | None]) -> list[str]:
-    """Seed 004: a job claiming its nominations lands exactly on its nominated nodes, evicting nothing."""
+def _claim(cluster: ClusterState, job: Job, decision: Decision, nominated: dict[str, str | None]) -> list[str]:
+    """The nominations design (docs/rules.md, "Nominations"): a job claiming its nominations lands exactly on its
+    nominated nodes, evicting nothing."""
     out = [
         f"nomination: {task} was nominated for {nominated[task]}, not {node}"
         for task, node in decision.placements.items()
@@ -139,8 +141,9 @@ def _claim(cluster: Cluster, job: Job, decision: Decision, nominated: dict[str, 
     return out
 
 
-def _overrides(cluster: Cluster, job: Job, decision: Decision) -> list[str]:
-    """Seed 004: only nominations of strictly lower priority may be overridden, and only real ones."""
+def _overrides(cluster: ClusterState, job: Job, decision: Decision) -> list[str]:
+    """The nominations design (docs/rules.md, "Nominations"): only nominations of strictly lower priority may be
+    overridden, and only real ones."""
     out: list[str] = []
     for override in decision.overrides:
         other = cluster.snapshot.job(override.job)
@@ -155,7 +158,7 @@ def _overrides(cluster: Cluster, job: Job, decision: Decision) -> list[str]:
     return out
 
 
-def _victims(cluster: Cluster, job: Job, decision: Decision, out: list[str]) -> dict[str, list[str]]:
+def _victims(cluster: ClusterState, job: Job, decision: Decision, out: list[str]) -> dict[str, list[str]]:
     """Checks each victim against the action's rules; returns victim job -> evicted task names."""
     taken: dict[str, list[str]] = {}
     if decision.action == "allocate" and decision.victims:
@@ -191,8 +194,9 @@ def _victims(cluster: Cluster, job: Job, decision: Decision, out: list[str]) -> 
     return taken
 
 
-def _moves(cluster: Cluster, job: Job, decision: Decision, taken: dict[str, list[str]]) -> list[str]:
-    """Spec "Moves": each move is allowed and lands on free room; the moved jobs keep their gangs."""
+def _moves(cluster: ClusterState, job: Job, decision: Decision, taken: dict[str, list[str]]) -> list[str]:
+    """docs/snapshot-format.md, "Moves": each move is allowed and lands on free room; the moved jobs keep their
+    gangs."""
     if not decision.moves:
         return []
     snapshot = cluster.snapshot
@@ -241,7 +245,7 @@ def _moves(cluster: Cluster, job: Job, decision: Decision, taken: dict[str, list
     return out
 
 
-def _capacity(cluster: Cluster, job: Job, decision: Decision, taken: dict[str, list[str]]) -> list[str]:
+def _capacity(cluster: ClusterState, job: Job, decision: Decision, taken: dict[str, list[str]]) -> list[str]:
     snapshot = cluster.snapshot
     final: dict[str, Resources] = {n.name: dict(cluster.final_load(n.name)) for n in snapshot.nodes}
     current: dict[str, Resources] = {n.name: dict(cluster.current_load(n.name)) for n in snapshot.nodes}
@@ -281,7 +285,7 @@ def _capacity(cluster: Cluster, job: Job, decision: Decision, taken: dict[str, l
     return out
 
 
-def _freed_under(cluster: Cluster, queue: str, taken: dict[str, list[str]]) -> Resources:
+def _freed_under(cluster: ClusterState, queue: str, taken: dict[str, list[str]]) -> Resources:
     freed: Resources = {}
     for name, tasks in taken.items():
         victim = cluster.snapshot.job(name)
@@ -292,7 +296,7 @@ def _freed_under(cluster: Cluster, queue: str, taken: dict[str, list[str]]) -> R
     return freed
 
 
-def _quotas(cluster: Cluster, job: Job, taken: dict[str, list[str]], placed: Resources) -> list[str]:
+def _quotas(cluster: ClusterState, job: Job, taken: dict[str, list[str]], placed: Resources) -> list[str]:
     out: list[str] = []
     for name in cluster.tree.upward(job.queue):
         queue = cluster.tree.queue(name)
@@ -319,7 +323,7 @@ def _quotas(cluster: Cluster, job: Job, taken: dict[str, list[str]], placed: Res
 
 
 def _reclaim(
-    cluster: Cluster, job: Job, decision: Decision, taken: dict[str, list[str]], placed: Resources
+    cluster: ClusterState, job: Job, decision: Decision, taken: dict[str, list[str]], placed: Resources
 ) -> list[str]:
     out: list[str] = []
     gate = reclaim_gate(cluster, job, placed)
@@ -363,8 +367,9 @@ def _reclaim(
     return out
 
 
-def _chunks_under(cluster: Cluster, queue: str, taken: dict[str, list[str]]) -> list[Resources]:
-    """The chunks taken from victims under ``queue`` (reference/kai.md §3.6): a job that loses every running task
+def _chunks_under(cluster: ClusterState, queue: str, taken: dict[str, list[str]]) -> list[Resources]:
+    """The chunks taken from victims under ``queue`` (docs/rules.md, "The reclaim line"): a job that loses every
+    running task
     gives its core (its first ``min_available`` running tasks) and each task after it; a peeled job, each task."""
     chunks: list[Resources] = []
     for name, tasks in taken.items():
@@ -387,8 +392,9 @@ def _shown(amounts: Resources) -> str:
     return ", ".join(f"{_q(r, a)} {r}" for r, a in sorted(amounts.items()) if a) or "nothing"
 
 
-def _saturation(cluster: Cluster, job: Job, taken: dict[str, list[str]], placed: Resources) -> list[str]:
-    """KAI §3.6 step 3, re-derived: each queue on the reclaimer's path against each sibling that loses something."""
+def _saturation(cluster: ClusterState, job: Job, taken: dict[str, list[str]], placed: Resources) -> list[str]:
+    """KAI's saturation rule (docs/rules.md, "The saturation rule"), re-derived: each queue on the reclaimer's path
+    against each sibling that loses something."""
     tree = cluster.tree
     m = Fraction(cluster.snapshot.config.reclaimer_saturation_multiplier)
     out: list[str] = []
@@ -415,8 +421,9 @@ def _saturation(cluster: Cluster, job: Job, taken: dict[str, list[str]], placed:
     return out
 
 
-def _requeue(cluster: Cluster, decision: Decision) -> list[str]:
-    """Seed 003: each job evicted whole carries its next requeue state; nobody else does."""
+def _requeue(cluster: ClusterState, decision: Decision) -> list[str]:
+    """The requeue design (docs/rules.md, "Requeue with backoff"): each job evicted whole carries its next requeue
+    state; nobody else does."""
     snapshot, now = cluster.snapshot, cluster.now
     policy = snapshot.config.requeue
     whole = {v.job for v in decision.victims if v.whole_job}

@@ -17,7 +17,7 @@ import sys
 from typing import Any
 
 from . import decide, inventory, kube, simulate, snapshot, sweep
-from .app import Process, app
+from .app import OwnProcess, app
 
 __all__ = ["app", "decide", "inventory", "kube", "main", "simulate", "snapshot", "sweep"]
 
@@ -29,7 +29,7 @@ def main() -> Any:
     reclaims the memory at once. The usual exit (``atexit`` handlers, finalizers) is kept when child processes or
     Ray are running, so that they are shut down properly.
     """
-    Process.own = True
+    OwnProcess.ours = True
     try:
         app()
         code: Any = 0

@@ -123,49 +123,55 @@ TimeOpt = Annotated[
 TimingOpt = Annotated[bool, typer.Option("--timing/--no-timing", help="include solve_ms in --json output")]
 
 
-class Process:
+def out_option(contents: str) -> Any:
+    """The ``--out FOLDER`` option of a command that writes a folder of ``contents``."""
+    return typer.Option("--out", metavar="FOLDER", help=f"output folder ({contents})")
+
+
+class OwnProcess:
     """Whether the command runs as the ``gpu-preempt`` process itself (set by ``main``), not inside another
     program (a test's ``CliRunner``, a notebook)."""
 
-    own = False
+    ours = False
     kept: ClassVar[list[object]] = []
-    """Large results held until the process ends (:func:`keep`)."""
+    """Large results held until the process ends (:func:`hold_until_exit`)."""
 
 
-def keep(*objects: object) -> None:
+def hold_until_exit(*objects: object) -> None:
     """When the process is this command's, hold ``objects`` until it ends: returning from the command would free a
-    100,000-node snapshot and its state object by object (about 1 s), and ``main`` ends the process without
-    freeing the heap anyway."""
-    if Process.own:
-        Process.kept.extend(objects)
+    large snapshot and its state object by object, and ``main`` ends the process without freeing the heap anyway."""
+    if OwnProcess.ours:
+        OwnProcess.kept.extend(objects)
 
 
-def one_shot() -> None:
+def collector_off_if_ours() -> None:
     """Turn Python's cyclic garbage collector off for the rest of the process, when the process is this command's.
 
-    Loading and deciding on 100,000 nodes builds millions of objects that form no reference cycles (reference
-    counting frees them); with the collector on, its passes over them cost about 1 s of 15. The process ends
-    right after the command. Replays (``simulate``, ``sweep``) run for long and keep it on, and so does any
-    program that runs a command inside itself.
+    Loading and deciding on a large cluster builds millions of objects that form no reference cycles (reference
+    counting frees them), which the collector's passes would walk again and again for nothing. The process ends
+    right after the command. Replays (``simulate``, ``sweep``) run for long and keep it on (the replay freezes
+    its workload instead), and so does any program that runs a command inside itself.
     """
-    if Process.own:
+    if OwnProcess.ours:
         gc.disable()
 
 
-def import_solver() -> None:
+def import_cpsat_without_pandas() -> None:
     """Import OR-Tools' CP-SAT without pandas, when the process is this command's.
 
-    ``ortools.sat.python.cp_model`` imports pandas at module level (0.4 s of a 1.1 s ``solve`` of a 1,000-node
-    snapshot) for its ``*_series`` helpers, which gpu-preempt never calls; while it is imported it only reads the
+    ``ortools.sat.python.cp_model`` imports pandas at module level (most of the import's time) for its
+    ``*_series`` helpers, which gpu-preempt never calls; while it is imported it only reads the
     names ``pandas.Index`` and ``pandas.Series`` (type hints). So this process imports it with a stand-in module
     holding those two names, then takes the stand-in out of ``sys.modules``: whatever imports pandas afterwards gets
     the real one. If the import fails with the stand-in (a version of OR-Tools that reads more of pandas), it is
     undone, and the solver is imported the usual way when first needed. A program running a command inside itself
     (a test, a notebook) imports OR-Tools as it always does.
     """
-    if not Process.own or "ortools.sat.python.cp_model" in sys.modules or "pandas" in sys.modules:
+    if not OwnProcess.ours or "ortools.sat.python.cp_model" in sys.modules or "pandas" in sys.modules:
         return
-    stand_in = types.ModuleType("pandas", "a stand-in while gpu-preempt imports OR-Tools (see import_solver)")
+    stand_in = types.ModuleType(
+        "pandas", "a stand-in while gpu-preempt imports OR-Tools (see import_cpsat_without_pandas)"
+    )
     stand_in.Index = type("Index", (), {})  # type: ignore[attr-defined]
     stand_in.Series = type("Series", (), {})  # type: ignore[attr-defined]
     sys.modules["pandas"] = stand_in
@@ -198,7 +204,7 @@ JSON_PROBLEMS = 1000
 def load(path: Path, as_json: bool) -> Snapshot:
     try:
         snapshot = load_snapshot(path)
-        keep(snapshot)
+        hold_until_exit(snapshot)
         return snapshot
     except SnapshotError as error:
         if as_json:
@@ -210,7 +216,16 @@ def load(path: Path, as_json: bool) -> Snapshot:
         raise typer.Exit(2) from None
 
 
-def tuned(snapshot: Snapshot, workers: int | None, time_limit: float | None) -> Snapshot:
+def snapshot_to_solve(file: Path, as_json: bool, workers: int | None, time_limit: float | None) -> Snapshot:
+    """What every solving command does first: the collector off and CP-SAT imported when the process is ours,
+    ``--workers`` and ``--time-limit`` checked, the snapshot loaded (exit 2 if it is bad) with both applied."""
+    collector_off_if_ours()
+    import_cpsat_without_pandas()
+    check_limits(workers, time_limit)
+    return with_solver_options(load(file, as_json), workers, time_limit)
+
+
+def with_solver_options(snapshot: Snapshot, workers: int | None, time_limit: float | None) -> Snapshot:
     """``snapshot`` with ``--workers`` and ``--time-limit`` applied (exit 2 if either is out of range)."""
     solver = snapshot.config.solver
     if workers is not None:

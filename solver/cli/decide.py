@@ -24,13 +24,9 @@ from .app import (
     TimingOpt,
     VerifyOpt,
     WorkersOpt,
-    check_limits,
     command,
-    import_solver,
-    keep,
-    load,
-    one_shot,
-    tuned,
+    hold_until_exit,
+    snapshot_to_solve,
     usage_error,
     write_file,
 )
@@ -39,7 +35,7 @@ from .render import err, out, print_decision
 if TYPE_CHECKING:
     from gpu_preempt.actions.cycle import CycleResult
     from gpu_preempt.models.decision import Decision
-    from gpu_preempt.state.cluster import Cluster
+    from gpu_preempt.state.cluster import ClusterState
 
 
 @command()
@@ -58,21 +54,18 @@ def solve(
     timing: TimingOpt = True,
 ) -> None:
     """Decide for one pending job: victims, placements, and why."""
-    one_shot()
-    import_solver()
+    snapshot = snapshot_to_solve(file, as_json, workers, time_limit)
     from gpu_preempt.actions.cycle import final_decision, solve_one
-    from gpu_preempt.state.cluster import Cluster
+    from gpu_preempt.state.cluster import ClusterState
 
-    check_limits(workers, time_limit)
-    snapshot = tuned(load(file, as_json), workers, time_limit)
     if job not in snapshot.jobs_by_name():
         names = list(snapshot.jobs_by_name())
         err.print(
             f"error: --job: unknown job '{job}' (jobs: {', '.join(names[:10])}{' ...' if len(names) > 10 else ''})"
         )
         raise typer.Exit(2)
-    cluster = Cluster.of(snapshot)
-    keep(cluster)
+    cluster = ClusterState.of(snapshot)
+    hold_until_exit(cluster)
     tried = solve_one(cluster, snapshot.job(job), action, solver=solver)
     decision = final_decision(tried)
     if as_json:
@@ -122,15 +115,12 @@ def cycle(
     ] = None,
 ) -> None:
     """Run one scheduling cycle over all pending jobs (allocate, reclaim, preempt; enforce-quota first if on)."""
-    one_shot()
-    import_solver()
+    chosen = None if actions is None else _actions(actions)
+    snapshot = snapshot_to_solve(file, as_json, workers, time_limit)
     from gpu_preempt.actions.cycle import run_cycle
 
-    chosen = None if actions is None else _actions(actions)
-    check_limits(workers, time_limit)
-    snapshot = tuned(load(file, as_json), workers, time_limit)
     result = run_cycle(snapshot, chosen, solver=solver)
-    keep(result)
+    hold_until_exit(result)
     if next_file is not None:
         _write_next(file, next_file, result)
     if as_json:
@@ -163,20 +153,17 @@ def enforce_quota(
     timing: TimingOpt = True,
 ) -> None:
     """Bring queues above their limit back within it by preemption, deepest queues first."""
-    one_shot()
-    import_solver()
+    snapshot = snapshot_to_solve(file, as_json, workers, time_limit)
     from gpu_preempt.actions.quota_enforcement import enforce, enforcement_order
-    from gpu_preempt.state.cluster import Cluster
+    from gpu_preempt.state.cluster import ClusterState
 
-    check_limits(workers, time_limit)
-    snapshot = tuned(load(file, as_json), workers, time_limit)
     names = [q.name for q in snapshot.queues]
     if queue is not None and queue not in names:
         err.print(f"error: --queue: unknown queue '{queue}' (queues: {', '.join(names[:10])})")
         raise typer.Exit(2)
-    cluster = Cluster.of(snapshot)
+    cluster = ClusterState.of(snapshot)
     decisions: list[Decision] = []
-    states: list[Cluster] = []
+    states: list[ClusterState] = []
     for name in [queue] if queue is not None else enforcement_order(cluster):
         decision = enforce(cluster, name)
         decisions.append(decision)
@@ -220,7 +207,7 @@ def _write_next(source: Path, target: Path, result: CycleResult) -> None:
     write_file("--next-snapshot", target, text)
 
 
-def _job_states(cluster: Cluster, names: list[str]) -> dict[str, Any]:
+def _job_states(cluster: ClusterState, names: list[str]) -> dict[str, Any]:
     return {
         name: {
             "tasks": {
@@ -232,7 +219,7 @@ def _job_states(cluster: Cluster, names: list[str]) -> dict[str, Any]:
     }
 
 
-def _verify_all(decisions: list[Decision], states: list[Cluster]) -> None:
+def _verify_all(decisions: list[Decision], states: list[ClusterState]) -> None:
     """``--verify``: re-check every decision in the state it was made in; list every broken rule and exit 1."""
     from gpu_preempt.check.verifier import verify_decisions
 

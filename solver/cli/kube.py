@@ -11,7 +11,16 @@ import typer
 
 from gpu_preempt.models import SnapshotError, parse_time, snapshot_from_data
 
-from .app import FileArg, SolverOpt, command, import_solver, load, one_shot, usage_error, write_file
+from .app import (
+    FileArg,
+    SolverOpt,
+    collector_off_if_ours,
+    command,
+    import_cpsat_without_pandas,
+    load,
+    usage_error,
+    write_file,
+)
 from .render import err, out, print_problems
 
 if TYPE_CHECKING:
@@ -38,7 +47,7 @@ def import_(
     strict: Annotated[bool, typer.Option("--strict", help="refuse to guess: every guess is an error")] = False,
 ) -> None:
     """Read Kubernetes objects (nodes, pods, priority classes, queues, pod groups) and write a snapshot."""
-    one_shot()
+    collector_off_if_ours()
     import yaml
 
     from gpu_preempt.kube.importer import import_objects
@@ -91,11 +100,11 @@ def plan(
     solver: SolverOpt = "cpsat",
 ) -> None:
     """The evictions a decision needs, as Eviction objects or a kubectl script to review (nothing is sent)."""
-    one_shot()
-    import_solver()
+    collector_off_if_ours()
+    import_cpsat_without_pandas()
     from gpu_preempt.actions.cycle import final_decision, run_cycle, solve_one
     from gpu_preempt.kube.plan import eviction_list, evictions, kubectl_script
-    from gpu_preempt.state.cluster import Cluster
+    from gpu_preempt.state.cluster import ClusterState
 
     if (job is None) == (not cycle):
         usage_error("--job/--cycle", "give either --job NAME or --cycle")
@@ -105,7 +114,7 @@ def plan(
         if job not in {j.name for j in snapshot.jobs}:
             err.print(f"error: --job: unknown job {job!r}")
             raise typer.Exit(2)
-        tried = solve_one(Cluster.of(snapshot), snapshot.job(job), "auto", solver=solver)
+        tried = solve_one(ClusterState.of(snapshot), snapshot.job(job), "auto", solver=solver)
         decisions = [final_decision(tried)]
     else:
         decisions = run_cycle(snapshot, solver=solver).decisions

@@ -7,15 +7,18 @@ progress) and for every table, so the commands stay thin and look alike.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import typer
 from rich.console import Console
 from rich.table import Table
 
 from gpu_preempt.models import (
     Job,
+    SnapshotError,
     format_duration,
     format_quantity,
     format_resources,
@@ -27,10 +30,12 @@ from gpu_preempt.models.quantity import add
 from gpu_preempt.models.quota_decision import QuotaDecision
 
 if TYPE_CHECKING:
+    from rich.progress import Progress, ProgressColumn
+
     from gpu_preempt.explain.summary import Summary
     from gpu_preempt.inventory.nvml import Inventory
     from gpu_preempt.planning.run_sweep import SweepResult
-    from gpu_preempt.state.cluster import Cluster
+    from gpu_preempt.state.cluster import ClusterState
 
 # Names, reasons and messages are printed as they are: no rich markup (a queue "team[gpu]" lost its "[gpu]" as a
 # style tag) and no emoji codes.
@@ -43,8 +48,8 @@ PROTECTED_SHOWN = 8
 """Protected jobs listed one by one in human output; beyond that, a count per rule."""
 
 VICTIM_ROWS = 50
-"""Rows of a decision's victims table (and its requeue lines); beyond that, a count. The greedy baseline at 100,000
-nodes evicts about 900 jobs: laying out their table took rich about 3 s, longer than the decision."""
+"""Rows of a decision's victims table (and its requeue lines); beyond that, a count: the greedy baseline on a large
+cluster evicts hundreds of jobs, and rich lays out a long table more slowly than the decision is made."""
 
 PROTECTED_ROWS = 50
 """Rows of the protected-jobs table of ``validate``; beyond that, a count per rule (a table of a large cluster's
@@ -101,7 +106,7 @@ def _quota_resources(s: Summary) -> tuple[str, ...]:
     return tuple(r for r in s.capacity if is_gpu_resource(r) or r in named) or tuple(named)
 
 
-def print_decision(cluster: Cluster, d: Decision) -> None:
+def print_decision(cluster: ClusterState, d: Decision) -> None:
     from gpu_preempt.explain.reasons import why_victim  # with the engine: imported when a decision is shown
 
     if isinstance(d, QuotaDecision):
@@ -148,7 +153,7 @@ def print_decision(cluster: Cluster, d: Decision) -> None:
         out.print(f"  protected: {len(d.protected)} jobs in all ({summary}); --json lists every one")
 
 
-def _print_quota(cluster: Cluster, d: QuotaDecision) -> None:
+def _print_quota(cluster: ClusterState, d: QuotaDecision) -> None:
     head = f"queue {d.queue}: {d.action} -> {d.outcome}"
     if d.evicts:
         head += f" ({'optimal' if d.optimal else 'not proved optimal'}, {d.solve_ms:.1f} ms)"
@@ -182,7 +187,7 @@ def _print_quota(cluster: Cluster, d: QuotaDecision) -> None:
 
 
 def _print_victims(
-    cluster: Cluster,
+    cluster: ClusterState,
     d: Decision,
     last: str,
     describe: Callable[[Job, VictimTasks], str],
@@ -206,7 +211,8 @@ def _print_victims(
 
 
 def _print_requeue(d: Decision) -> None:
-    """Seed 003: when each job evicted whole may run again, or that it is deactivated."""
+    """The requeue design (docs/rules.md, "Requeue with backoff"): when each job evicted whole may run again, or that
+    it is deactivated."""
     states = sorted(d.requeue.items())
     for name, state in states[:VICTIM_ROWS]:
         if not state.active:
@@ -246,6 +252,21 @@ def _gib(size: int) -> str:
 
 SHOWN_PROBLEMS = 50
 """The most problems listed; a file with thousands of bad entries says how many more there are."""
+
+
+@contextmanager
+def replay_progress(source: Path, refused: str, *columns: ProgressColumn) -> Iterator[Progress]:
+    """A progress display on stderr while a replay or a sweep runs; a scenario, sweep or trace found bad on the way
+    ends it, and the command exits 2 with every problem (``refused``: what the headline says of ``source``)."""
+    from rich.progress import Progress
+
+    with Progress(*columns, console=err, transient=True) as progress:
+        try:
+            yield progress
+        except SnapshotError as error:
+            progress.stop()
+            print_problems(f"{source} {refused}", error.errors)
+            raise typer.Exit(2) from None
 
 
 def print_problems(headline: str, problems: list[Any]) -> None:

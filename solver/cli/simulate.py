@@ -7,18 +7,16 @@ from typing import Annotated, Any
 
 import typer
 
-from gpu_preempt.models import SnapshotError, parse_duration
+from gpu_preempt.models import parse_duration
 
-from .app import command
-from .render import err, print_problems, print_simulation
+from .app import command, out_option
+from .render import err, print_simulation, replay_progress
 
 
 @command()
 def simulate(
-    scenario: Annotated[Path, typer.Argument(metavar="SCENARIO", help="scenario file (YAML; spec simulate-v1)")],
-    out: Annotated[
-        Path, typer.Option("--out", metavar="FOLDER", help="output folder (summary.json, jobs.parquet, ...)")
-    ],
+    scenario: Annotated[Path, typer.Argument(metavar="SCENARIO", help="scenario file (YAML; docs/scenario-format.md)")],
+    out: Annotated[Path, out_option("summary.json, jobs.parquet, ...")],
     dump_at: Annotated[
         str | None,
         typer.Option(
@@ -30,7 +28,7 @@ def simulate(
     ] = False,
 ) -> None:
     """Replay a scenario: waits, preemptions, fairness, utilisation and lost work, as files and plots."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
 
     from gpu_preempt.planning.run import simulate as replay
 
@@ -40,18 +38,13 @@ def simulate(
         err.print(f"error: --dump-at: {error}")
         raise typer.Exit(2) from None
     columns = (TextColumn("simulated"), BarColumn(), TextColumn("{task.fields[hours]:.1f} h"), TimeElapsedColumn())
-    with Progress(*columns, console=err, transient=True) as progress:
+    with replay_progress(scenario, "cannot be simulated", *columns) as progress:
         task = progress.add_task("replay", total=None, hours=0.0)
 
         def on_cycle(now: float) -> None:
             progress.update(task, hours=now / 3600)
 
-        try:
-            result = replay(scenario, out, dump_at=at, check=check or None, on_cycle=on_cycle)
-        except SnapshotError as error:
-            progress.stop()
-            print_problems(f"{scenario} cannot be simulated", error.errors)
-            raise typer.Exit(2) from None
+        result = replay(scenario, out, dump_at=at, check=check or None, on_cycle=on_cycle)
     summary: dict[str, Any] = result.summary
     print_simulation(scenario, out, summary)
     if result.simulator.problems:

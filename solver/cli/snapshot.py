@@ -10,19 +10,19 @@ import typer
 from gpu_preempt.models import Snapshot
 from gpu_preempt.models.scenario import Scenario
 
-from .app import FileArg, JsonOpt, command, load, one_shot
+from .app import FileArg, JsonOpt, collector_off_if_ours, command, load
 from .render import print_summary
 
 
 @command()
 def validate(file: FileArg, as_json: JsonOpt = False) -> None:
     """Check a snapshot; print nodes, the queue tree with fair shares, jobs, and protected jobs."""
-    one_shot()
+    collector_off_if_ours()
     from gpu_preempt.explain.summary import summarize
-    from gpu_preempt.state.cluster import Cluster
+    from gpu_preempt.state.cluster import ClusterState
 
     snapshot = load(file, as_json)
-    summary = summarize(Cluster.of(snapshot))
+    summary = summarize(ClusterState.of(snapshot))
     if as_json:
         print(json.dumps({"valid": True, "file": str(file), **summary.to_dict()}, indent=2))
     else:
@@ -31,7 +31,7 @@ def validate(file: FileArg, as_json: JsonOpt = False) -> None:
 
 @command()
 def schema(
-    scenario: Annotated[bool, typer.Option("--scenario", help="the scenario format (simulate-v1) instead")] = False,
+    scenario: Annotated[bool, typer.Option("--scenario", help="the scenario format instead")] = False,
 ) -> None:
     """Print the JSON Schema of the snapshot format (v1), or of the scenario format."""
     document = (Scenario if scenario else Snapshot).model_json_schema()

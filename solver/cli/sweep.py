@@ -8,10 +8,8 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from gpu_preempt.models import SnapshotError
-
-from .app import command, usage_error
-from .render import err, print_problems, print_sweep
+from .app import command, out_option, usage_error
+from .render import print_sweep, replay_progress
 
 if TYPE_CHECKING:
     from gpu_preempt.planning.sweep import Run
@@ -20,9 +18,7 @@ if TYPE_CHECKING:
 @command()
 def sweep(
     file: Annotated[Path, typer.Argument(help="sweep file (YAML: scenario, grid, points, seeds, solvers, size)")],
-    out: Annotated[
-        Path, typer.Option("--out", metavar="FOLDER", help="output folder (results.csv, runs.jsonl, plots)")
-    ],
+    out: Annotated[Path, out_option("results.csv, runs.jsonl, plots")],
     workers: Annotated[int, typer.Option("--workers", metavar="N", help="local worker processes, 1 to 256")] = 1,
     backend: Annotated[
         Literal["local", "ray"],
@@ -43,12 +39,12 @@ def sweep(
     """Replay a scenario at every point of some axes (CP-SAT and greedy side by side); a table and plots."""
     if not 1 <= workers <= 256:
         usage_error("--workers", f"expected 1 to 256 worker processes, got {workers}")
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
     from gpu_preempt.planning.run_sweep import sweep as run_sweep
 
     columns = (TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=err, transient=True) as progress:
+    with replay_progress(file, "cannot be swept", *columns) as progress:
         task = progress.add_task("sweep", total=None)
 
         def on_plan(total: int | None) -> None:
@@ -57,20 +53,15 @@ def sweep(
         def on_done(run: Run, cached: bool) -> None:
             progress.advance(task)
 
-        try:
-            result = run_sweep(
-                file,
-                out,
-                workers=workers,
-                backend=backend,
-                target=target,
-                cache=cache,
-                use_cache=not no_cache,
-                on_done=on_done,
-                on_plan=on_plan,
-            )
-        except SnapshotError as error:
-            progress.stop()
-            print_problems(f"{file} cannot be swept", error.errors)
-            raise typer.Exit(2) from None
+        result = run_sweep(
+            file,
+            out,
+            workers=workers,
+            backend=backend,
+            target=target,
+            cache=cache,
+            use_cache=not no_cache,
+            on_done=on_done,
+            on_plan=on_plan,
+        )
     print_sweep(out, result)

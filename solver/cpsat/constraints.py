@@ -35,7 +35,7 @@ def add_all(vars: Variables, skip: Collection[str] = ()) -> None:
 def victim_choices(vars: Variables) -> None:
     """A victim loses all its running tasks or at most its surplus (never below ``min_available``).
 
-    Spec "Gang and elastic"; seed 000 for protected elastic jobs, whose
+    docs/snapshot-format.md, "Gang and elastic"; docs/rules.md, "Min-runtime" for protected elastic jobs, whose
     ``whole_job`` is false.
     """
     model = vars.model
@@ -57,7 +57,8 @@ def victim_choices(vars: Variables) -> None:
 
 
 def moves(vars: Variables) -> None:
-    """Spec "Moves": a gang moves all its tasks or none, and is not evicted as well; an elastic job's tasks move
+    """docs/snapshot-format.md, "Moves": a gang moves all its tasks or none, and is not evicted as well; an elastic
+    job's tasks move
     one by one, none of a slot both evicted and moved past its count, none when the job is evicted whole; no
     more than ``disturb`` tasks in all are evicted or moved (a protected elastic job: its surplus)."""
     model, problem = vars.model, vars.problem
@@ -80,7 +81,7 @@ def moves(vars: Variables) -> None:
 
 def capacity(vars: Variables) -> None:
     """Per node and resource: placed + moved in <= room (free + releasing) + what victims there free (evicted or
-    moved out); and a task moved in uses only free room (every promise kept; spec "Moves").
+    moved out); and a task moved in uses only free room (every promise kept; docs/snapshot-format.md, "Moves").
 
     A row that holds even with everything placed and moved in at its bound and nothing freed is left out: the
     variables' domains imply it (amounts are never negative), and on a large node most resources besides GPUs
@@ -170,7 +171,8 @@ def limits(vars: Variables) -> None:
 
 
 def excess(vars: Variables) -> None:
-    """Best-effort rows (seed 002's "miss"): ``placed - freed <= headroom + excess``, ``excess >= 0``.
+    """Best-effort rows (quota enforcement's "miss", docs/rules.md, "Quota enforcement"): ``placed - freed <= headroom
+    + excess``, ``excess >= 0``.
 
     The excess variables are minimised by the first stages of the objective.
     """
@@ -186,7 +188,7 @@ def excess(vars: Variables) -> None:
 
 
 def guarantee(vars: Variables) -> None:
-    """The reclaim line of each leveled victim queue (spec "Reclaim"), in the problem's reading.
+    """The reclaim line of each leveled victim queue (docs/snapshot-format.md, "Reclaim"), in the problem's reading.
 
     ``strict``: per row, ``freed <= held - min(held, line)``. ``last_chunk``: when the queue loses anything,
     some chunk it loses of size at least ``size`` in some row's resource leaves it above the line before that
@@ -228,7 +230,7 @@ def guarantee(vars: Variables) -> None:
 
 
 def saturation(vars: Variables) -> None:
-    """KAI's parent-level saturation rule (reference/kai.md §3.6 step 3), exact in integers.
+    """KAI's parent-level saturation rule (docs/rules.md, "The saturation rule"), exact in integers.
 
     When the reclaim takes from sibling ``s`` (in an involved resource), either
     ``mine <= share_a``, or ``p * share_s * mine < q * share_a * rest`` where the

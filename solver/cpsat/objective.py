@@ -2,7 +2,7 @@
 
 Stage order: first place as many optional tasks as possible (growth by
 ``allocate``; no stage when the chunk has none), then bring each best-effort
-row (``problem.excess``, seed 002) as close to holding as possible, one stage
+row (``problem.excess``, docs/rules.md, "Quota enforcement") as close to holding as possible, one stage
 per row, then ``config.objective``:
 
 * ``priority``: one stage per victim priority level, highest first: the count
@@ -12,8 +12,8 @@ per row, then ``config.objective``:
 * ``lost_work``: evicted tasks' GPUs times ``now - started_at`` (milliseconds);
 
 then the least freed of each ``problem.least_freed`` row (quota enforcement's
-choice among equal sets, seed 002), and, below any eviction, the fewest moved
-tasks (spec "Moves"). Stages whose
+choice among equal sets, docs/rules.md, "Quota enforcement"), and, below any eviction, the fewest moved
+tasks (docs/snapshot-format.md, "Moves"). Stages whose
 expression is constant (no victims) are dropped.
 """
 

@@ -7,9 +7,9 @@
    exceeds what the later stages can reach, so the optimum is the lexicographic
    one), when the model has at most ``FOLD_VICTIMS`` victims: on small models one
    solve instead of four pays; on large ones the weighted sum's huge
-   coefficients weaken the LP bound (a 997-candidate quota decision: proved in
-   10 s staged, not proved in 30 s folded). The greedy answer, when given,
-   hints the first solve.
+   coefficients weaken the LP bound, so that a large quota decision is proved
+   sooner staged than folded. The greedy answer, when given, hints the first
+   solve.
 2. **Time**: one wall-clock budget (``problem.time_limit``) covers every solve.
    A stage that ends without proof makes the answer ``feasible`` (not
    optimal); no solution at all before the limit is ``unknown``. Only a proof
@@ -21,7 +21,7 @@
    the number of workers: victims are kept in ``problem.keep_order``; a victim
    loses its surplus rather than everything when both are optimal; peels take
    the newest tasks first; the jobs moved are the least worth keeping, their
-   tasks going to the earliest nodes (spec "Moves"); placements fill types and
+   tasks going to the earliest nodes (docs/snapshot-format.md, "Moves"); placements fill types and
    nodes in order, as much as possible (lexicographically largest).
 """
 
@@ -43,8 +43,8 @@ from .variables import LinearExpr, Variables
 
 class _Model(cp_model.CpModel):
     """CP-SAT's model without its pre-PEP 8 aliases: ``CpModel()`` gives each new instance a camelCase alias of
-    every ``add_``, ``new_`` and ``clear_`` method (0.4 ms a model, more than building a small decision's rows);
-    this module calls the snake_case names only."""
+    every ``add_``, ``new_`` and ``clear_`` method, which costs more than building a small decision's rows; this
+    module calls the snake_case names only."""
 
     def _add_pre_pep8_methods(self) -> None:
         pass
@@ -146,7 +146,7 @@ def solve(
     """Best solution of ``problem`` (see the module docstring); ``skip`` leaves rule families out.
 
     CP-SAT checks its time limit between steps, but presolve on a large model can
-    overrun it by seconds (reference/cpsat.md §2). Large models are therefore
+    overrun it by seconds. Large models are therefore
     solved in a forked child process that is killed at ``time_limit + GRACE``;
     the answer is then ``unknown``, never a guess.
     """

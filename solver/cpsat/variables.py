@@ -4,7 +4,8 @@
 * ``whole[v]``: victim ``v`` loses all its running tasks;
 * ``peel[v, s]``: tasks of slot ``s`` of an elastic victim ``v`` evicted one by one;
 * ``victim[v]``: ``v`` loses at least one task;
-* ``move[v, s, n]``: tasks of slot ``s`` of ``v`` moved to node ``n`` (spec "Moves"), and ``move_whole[v]``: a
+* ``move[v, s, n]``: tasks of slot ``s`` of ``v`` moved to node ``n`` (docs/snapshot-format.md, "Moves"), and
+``move_whole[v]``: a
   gang ``v`` moves, every task.
 
 The tasks evicted from a slot are ``count * whole + peel``.

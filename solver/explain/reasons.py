@@ -22,7 +22,7 @@ from gpu_preempt.models.quantity import add
 from gpu_preempt.problem.data import GuaranteeRow, Problem
 from gpu_preempt.rules.candidates import CandidateSet
 from gpu_preempt.rules.reclaim_line import reclaim_line
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 PROTECTIONS = ("non-preemptible", "min-runtime", "toleration", "guarantee")
 _RESTRICTIONS, _JOB = attrgetter("restrictions"), attrgetter("job")
@@ -40,7 +40,7 @@ def protected_jobs(candidates: CandidateSet | None) -> list[Protected]:
     return sorted(out, key=_JOB)
 
 
-def why_victim(cluster: Cluster, decision: Decision, victim: Job) -> str:
+def why_victim(cluster: ClusterState, decision: Decision, victim: Job) -> str:
     """Why ``victim`` may lose tasks to ``decision``: lower priority in the same queue (preempt), or its queue above
     its reclaim line (reclaim), in words."""
     me = cluster.snapshot.job(decision.job)

@@ -18,7 +18,7 @@ from gpu_preempt.models import Job, Toleration, format_duration, is_gpu_resource
 from gpu_preempt.models.columns import JobColumns
 from gpu_preempt.models.duration import format_end
 from gpu_preempt.rules.min_runtime import preempt_min_runtime, protected_until, reclaim_min_runtime
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class Summary:
         return asdict(self)
 
 
-def summarize(cluster: Cluster) -> Summary:
+def summarize(cluster: ClusterState) -> Summary:
     snap = cluster.snapshot
     gpus_by_model: Counter[str] = Counter()
     capacity: dict[str, int] = {}
@@ -98,7 +98,7 @@ def summarize(cluster: Cluster) -> Summary:
     )
 
 
-def protected_jobs(cluster: Cluster) -> list[ProtectedJob]:
+def protected_jobs(cluster: ClusterState) -> list[ProtectedJob]:
     """Running jobs that a rule shields right now, whatever the preemptor (or for some preemptors).
 
     Read from the job columns: the windows depend on a job's queue (and, for reclaim, the reclaimer's leaf) and
@@ -154,7 +154,7 @@ def protected_jobs(cluster: Cluster) -> list[ProtectedJob]:
 
 
 def _maybe_protected(
-    cluster: Cluster,
+    cluster: ClusterState,
     columns: JobColumns,
     jobs: np.ndarray,
     windows: dict[str, tuple[float, list[tuple[float, list[str]]]]],
@@ -178,7 +178,7 @@ def _maybe_protected(
     return np.asarray(shielded, dtype=bool)
 
 
-def _reclaim_windows(cluster: Cluster, queue: str, leaves: list[str]) -> list[tuple[float, list[str]]]:
+def _reclaim_windows(cluster: ClusterState, queue: str, leaves: list[str]) -> list[tuple[float, list[str]]]:
     """Reclaim-min-runtime of a victim in ``queue``: the reclaimer leaves grouped by the window's length (longest
     first; windows of 0 left out)."""
     by_runtime: dict[float, list[str]] = {}
@@ -191,7 +191,7 @@ def _reclaim_windows(cluster: Cluster, queue: str, leaves: list[str]) -> list[tu
 
 
 def _reclaim_protection(
-    cluster: Cluster,
+    cluster: ClusterState,
     j: int,
     started_at: float,
     windows: list[tuple[float, list[str]]],
@@ -227,7 +227,7 @@ def _reclaim_protection(
     return rows
 
 
-def _elastic(cluster: Cluster, job: Job) -> str:
+def _elastic(cluster: ClusterState, job: Job) -> str:
     if not job.is_elastic:
         return ""
     surplus = cluster.surplus(job)

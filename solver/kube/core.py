@@ -1,6 +1,6 @@
 """Core Kubernetes kinds in snapshot terms: nodes, pods (effective requests and task status), priority classes.
 
-Field paths follow ``../shared/reference/kubernetes.md`` §1:
+Field paths follow docs/kubernetes.md:
 
 * a node offers ``status.allocatable`` (``nvidia.com/gpu`` as ``gpu``, ``cpu``, ``memory``); it is schedulable
   unless ``spec.unschedulable``, not Ready, or tainted ``NoSchedule`` / ``NoExecute``; its GPU model is the

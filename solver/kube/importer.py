@@ -1,6 +1,6 @@
 """A snapshot from Kubernetes objects (``gpu-preempt import``): nodes, queues, priority classes, jobs.
 
-Jobs are gangs of pods (``../shared/reference/kubernetes.md`` §7):
+Jobs are gangs of pods (docs/kubernetes.md):
 
 * a KAI ``PodGroup`` (pods name it in the ``pod-group-name`` annotation): ``spec.minMember`` (0 = 1),
   ``spec.queue``, ``spec.priorityClassName``, ``spec.preemptibility``; the annotation

@@ -7,7 +7,7 @@ controller re-creates the pod, and the scheduler, not this plan, places it (the 
 
 The kubectl script evicts one job at a time with ``kubectl create --raw .../eviction``; it stops at the first
 failure (for instance 429, a PodDisruptionBudget forbids it now), so that a gang is never left half evicted
-without the operator seeing it (``../shared/reference/kubernetes.md`` §6).
+without the operator seeing it (docs/kubernetes.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Queue trees from scheduler objects (``../shared/reference/kubernetes.md`` §2-4, mapping table §7).
+"""Queue trees from scheduler objects (docs/kubernetes.md).
 
 * KAI ``Queue`` (``scheduling.run.ai``): ``spec.parentQueue``, ``spec.priority``,
   ``spec.resources.{gpu,cpu,memory}.{quota,limit,overQuotaWeight}`` in devices, millicores and MB (10^6 bytes),

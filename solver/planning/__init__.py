@@ -1,4 +1,4 @@
-"""Capacity planning (spec simulate-v1): traces in, a replay through the decision engine, figures out.
+"""Capacity planning (docs/scenario-format.md): traces in, a replay through the decision engine, figures out.
 
 * :mod:`.trace`: trace adapters to one canonical job table; :mod:`.adapters`: Philly runtimes as durations,
   Helios per-VC quotas as queues;

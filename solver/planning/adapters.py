@@ -1,4 +1,4 @@
-"""Other public traces where they serve a replay (spec simulate-v1, "workload"; reference/traces.md).
+"""Other public traces where they serve a replay (docs/scenario-format.md, "workload"; docs/planning.md, "Traces").
 
 * **Philly runtimes** (``workload.durations: {format: philly}``): the Philly
   trace's task runtimes (one ``runtime`` column of seconds, 83,154 rows) as a

@@ -1,4 +1,4 @@
-"""Where a sweep's runs are replayed: this process, local worker processes, or a Ray cluster (spec simulate-v1).
+"""Where a sweep's runs are replayed: this process, local worker processes, or a Ray cluster (docs/scenario-format.md).
 
 Every backend calls the same function (:func:`~gpu_preempt.planning.sweep.replay_document`) on the same
 documents and hands back summaries keyed by run, so the results do not depend on the backend or on the number of

@@ -1,4 +1,4 @@
-"""The figures of a replay (spec simulate-v1, "What comes out"), from the simulator's jobs and ledgers.
+"""The figures of a replay (docs/scenario-format.md, "What comes out"), from the simulator's jobs and ledgers.
 
 Definitions (times in seconds, GPU-time in GPU-hours):
 

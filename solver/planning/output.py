@@ -1,4 +1,5 @@
-"""The output folder of a replay (spec simulate-v1): summary.json, jobs.parquet, events.jsonl, timeseries.csv, plots.
+"""The output folder of a replay (docs/scenario-format.md): summary.json, jobs.parquet, events.jsonl, timeseries.csv,
+plots.
 
 The folder is written under a temporary name next to ``out`` and renamed into
 place at the end, so a failed run leaves nothing half-written. Everything but

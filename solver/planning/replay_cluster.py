@@ -17,13 +17,13 @@ from gpu_preempt.models.decision import requeue_dict
 from gpu_preempt.models.scenario import ScheduledChange
 
 from .progress import SimJob
-from .workload import EPOCH, Workload, node_documents
+from .workload import EPOCH, ReplayInput, node_documents
 
 
 class ReplayCluster:
     """Nodes and queues (models, and the documents they are validated from), and GPUs used and held per node."""
 
-    def __init__(self, workload: Workload, config: Config) -> None:
+    def __init__(self, workload: ReplayInput, config: Config) -> None:
         base = workload.snapshot
         self.config = config
         self.base = workload.base
@@ -95,7 +95,8 @@ class ReplayCluster:
         else:
             entry[parts[2]] = {**entry.get(parts[2], {}), parts[3]: value}
         self.queues = [Queue.model_validate(q) for q in self.queue_docs]
-        if parts[2] in ("limit", "quota_preemption_delay"):  # seed 002: the delay timer restarts now
+        # docs/rules.md, "Quota enforcement": the delay timer restarts now
+        if parts[2] in ("limit", "quota_preemption_delay"):
             entry["limit_changed_at"] = EPOCH + now
             self.queues = [Queue.model_validate(q) for q in self.queue_docs]
             delay = next(q for q in self.queues if q.name == parts[1]).quota_preemption_delay

@@ -14,18 +14,18 @@ from gpu_preempt.models.scenario import Scenario, scenario_from_data
 from .metrics import summary
 from .output import Plotter, check_out, write_outputs
 from .simulator import Simulator
-from .workload import Workload, load_workload
+from .workload import ReplayInput, load_workload
 
 
 @dataclass
 class Replay:
     scenario: Scenario
-    workload: Workload
+    workload: ReplayInput
     simulator: Simulator
     summary: dict[str, Any]
 
 
-def load_scenario(path: Path) -> tuple[Scenario, Workload]:
+def load_scenario(path: Path) -> tuple[Scenario, ReplayInput]:
     """The validated scenario in ``path`` and its workload (trace read, jobs built); raises :class:`SnapshotError`."""
     raw = read_document(path)
     scenario = scenario_from_data(raw)

@@ -9,7 +9,7 @@ A cycle is the engine of ``gpu-preempt cycle``: :func:`run_cycle` on a snapshot 
 (:mod:`.replay_cluster`; allocate, reclaim, preempt, enforce-quota when the config enables it, requeue backoff,
 nominations).
 
-What a decision does, as seed 004 describes it:
+What a decision does, as docs/rules.md ("Nominations") describes it:
 
 * an ``allocated`` task runs at once; a ``pipelined`` one is ``nominated`` to
   its node and claimed by a later cycle once the victims are gone;
@@ -27,19 +27,20 @@ import gc
 from collections.abc import Callable
 from typing import Any
 
-from gpu_preempt.actions.cycle import CycleResult, run_cycle
+from gpu_preempt.actions.cycle import run_cycle
 from gpu_preempt.check.verifier import verify_decisions
 from gpu_preempt.models import MILLI, Snapshot
 from gpu_preempt.models.decision import Decision
 from gpu_preempt.models.scenario import Scenario
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
+from .applied import apply_cycle, leave, schedule_completion
 from .decision_log import DecisionLog
 from .events import EventQueue, Kind
 from .ledgers import Counters, Ledgers, invariants
-from .progress import SimJob, after_change
+from .progress import SimJob
 from .replay_cluster import ReplayCluster
-from .workload import EPOCH, StartingJob, Workload
+from .workload import EPOCH, ReplayInput, StartingJob
 
 
 class Simulator:
@@ -49,7 +50,7 @@ class Simulator:
     def __init__(
         self,
         scenario: Scenario,
-        workload: Workload,
+        workload: ReplayInput,
         *,
         dump_at: float | None = None,
         on_cycle: Callable[[float], None] | None = None,
@@ -83,7 +84,7 @@ class Simulator:
         }
         self.cycle_at: float | None = None
         self.last_cycle: float | None = None
-        self.last_state: Cluster | None = None
+        self.last_state: ClusterState | None = None
         """The last cycle's end state: the next cycle keeps its per-node results of unchanged nodes."""
         self.shares: dict[str, float] = {}
         self.ledgers = Ledgers(self.cluster.leaves())
@@ -271,85 +272,19 @@ class Simulator:
         for decision in result.decisions:
             self.log.add(self.now, decision)
         self.shares = {q: result.start.shares[q].get("gpu", 0) / MILLI for q in self.leaves()}
-        self._apply(result)
+        apply_cycle(self, result)
         if self.settings.check:
             self.problems += [f"t={self.now:g}: {p}" for p in self.invariants()]
         if self.on_cycle is not None:
             self.on_cycle(self.now)
 
-    # -- a cycle's decisions applied ---------------------------------------------
-
-    def _apply(self, result: CycleResult) -> None:
-        start, end = result.start, result.end
-        states = result.requeue()
-        touched = {self.task_of[task][0] for task, _ in end.status.items() - start.status.items()}
-        for job in sorted((self.jobs[name] for name in touched), key=lambda j: j.order):
-            job.touch(self.now)
-            running_before = job.counts()[0]
-            gone: list[int] = []
-            changed = evicted = moved = False
-            for i in range(job.spec.tasks):
-                name = f"{job.spec.name}-{i}"
-                before, after, node = start.status[name], end.status[name], end.node_of[name]
-                if after == before:
-                    continue
-                changed = True
-                if after == "allocated":
-                    self._place(job, i, node)
-                elif after == "pipelined" and before == "running":
-                    self._leave(job, i)
-                    self._place(job, i, node)
-                    moved = True
-                elif after == "pipelined":
-                    job.status[i], job.node[i] = "nominated", node
-                elif after == "releasing":
-                    job.status[i] = "releasing"
-                    gone.append(i)
-                    evicted = True
-                elif after == "pending":
-                    job.status[i], job.node[i] = "pending", None
-            if changed:
-                self._changed(job)
-                self._settle(job, running_before, gone, states, evicted=evicted, moved=moved)
-
-    def _settle(
-        self, job: SimJob, running_before: int, gone: list[int], states: dict[str, Any], *, evicted: bool, moved: bool
-    ) -> None:
-        """What follows a cycle's change of ``job``'s tasks: lost progress, the evicted tasks' departure, its requeue
-        state, a new start (protections run from it) and a new completion time."""
-        after_change(job, self.settings.restart, evicted=evicted, moved=moved)
-        running = job.counts()[0]
-        if gone:
-            self.queue.push(self.now + self.settings.grace_period, Kind.GONE, (job.spec.name, tuple(gone)))
-        if job.spec.name in states:
-            job.requeue = states[job.spec.name]
-            if job.requeue.requeue_at is not None:
-                self.queue.push(max(self.now, job.requeue.requeue_at - EPOCH), Kind.WAKE)
-        if running and (not running_before or (moved and not job.spec.min_available)):
-            job.started_at = self.now
-            if job.first_start is None:
-                job.first_start = self.now
-            for d in self.protections:
-                self.queue.push(self.now + d, Kind.WAKE)
-        if running != running_before or moved:
-            self._schedule_completion(job)
-
-    def _place(self, job: SimJob, task: int, node: str | None) -> None:
-        assert node is not None
-        job.status[task], job.node[task] = "running", node
-        self.cluster.used[node] += job.spec.task_gpus[task]
+    # -- bookkeeping ----------------------------------------------------------------
 
     def _leave(self, job: SimJob, task: int) -> None:
-        node = job.node[task]
-        assert node is not None
-        self.cluster.used[node] -= job.spec.task_gpus[task]
-        job.node[task] = None
+        leave(self.cluster, job, task)
 
     def _schedule_completion(self, job: SimJob) -> None:
-        job.epoch += 1
-        left = job.time_left()
-        if left is not None:
-            self.queue.push(self.now + left, Kind.DONE, (job.spec.name, job.epoch))
+        schedule_completion(self.queue, self.now, job)
 
     def _changed(self, job: SimJob) -> None:
         job.changed()
@@ -372,7 +307,7 @@ class Simulator:
     def _take_sample(self) -> None:
         # fair shares as a scheduler would compute them now (cycles only run while jobs wait)
         if self._shares_of is None or self._shares_of[0] != self.version:
-            shares = Cluster.of(self.snapshot(), self.last_state).shares
+            shares = ClusterState.of(self.snapshot(), self.last_state).shares
             self._shares_of = (self.version, {q: shares[q].get("gpu", 0) / MILLI for q in self.leaves()})
         self.shares = self._shares_of[1]
         self.ledgers.sample(self.now, self.cluster, self.shares, self.jobs)

@@ -1,4 +1,5 @@
-"""Sweeps (spec simulate-v1, ``sweep``): the runs of a sweep file, each a replay, cached by the hash of its inputs.
+"""Sweeps (docs/scenario-format.md, ``sweep``): the runs of a sweep file, each a replay, cached by the hash of its
+inputs.
 
 A run is the base scenario document with one point of the axes set in it
 (:func:`set_path`); it is validated like any scenario before anything runs.

@@ -1,11 +1,11 @@
-"""Trace adapters: each trace format becomes one canonical job table (spec simulate-v1, "workload").
+"""Trace adapters: each trace format becomes one canonical job table (docs/scenario-format.md, "workload").
 
 A :class:`TraceJob` carries what a trace can say about a job: its id, submit
 time and duration in seconds, GPUs in all, and, when the trace has them, its
 queue and priority class. Everything else is assigned later (:mod:`.workload`).
 
 * ``itp``: the Microsoft ITP (ElasticFlow) traces, ``job_id, submission_time,
-  duration, num_gpu`` (reference/traces.md);
+  duration, num_gpu`` (docs/planning.md, "Traces");
 * ``csv``: any CSV with a header, ``columns`` mapping the canonical names
   ``id, submit, duration, gpus`` (and optionally ``queue``, ``priority_class``)
   to the file's headers.

@@ -1,4 +1,4 @@
-"""A scenario's starting point: the base snapshot document and the jobs of its trace (spec simulate-v1).
+"""A scenario's starting point: the base snapshot document and the jobs of its trace (docs/scenario-format.md).
 
 Trace jobs become snapshot jobs here:
 
@@ -94,7 +94,7 @@ class StartingJob:
 
 
 @dataclass
-class Workload:
+class ReplayInput:
     """The base snapshot document (no jobs), its validated form, the starting jobs and the trace's jobs."""
 
     base: dict[str, Any]
@@ -151,7 +151,7 @@ def node_documents(groups: list[NodeGroup]) -> list[dict[str, Any]]:
     return nodes
 
 
-def load_workload(scenario: Scenario, raw: dict[str, Any], base_dir: Path) -> Workload:
+def load_workload(scenario: Scenario, raw: dict[str, Any], base_dir: Path) -> ReplayInput:
     """Everything a simulation starts from; ``raw`` is the scenario as parsed (its notation is kept in dumps)."""
     base, start = _base_document(scenario, raw, base_dir)
     events: list[ScheduledChange] = []
@@ -197,7 +197,7 @@ def load_workload(scenario: Scenario, raw: dict[str, Any], base_dir: Path) -> Wo
     span = max((j.submit for j in jobs), default=0.0)
     demand = sum(j.duration * j.gpus for j in jobs)
     load = demand / (gpus * span) if gpus and span > 0 else math.inf
-    return Workload(base, snapshot, jobs, initial, synthetic, load, span, events)
+    return ReplayInput(base, snapshot, jobs, initial, synthetic, load, span, events)
 
 
 def _base_document(scenario: Scenario, raw: dict[str, Any], base_dir: Path) -> tuple[dict[str, Any], Snapshot | None]:

@@ -1,6 +1,6 @@
 """From the cluster state and the rules to a :class:`~gpu_preempt.problem.data.Problem` for one job, one action.
 
-What the pending job needs (spec "Gang and elastic"; KAI ``GetTasksToAllocate``):
+What the pending job needs (docs/snapshot-format.md, "Gang and elastic"; KAI ``GetTasksToAllocate``):
 while fewer than ``min_available`` of its tasks hold capacity, the *gang chunk*
 (``min_available`` minus those) must be placed, all or nothing; once satisfied,
 ``allocate`` places as many more as fit and ``preempt``/``reclaim`` grant one
@@ -24,7 +24,7 @@ from gpu_preempt.rules.candidates import Candidate, CandidateSet, preempt_candid
 from gpu_preempt.rules.reclaim_gate import reclaim_gate
 from gpu_preempt.rules.reclaim_line import reclaim_line
 from gpu_preempt.rules.victim_order import greedy_key, keep_order, ranked
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 from gpu_preempt.state.node_cache import NodeKey
 
 from .data import (
@@ -57,13 +57,13 @@ class NodeRooms(NodeKey):
 
 
 @dataclass
-class Plan:
+class Prepared:
     """What one attempt needs: the chunk, the candidates, and the problem built from them on demand.
 
     ``skip`` is set (and nothing else is) when the job is not eligible for the action.
     """
 
-    cluster: Cluster
+    cluster: ClusterState
     job: Job
     action: Action
     chunk: list[tuple[Task, bool]] = field(default_factory=list)
@@ -85,7 +85,8 @@ class Plan:
 
     @property
     def moves_possible(self) -> bool:
-        """Whether moves are considered in this decision (spec "Moves"): some candidate's task could be moved to
+        """Whether moves are considered in this decision (docs/snapshot-format.md, "Moves"): some candidate's task
+        could be moved to
         free room on another node, and the decision is small enough.
 
         A move needs a schedulable node other than the task's own whose free room (every promise kept) takes the
@@ -151,27 +152,27 @@ class Plan:
         )
 
 
-def plan(cluster: Cluster, job: Job, action: Action) -> Plan:
+def prepare(cluster: ClusterState, job: Job, action: Action) -> Prepared:
     """The chunk of ``job`` to place by ``action`` and its candidates, or why the job is skipped."""
     if action != "allocate" and not job.may_evict:
         never = f"priority class {job.priority_class} has preemption_policy Never: it is placed only on free capacity"
-        return Plan(cluster, job, action, skip=never)
+        return Prepared(cluster, job, action, skip=never)
     chunk, skip = _chunk(cluster, job, action)
     if skip is not None:
-        return Plan(cluster, job, action, skip=skip)
+        return Prepared(cluster, job, action, skip=skip)
     required = _total(job, [t for t, required in chunk if required])
     candidates: CandidateSet | None = None
     if action == "reclaim":
         closed = reclaim_gate(cluster, job, required)
         if closed is not None:
-            return Plan(cluster, job, action, skip=f"reclaim gate: {closed}")
+            return Prepared(cluster, job, action, skip=f"reclaim gate: {closed}")
         candidates = reclaim_candidates(cluster, job, required)
     elif action == "preempt":
         candidates = preempt_candidates(cluster, job)
-    return Plan(cluster, job, action, chunk, required, candidates)
+    return Prepared(cluster, job, action, chunk, required, candidates)
 
 
-def _chunk(cluster: Cluster, job: Job, action: Action) -> tuple[list[tuple[Task, bool]], str | None]:
+def _chunk(cluster: ClusterState, job: Job, action: Action) -> tuple[list[tuple[Task, bool]], str | None]:
     """Pending tasks to place, each flagged required (gang chunk) or optional (growth by allocate)."""
     pending = cluster.tasks(job, "pending")
     if not pending:
@@ -211,7 +212,7 @@ def _chunk_types(job: Job, chunk: list[tuple[Task, bool]]) -> tuple[ChunkType, .
 
 
 def _nodes(
-    cluster: Cluster,
+    cluster: ClusterState,
     job: Job,
     chunk: list[tuple[Task, bool]],
     running: list[list[Task]],
@@ -239,7 +240,7 @@ def _nodes(
     return tuple(rooms), {room.name: i for i, room in enumerate(rooms)}
 
 
-def _node_room(cluster: Cluster, node: Node, priority: int, asked: frozenset[str]) -> NodeRoom:
+def _node_room(cluster: ClusterState, node: Node, priority: int, asked: frozenset[str]) -> NodeRoom:
     name, have = node.name, node.resources
     final, current = cluster.room_load(name, priority), cluster.current_load(name)
     promised = cluster.final_load(name)
@@ -258,7 +259,7 @@ def _node_room(cluster: Cluster, node: Node, priority: int, asked: frozenset[str
 
 
 def _victim(
-    cluster: Cluster,
+    cluster: ClusterState,
     job: Job,
     running: list[Task],
     candidate: Candidate,
@@ -317,11 +318,15 @@ def _destinations(
     return tuple(n for n in found if n != home)
 
 
-def _moves_possible(plan: Plan) -> bool:
-    cluster = plan.cluster
-    if plan.candidates is None or not cluster.snapshot.config.moves or plan.action not in ("reclaim", "preempt"):
+def _moves_possible(prepared: Prepared) -> bool:
+    cluster = prepared.cluster
+    if (
+        prepared.candidates is None
+        or not cluster.snapshot.config.moves
+        or prepared.action not in ("reclaim", "preempt")
+    ):
         return False
-    candidates = [*plan.candidates.candidates, *plan.candidates.movable]
+    candidates = [*prepared.candidates.candidates, *prepared.candidates.movable]
     if not candidates or len(candidates) > MOVE_CANDIDATES:
         return False
     tasks: dict[tuple[tuple[str, int], ...], list[str]] = {}  # task shape -> the node of each such task
@@ -343,7 +348,8 @@ def _moves_possible(plan: Plan) -> bool:
 
 
 def whole_chunk(job: Job, running: list[Task], *, shared: bool | None = None) -> Resources:
-    """Per resource, the largest chunk of ``job`` evicted whole (KAI's reclaimable chunks, reference/kai.md §3.6):
+    """Per resource, the largest chunk of ``job`` evicted whole (KAI's reclaimable chunks, docs/rules.md, "The reclaim
+    line"):
     its core, the first ``min_available`` running tasks, or one of the surplus tasks after them. ``shared``: whether
     no running task has requests of its own (found here if not given)."""
     if shared is None:
@@ -363,14 +369,14 @@ def whole_chunk(job: Job, running: list[Task], *, shared: bool | None = None) ->
     return largest
 
 
-def _under(cluster: Cluster, queue: str, victims: tuple[Victim, ...]) -> tuple[int, ...]:
+def _under(cluster: ClusterState, queue: str, victims: tuple[Victim, ...]) -> tuple[int, ...]:
     """Indices of victims whose leaf queue is ``queue`` or lies below it."""
     inside = set(cluster.tree.leaves_under(queue))
     return tuple(v for v, victim in enumerate(victims) if victim.queue in inside)
 
 
 def _limit_rows(
-    cluster: Cluster, job: Job, victims: tuple[Victim, ...], chunk: list[tuple[Task, bool]]
+    cluster: ClusterState, job: Job, victims: tuple[Victim, ...], chunk: list[tuple[Task, bool]]
 ) -> tuple[LimitRow, ...]:
     most = _total(job, [t for t, _ in chunk])
     rows = []
@@ -391,8 +397,11 @@ def _limit_rows(
     return tuple(rows)
 
 
-def _line_rows(cluster: Cluster, job: Job, victims: tuple[Victim, ...], chunk: Resources) -> tuple[GuaranteeRow, ...]:
-    """The reclaim line of each leveled victim queue (spec "Reclaim"), as ``config.reclaim_guarantee`` reads it.
+def _line_rows(
+    cluster: ClusterState, job: Job, victims: tuple[Victim, ...], chunk: Resources
+) -> tuple[GuaranteeRow, ...]:
+    """The reclaim line of each leveled victim queue (docs/snapshot-format.md, "Reclaim"), as
+    ``config.reclaim_guarantee`` reads it.
 
     ``strict``: a row per resource the chunk asks for, where the victims could take the queue below
     ``min(held, line)``. ``last_chunk``: a row per resource the queue holds above its line; none for a queue
@@ -433,9 +442,10 @@ def _line_rows(cluster: Cluster, job: Job, victims: tuple[Victim, ...], chunk: R
 
 
 def _saturation_rows(
-    cluster: Cluster, job: Job, victims: tuple[Victim, ...], chunk: Resources
+    cluster: ClusterState, job: Job, victims: tuple[Victim, ...], chunk: Resources
 ) -> tuple[SaturationRow, ...]:
-    """KAI §3.6 step 3: each queue ``a`` on the reclaimer's path against each sibling ``s`` holding candidates."""
+    """KAI's saturation rule (docs/rules.md, "The saturation rule"): each queue ``a`` on the reclaimer's path against
+    each sibling ``s`` holding candidates."""
     tree = cluster.tree
     multiplier = Fraction(cluster.snapshot.config.reclaimer_saturation_multiplier)
     rows = []
@@ -474,7 +484,7 @@ def _saturation_rows(
     return tuple(rows)
 
 
-def _greedy_order(cluster: Cluster, victims: tuple[Victim, ...]) -> tuple[int, ...]:
+def _greedy_order(cluster: ClusterState, victims: tuple[Victim, ...]) -> tuple[int, ...]:
     """The victims in the greedy baseline's order (:func:`greedy_key`)."""
     shares: dict[str, Fraction] = {}
     snapshot = cluster.snapshot

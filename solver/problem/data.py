@@ -24,7 +24,7 @@ from gpu_preempt.models import MILLI, Criterion, Resources, is_gpu_resource
 
 Action = Literal["allocate", "preempt", "reclaim"]
 QuotaAction = Literal["enforce-quota"]
-"""The action of a decision for a queue rather than a job (seed 002)."""
+"""The action of a decision for a queue rather than a job (docs/rules.md, "Quota enforcement")."""
 Status = Literal["optimal", "feasible", "infeasible", "unknown"]
 
 
@@ -43,7 +43,8 @@ class NodeRoom:
     now_room: Resources
     schedulable: bool = True
     free: Resources | None = None
-    """Room with every promise kept (allocatable minus the final load): what a moved task may use (spec "Moves");
+    """Room with every promise kept (allocatable minus the final load): what a moved task may use
+    (docs/snapshot-format.md, "Moves");
     ``None``: the same as ``room``."""
 
     def free_room(self) -> Resources:
@@ -71,7 +72,8 @@ class ChunkType:
 class Slot:
     """Running tasks of one victim job with the same requests on one node (evict-first order).
 
-    ``moves_to``: other nodes whose free room could take one of these tasks, were it moved (spec "Moves").
+    ``moves_to``: other nodes whose free room could take one of these tasks, were it moved (docs/snapshot-format.md,
+    "Moves").
     """
 
     node: int
@@ -108,7 +110,7 @@ class Victim:
     """``now - started_at`` in milliseconds (0 if never started): the lost-work clock."""
     whole_chunk: Resources = field(default_factory=dict)
     """Per resource, the largest chunk of the job evicted whole: its core (``min_available`` tasks) or one surplus
-    task (the reclaim line's ``last_chunk`` reading; spec "Reclaim")."""
+    task (the reclaim line's ``last_chunk`` reading; docs/snapshot-format.md, "Reclaim")."""
     move: MoveMode = "none"
     disturb: int | None = None
     """Most tasks evicted or moved together (``None``: no bound beyond the rules above)."""
@@ -139,10 +141,11 @@ class LimitRow:
 class GuaranteeRow:
     """The line of one queue in one resource (``threshold``; ``None``: infinite), over the victims under it.
 
-    Read as the problem's ``guarantee_rule`` says (spec "Reclaim"): ``strict``, every row holds on its own,
+    Read as the problem's ``guarantee_rule`` says (docs/snapshot-format.md, "Reclaim"): ``strict``, every row holds on
+    its own,
     ``freed <= max_take``; ``last_chunk``, the rows of one queue hold together when some row's resource is still
     above the line before the last chunk: ``held - freed + last chunk > threshold``. Quota enforcement's rows
-    (seed 002) are strict.
+    (docs/rules.md, "Quota enforcement") are strict.
     """
 
     queue: str
@@ -165,7 +168,7 @@ class SaturationRow:
     With ``mine = mine_base - freed(victims_a)`` and ``rest = held_s - freed(victims_s)``,
     a reclaim that takes anything from ``s`` (in this resource, or any at all when the
     reclaimer requests it) is rejected when ``mine / share_a > 1`` and
-    ``multiplier * mine / share_a >= rest / share_s`` (reference/kai.md §3.6 step 3).
+    ``multiplier * mine / share_a >= rest / share_s`` (docs/rules.md, "The saturation rule").
     """
 
     a: str
@@ -213,10 +216,10 @@ class Problem:
     canonical tie-break), these cost more than the search they save (``benchmarks/small_models.py``)."""
     excess: tuple[LimitRow, ...] = ()
     """Rows to approach rather than satisfy: before the objective, one stage per row, in order, minimises
-    the amount by which the row is broken (best-effort quota enforcement, seed 002)."""
+    the amount by which the row is broken (best-effort quota enforcement, docs/rules.md, "Quota enforcement")."""
     least_freed: tuple[LimitRow, ...] = ()
     """After the objective, one stage per row minimises what the victims free of its resource (quota
-    enforcement, seed 002: among equal sets, the one freeing the least beyond the excess)."""
+    enforcement, docs/rules.md, "Quota enforcement": among equal sets, the one freeing the least beyond the excess)."""
     guarantee_rule: Literal["strict", "last_chunk"] = "strict"
     """How the guarantee rows read (see :class:`GuaranteeRow`)."""
 
@@ -262,7 +265,7 @@ class Solution:
     reason: str = ""
     stages: list[str] = field(default_factory=list)
     moved: dict[tuple[int, int, int], int] = field(default_factory=dict)
-    """Tasks of (victim, slot) moved to node ``n``: ``(v, s, n) -> count`` (spec "Moves")."""
+    """Tasks of (victim, slot) moved to node ``n``: ``(v, s, n) -> count`` (docs/snapshot-format.md, "Moves")."""
 
     @property
     def feasible(self) -> bool:

@@ -13,29 +13,29 @@ the same answer.
 from __future__ import annotations
 
 from gpu_preempt.models import format_quantity, format_resources
-from gpu_preempt.problem.builder import Plan
+from gpu_preempt.problem.builder import Prepared
 from gpu_preempt.problem.data import Problem, Solution
 
 from .units import free_hosts
 
 
-def solve_allocation(plan: Plan) -> tuple[Problem, Solution, str | None] | None:
-    """Place ``plan``'s chunk without victims; ``None`` when the chunk has several task types."""
-    job = plan.job
-    requests = [job.requests(task) for task, _ in plan.chunk]
+def solve_allocation(prepared: Prepared) -> tuple[Problem, Solution, str | None] | None:
+    """Place ``prepared``'s chunk without victims; ``None`` when the chunk has several task types."""
+    job = prepared.job
+    requests = [job.requests(task) for task, _ in prepared.chunk]
     if not requests or any(r != requests[0] for r in requests):
         return None
     request = {r: a for r, a in requests[0].items() if a > 0}
     resources = tuple(sorted(request))
-    required = sum(1 for _, is_required in plan.chunk if is_required)
-    cluster = plan.cluster
+    required = sum(1 for _, is_required in prepared.chunk if is_required)
+    cluster = prepared.cluster
     nodes = cluster.snapshot.nodes
     if request:
         hosted = [(nodes[n].name, count) for n, count in free_hosts(cluster, job.resolved_priority, request, resources)]
     else:
-        hosted = [(node.name, len(plan.chunk)) for node in nodes if node.schedulable]
-    empty = plan.build(chosen=[], only_nodes=set())
-    cap = len(plan.chunk)
+        hosted = [(node.name, len(prepared.chunk)) for node in nodes if node.schedulable]
+    empty = prepared.build(chosen=[], only_nodes=set())
+    cap = len(prepared.chunk)
     for row in empty.limits:
         amount = request.get(row.resource, 0)
         if amount:
@@ -65,7 +65,7 @@ def solve_allocation(plan: Plan) -> tuple[Problem, Solution, str | None] | None:
         take = min(count, left)
         chosen.append((name, take))
         left -= take
-    problem = plan.build(chosen=[], only_nodes={name for name, _ in chosen})
+    problem = prepared.build(chosen=[], only_nodes={name for name, _ in chosen})
     index = {room.name: i for i, room in enumerate(problem.nodes)}
     placed = {(0, index[name]): take for name, take in chosen}
     return problem, Solution("optimal", placed=placed), None

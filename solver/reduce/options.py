@@ -35,7 +35,7 @@ import numpy as np
 from gpu_preempt.models import Resources
 from gpu_preempt.rules.victim_order import NO_VICTIMS
 
-from .units import Choice, Cost, CostModel, Item, Singles, TooComplex, Unit, Victim, add, fits
+from .units import CandidateTasks, Cost, CostModel, Loss, Member, SingleNodeUnits, TooComplex, Unit, add, tasks_fitting
 
 _STARTED, _PRIORITY, _SECOND = itemgetter("started_at"), itemgetter("_resolved_priority"), itemgetter(1)
 
@@ -44,31 +44,31 @@ ENUMERATION_LIMIT = 4096
 
 
 @dataclass(frozen=True)
-class Option:
+class Hosting:
     """Room for at least ``tasks`` tasks: the choices taken (item, choice index) and tasks per node."""
 
     tasks: int
     cost: Cost
-    picks: tuple[tuple[Item, Choice], ...]
+    picks: tuple[tuple[Member, Loss], ...]
     hosted: tuple[tuple[int, int], ...]
 
 
 def unit_options(
     unit: Unit, request: Resources, resources: tuple[str, ...], costs: CostModel, most: int
-) -> list[Option]:
+) -> list[Hosting]:
     """``options[t - 1]`` = the best option hosting at least ``t`` tasks, for ``t = 1 .. most`` (shorter if the unit
     cannot host that many)."""
-    best: list[Option | None] = [None] * most
-    spanning = unit.items(unit.spanning, costs)
+    best: list[Hosting | None] = [None] * most
+    spanning = unit.members(unit.spanning, costs)
     combos = 1
     for item in spanning:
-        combos *= len(item.choices) + 1
+        combos *= len(item.losses) + 1
     if combos > ENUMERATION_LIMIT:
         raise TooComplex(f"{combos} combinations of multi-node victims")
-    for chosen in itertools.product(*[(None, *item.choices) for item in spanning]):
+    for chosen in itertools.product(*[(None, *item.losses) for item in spanning]):
         base = costs.zero()
         extra: dict[int, tuple[int, ...]] = {}
-        picks: list[tuple[Item, Choice]] = []
+        picks: list[tuple[Member, Loss]] = []
         for item, choice in zip(spanning, chosen, strict=True):
             if choice is None:
                 continue
@@ -81,7 +81,7 @@ def unit_options(
                 n,
                 node_options(
                     _plus(unit.room[n], extra.get(n)),
-                    unit.items(unit.local.get(n, []), costs),
+                    unit.members(unit.local.get(n, []), costs),
                     request,
                     resources,
                     costs,
@@ -97,7 +97,7 @@ def unit_options(
             total = add(base, cost)
             current = best[t - 1]
             if current is None or total < current.cost:
-                best[t - 1] = Option(t, total, (*picks, *node_picks), hosted)
+                best[t - 1] = Hosting(t, total, (*picks, *node_picks), hosted)
     out = []
     for option in best:
         if option is None:
@@ -108,21 +108,21 @@ def unit_options(
 
 def node_options(
     room: tuple[int, ...],
-    items: list[Item],
+    items: list[Member],
     request: Resources,
     resources: tuple[str, ...],
     costs: CostModel,
     most: int,
-) -> list[tuple[Cost, tuple[tuple[Item, Choice], ...]] | None]:
+) -> list[tuple[Cost, tuple[tuple[Member, Loss], ...]] | None]:
     """For ``k = 0 .. most``: the cheapest choices on one node that host at least ``k`` tasks (or ``None``)."""
     combos = 1
     for item in items:
-        combos *= len(item.choices) + 1
+        combos *= len(item.losses) + 1
         if combos > ENUMERATION_LIMIT:
             raise TooComplex(f"more than {ENUMERATION_LIMIT} combinations on one node")
-    best: list[tuple[Cost, tuple[tuple[Item, Choice], ...]] | None] = [None] * (most + 1)
+    best: list[tuple[Cost, tuple[tuple[Member, Loss], ...]] | None] = [None] * (most + 1)
     zero = costs.zero()
-    for chosen in itertools.product(*[(None, *item.choices) for item in items]):
+    for chosen in itertools.product(*[(None, *item.losses) for item in items]):
         cost, freed = zero, room
         picks = []
         for item, choice in zip(items, chosen, strict=True):
@@ -131,7 +131,7 @@ def node_options(
             cost = add(cost, choice.cost)
             freed = _plus(freed, choice.freed[0][1])
             picks.append((item, choice))
-        hosted = min(most, fits(freed, request, resources))
+        hosted = min(most, tasks_fitting(freed, request, resources))
         for k in range(hosted + 1):
             current = best[k]
             if current is None or cost < current[0]:
@@ -140,12 +140,12 @@ def node_options(
 
 
 def _combine(
-    per_node: list[tuple[int, list[tuple[Cost, tuple[tuple[Item, Choice], ...]] | None]]],
+    per_node: list[tuple[int, list[tuple[Cost, tuple[tuple[Member, Loss], ...]] | None]]],
     costs: CostModel,
     most: int,
-) -> list[tuple[Cost | None, tuple[tuple[Item, Choice], ...], tuple[tuple[int, int], ...]]]:
+) -> list[tuple[Cost | None, tuple[tuple[Member, Loss], ...], tuple[tuple[int, int], ...]]]:
     """Best cost to host at least ``t`` tasks over several nodes (``t = 1 .. most``), by dynamic programming."""
-    State = tuple[Cost, tuple[tuple[Item, Choice], ...], tuple[tuple[int, int], ...]]
+    State = tuple[Cost, tuple[tuple[Member, Loss], ...], tuple[tuple[int, int], ...]]
     dp: list[State | None] = [None] * (most + 1)
     dp[0] = (costs.zero(), (), ())
     for n, options in per_node:
@@ -163,7 +163,7 @@ def _combine(
                     nxt[t] = (cost, (*state[1], *option[1]), (*state[2], (n, k)))
         dp = nxt
     # "at least t": take the best over every larger count
-    out: list[tuple[Cost | None, tuple[tuple[Item, Choice], ...], tuple[tuple[int, int], ...]]] = []
+    out: list[tuple[Cost | None, tuple[tuple[Member, Loss], ...], tuple[tuple[int, int], ...]]] = []
     running: State | None = None
     suffix: list[State | None] = [None] * (most + 1)
     for t in range(most, 0, -1):
@@ -326,9 +326,9 @@ def _victim_columns(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The single-node victims of ``units`` as columns: unit (position in ``units``), running tasks, surplus, whole,
     one task's size, GPUs per task, and their jobs' start (NaN: never) and priority. Read from the
-    :class:`~.units.Singles` table the units come from when they all come from one, else from their victims."""
+    :class:`~.units.SingleNodeUnits` table the units come from when they all come from one, else from their victims."""
     sources = [u.source for u in units]
-    table: Singles | None = sources[0][0] if sources and sources[0] is not None else None
+    table: SingleNodeUnits | None = sources[0][0] if sources and sources[0] is not None else None
     if table is not None and all(source is not None and source[0] is table for source in sources):
         ids = np.fromiter(map(_SECOND, sources), dtype=np.int64, count=len(sources))  # type: ignore[arg-type]
         lengths = (table.starts[ids + 1] - table.starts[ids]) if len(ids) else ids
@@ -433,7 +433,7 @@ def _fewest(sizes: list[tuple[int, ...]], need: list[int]) -> int | None:
     return most
 
 
-def _fewest_tasks(victims: list[Victim], need: list[int]) -> int:
+def _fewest_tasks(victims: list[CandidateTasks], need: list[int]) -> int:
     """Fewest tasks whose sizes could cover ``need`` in every resource (largest first, resource by resource), each
     victim offering as many as it may lose; ``need`` must be coverable (:func:`_fewest` says so)."""
     most = 0

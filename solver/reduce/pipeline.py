@@ -2,9 +2,9 @@
 
 Applies when the chunk is one kind of task, all required (preempt, reclaim, or
 a gang that must start whole), and moves are not considered
-(:attr:`~gpu_preempt.problem.builder.Plan.moves_possible`: a move lands on
+(:attr:`~gpu_preempt.problem.builder.Prepared.moves_possible`: a move lands on
 free room of another node, which binds units together).
-:func:`reduce_plan` returns ``None`` when it does not apply; otherwise the
+:func:`reduce_prepared` returns ``None`` when it does not apply; otherwise the
 problem over the kept units' candidates and nodes
 (:meth:`Reduction.problem`), which :func:`gpu_preempt.actions.reduced_path.solve_reduced`
 solves without the rows that bind units together (queue limits, the reclaim
@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from gpu_preempt.problem.builder import Plan
+from gpu_preempt.problem.builder import Prepared
 from gpu_preempt.problem.data import Problem
 
 from .select import select
@@ -40,48 +40,48 @@ class Reduced:
 
 @dataclass
 class Reduction:
-    """A plan reduced to the units that can matter."""
+    """A prepared decision reduced to the units that can matter."""
 
-    plan: Plan
+    prepared: Prepared
     units: list[Unit]
     report: Reduced
 
     def problem(self) -> Problem:
-        """The plan's problem over the kept units' candidates and nodes only."""
-        candidates = self.plan.candidates.candidates  # type: ignore[union-attr]
+        """The problem over the kept units' candidates and nodes only."""
+        candidates = self.prepared.candidates.candidates  # type: ignore[union-attr]
         chosen = sorted(
             {v.candidate for u in self.units for v in (*u.spanning, *(x for vs in u.local.values() for x in vs))}
         )
-        nodes = self.plan.cluster.snapshot.nodes
+        nodes = self.prepared.cluster.snapshot.nodes
         only = {nodes[n].name for u in self.units for n in u.nodes}
         self.report.victims = len(chosen)
-        return self.plan.build(chosen=[candidates[i] for i in chosen], only_nodes=only)
+        return self.prepared.build(chosen=[candidates[i] for i in chosen], only_nodes=only)
 
 
-def reduce_plan(plan: Plan) -> Reduction | None:
-    """``plan`` reduced to the units that can matter, or ``None`` if the reductions do not apply."""
-    if plan.candidates is None or not plan.chunk or not all(required for _, required in plan.chunk):
+def reduce_prepared(prepared: Prepared) -> Reduction | None:
+    """``prepared`` reduced to the units that can matter, or ``None`` if the reductions do not apply."""
+    if prepared.candidates is None or not prepared.chunk or not all(required for _, required in prepared.chunk):
         return None
-    if plan.moves_possible:
+    if prepared.moves_possible:
         return None
-    job = plan.job
-    requests = [job.requests(task) for task, _ in plan.chunk]
+    job = prepared.job
+    requests = [job.requests(task) for task, _ in prepared.chunk]
     if any(r != requests[0] for r in requests):
         return None
     request = {r: a for r, a in requests[0].items() if a > 0}
     if not request:
         return None
     resources = tuple(sorted(request))
-    needed = len(plan.chunk)
-    cluster = plan.cluster
-    costs = CostModel(cluster.snapshot.config.objective, plan.levels, cluster.now, cluster)
+    needed = len(prepared.chunk)
+    cluster = prepared.cluster
+    costs = CostModel(cluster.snapshot.config.objective, prepared.levels, cluster.now, cluster)
     started = time.perf_counter()
     try:
-        found = plan.candidates
+        found = prepared.candidates
         units, dropped = build_units(cluster, found.candidates, request, resources, job.resolved_priority, found.rows)
         selection = select(units, needed, request, resources, costs)
     except TooComplex:
         return None
     report = Reduced(selection.scanned, len(selection.units), selection.enumerated, dropped)
     report.reduce_ms = (time.perf_counter() - started) * 1000
-    return Reduction(plan, selection.units, report)
+    return Reduction(prepared, selection.units, report)

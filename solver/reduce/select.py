@@ -34,7 +34,7 @@ import numpy as np
 from gpu_preempt.models import Resources
 from gpu_preempt.rules.victim_order import NO_VICTIMS
 
-from .options import Option, lower_bounds, unit_options
+from .options import Hosting, lower_bounds, unit_options
 from .units import Cost, CostModel, Unit, most_hosted
 
 BATCHED_LEVELS = 4096
@@ -59,10 +59,10 @@ def select(
     (:func:`level_bounds`; for ``t`` = 1, the bounds of one task), and stops where the bound reaches the
     ``needed``-th best cost found."""
     most = {id(u): min(needed, _hosted(u, request, resources)) for u in units}
-    exact: dict[int, list[Option]] = {}
+    exact: dict[int, list[Hosting]] = {}
     pooled: dict[int, Unit] = {}
 
-    def options_of(u: Unit) -> list[Option]:
+    def options_of(u: Unit) -> list[Hosting]:
         if id(u) not in exact:
             exact[id(u)] = unit_options(u, request, resources, costs, most[id(u)])
         return exact[id(u)]

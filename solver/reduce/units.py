@@ -15,9 +15,9 @@ rows that bind units together):
   chunk is never part of a placement, so its victims only add cost.
 
 The units of one node each, most units of a large cluster, are kept as columns
-(:class:`Singles`, one row per victim): their victims become :class:`Victim`
+(:class:`SingleNodeUnits`, one row per victim): their victims become :class:`CandidateTasks`
 tuples only when a unit is looked at (:attr:`Unit.local`), and the ways each may
-lose tasks (:class:`Item`) only when its options are enumerated.
+lose tasks (:class:`Member`) only when its options are enumerated.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import numpy as np
 from gpu_preempt.models import Job, Resources, is_gpu_resource
 from gpu_preempt.rules.candidates import Candidate
 from gpu_preempt.rules.victim_order import NO_VICTIMS, EvictKey, Keep, evict_key
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 Cost = tuple[Any, ...]
 """An additive cost vector: the criteria of ``config.objective`` (priority levels expanded), then the victims as a
@@ -53,7 +53,7 @@ class TooComplex(Exception):
 
 
 @dataclass(frozen=True)
-class Choice:
+class Loss:
     """One way a victim loses tasks: how many, where (node -> tasks), the room freed there, and the cost."""
 
     tasks: int
@@ -64,19 +64,19 @@ class Choice:
 
 
 @dataclass(frozen=True)
-class Item:
+class Member:
     """A candidate victim inside a unit, with every way it may lose tasks (not losing any is implicit)."""
 
     victim: int
     job: str
-    choices: tuple[Choice, ...]
+    losses: tuple[Loss, ...]
     nodes: tuple[int, ...]
 
 
 Signature = tuple[tuple[int, ...], tuple[int, ...], int, bool, int, int, int]
 
 
-class Victim(NamedTuple):
+class CandidateTasks(NamedTuple):
     """A candidate, as the reductions see it: its running tasks per node, all alike.
 
     A named tuple rather than a dataclass: a large cluster has hundreds of
@@ -100,11 +100,11 @@ class Victim(NamedTuple):
 
 
 @dataclass(frozen=True, eq=False)
-class Singles:
+class SingleNodeUnits:
     """The units of one node each, as columns: victims are rows, grouped by node (ascending), candidates in order.
 
     Most units of a large cluster are single nodes, and most of those are never looked at closely (see
-    :mod:`.select`): their victims become :class:`Victim` tuples only when a unit is (:meth:`victims`).
+    :mod:`.select`): their victims become :class:`CandidateTasks` tuples only when a unit is (:meth:`victims`).
     """
 
     nodes: np.ndarray
@@ -130,12 +130,12 @@ class Singles:
     def rows(self, unit: int) -> range:
         return range(int(self.starts[unit]), int(self.starts[unit + 1]))
 
-    def victims(self, unit: int) -> list[Victim]:
+    def victims(self, unit: int) -> list[CandidateTasks]:
         """The victims of ``unit`` (an index into :attr:`nodes`), in candidate order."""
         a, b = int(self.starts[unit]), int(self.starts[unit + 1])
         n, new = int(self.nodes[unit]), tuple.__new__
         return [
-            new(Victim, (c, job, ((n, k),), (n,), tuple(size), g, w, s))
+            new(CandidateTasks, (c, job, ((n, k),), (n,), tuple(size), g, w, s))
             for c, job, k, size, g, w, s in zip(
                 self.candidate[a:b].tolist(),
                 map(self.everyone.__getitem__, self.job[a:b].tolist()),
@@ -162,21 +162,21 @@ class Unit:
 
     nodes: tuple[int, ...]
     room: dict[int, tuple[int, ...]]
-    spanning: list[Victim] | tuple[()] = ()
+    spanning: list[CandidateTasks] | tuple[()] = ()
     """The victims spanning several of the unit's nodes (a list for a unit that has some)."""
     hosted: int = -1
     """Upper bound on the tasks this unit could host (see :func:`most_hosted`); -1 until computed."""
-    source: tuple[Singles, int] | None = None
-    """For a unit of :class:`Singles`: the table and its index there (its victims are read when first asked for)."""
-    _local: dict[int, list[Victim]] | None = None
-    _items: dict[int, Item] | None = None
+    source: tuple[SingleNodeUnits, int] | None = None
+    """For a unit of :class:`SingleNodeUnits`: the table and its index there (its victims read when first asked for)."""
+    _local: dict[int, list[CandidateTasks]] | None = None
+    _members: dict[int, Member] | None = None
 
     @property
     def first(self) -> int:
         return self.nodes[0]
 
     @property
-    def local(self) -> dict[int, list[Victim]]:
+    def local(self) -> dict[int, list[CandidateTasks]]:
         """Node -> the victims running on that node only (candidate order)."""
         if self._local is None:
             self._local = {}
@@ -186,31 +186,32 @@ class Unit:
                     self._local[self.first] = table.victims(u)
         return self._local
 
-    def victims(self) -> list[Victim]:
+    def victims(self) -> list[CandidateTasks]:
         """Every candidate on the unit's nodes."""
         return [*self.spanning, *(v for vs in self.local.values() for v in vs)]
 
-    def items(self, victims: Sequence[Victim], costs: CostModel) -> list[Item]:
-        """:class:`Item` of each victim (worked out once)."""
-        known = self._items
+    def members(self, victims: Sequence[CandidateTasks], costs: CostModel) -> list[Member]:
+        """:class:`Member` of each victim (worked out once)."""
+        known = self._members
         if known is None:
-            known = self._items = {}
+            known = self._members = {}
         out = []
         for victim in victims:
             if victim.candidate not in known:
-                known[victim.candidate] = _item(victim, costs)
+                known[victim.candidate] = _member(victim, costs)
             out.append(known[victim.candidate])
         return out
 
 
 @dataclass(frozen=True)
 class CostModel:
-    """How a victim's tasks add to the objective vector (spec "Victim choice"), ties broken canonically."""
+    """How a victim's tasks add to the objective vector (docs/snapshot-format.md, "Victim choice"), ties broken
+    canonically."""
 
     objective: tuple[str, ...]
     levels: tuple[int, ...]
     now: float
-    cluster: Cluster | None = None
+    cluster: ClusterState | None = None
     shares: dict[str, Fraction] = field(default_factory=dict, compare=False)
 
     @cached_property
@@ -261,7 +262,7 @@ def add(a: Cost, b: Cost) -> Cost:
 
 
 def build_units(
-    cluster: Cluster,
+    cluster: ClusterState,
     candidates: list[Candidate],
     request: Resources,
     resources: tuple[str, ...],
@@ -271,7 +272,7 @@ def build_units(
     """Units of the decision (document order of their first node), and how many candidates were dropped.
 
     ``rows`` are the candidates' jobs' positions in the snapshot, if known (:attr:`.CandidateSet.rows`). Node rooms
-    are seen by a decision of ``priority``: lower-priority nominations do not hold them (seed 004).
+    are seen by a decision of ``priority``: lower-priority nominations do not hold them (docs/rules.md, "Nominations").
     """
     snapshot = cluster.snapshot
     index = cluster.node_index()
@@ -300,7 +301,7 @@ def build_units(
     )
     new = tuple.__new__
 
-    spanning: list[Victim] = []
+    spanning: list[CandidateTasks] = []
     for v in np.flatnonzero(victims.node == -2).tolist():
         job = jobs[int(rows[v])]
         pairs = tuple(sorted((index[name], count) for name, count in cluster.running_on(job).items()))
@@ -308,7 +309,7 @@ def build_units(
             continue
         k, whole, surplus = int(victims.shape[v]), bool(victims.whole[v]), int(victims.surplus[v])
         nodes = tuple(n for n, _ in pairs)
-        spanning.append(new(Victim, (v, job, pairs, nodes, sizes[k], gpus[k], whole, surplus)))
+        spanning.append(new(CandidateTasks, (v, job, pairs, nodes, sizes[k], gpus[k], whole, surplus)))
 
     parent: dict[int, int] = {}
 
@@ -353,7 +354,7 @@ def build_units(
 
 
 class _Candidates(NamedTuple):
-    """Per candidate, as columns: the one node its running tasks are on (see :meth:`Cluster.running_nodes`), its
+    """Per candidate, as columns: the one node its running tasks are on (see :meth:`ClusterState.running_nodes`), its
     running tasks, its job's position, its shape (a row of :func:`_shapes`), whether it may lose the whole job, its
     surplus, and its job's start and priority."""
 
@@ -382,10 +383,10 @@ def _singles(
     schedulable: np.ndarray,
     joined: set[int],
     free: list[int],
-) -> tuple[Singles, dict[int, list[Victim]]]:
-    """The candidates running on one schedulable node: a :class:`Singles` table with a unit for each such node that
-    no victim spanning nodes reaches and for each node of ``free`` that hosts no victim; and, for each node one
-    reaches (``joined``), its victims."""
+) -> tuple[SingleNodeUnits, dict[int, list[CandidateTasks]]]:
+    """The candidates running on one schedulable node: a :class:`SingleNodeUnits` table with a unit for each such
+    node that no victim spanning nodes reaches and for each node of ``free`` that hosts no victim; and, for each node
+    one reaches (``joined``), its victims."""
     one = np.flatnonzero(victims.node >= 0)
     node = victims.node[one]
     sizes, gpus = shapes
@@ -397,16 +398,16 @@ def _singles(
     reached = np.zeros(len(schedulable), dtype=bool)
     reached[list(joined)] = True
 
-    def table(rows: np.ndarray, units: np.ndarray) -> Singles:
+    def table(rows: np.ndarray, units: np.ndarray) -> SingleNodeUnits:
         rows = rows[np.argsort(node[rows], kind="stable")]
         at = node[rows]
         starts = np.r_[np.searchsorted(at, units, side="left"), len(rows)].astype(np.int64)
         columns = (one[rows], running[rows], size[rows], gpu[rows], whole[rows], surplus[rows], job[rows])
-        return Singles(units, starts, *columns, started[rows], priority[rows], everyone)
+        return SingleNodeUnits(units, starts, *columns, started[rows], priority[rows], everyone)
 
     usable = schedulable[node]
     inside = np.flatnonzero(usable & reached[node])
-    out: dict[int, list[Victim]] = {}
+    out: dict[int, list[CandidateTasks]] = {}
     if len(inside):
         part = table(inside, np.unique(node[inside]))
         out = {int(n): part.victims(u) for u, n in enumerate(part.nodes.tolist())}
@@ -417,7 +418,7 @@ def _singles(
 
 
 def _most_hosted(
-    table: Singles, rooms: list[tuple[int, ...]], request: Resources, resources: tuple[str, ...]
+    table: SingleNodeUnits, rooms: list[tuple[int, ...]], request: Resources, resources: tuple[str, ...]
 ) -> np.ndarray:
     """:func:`most_hosted` of every unit of ``table``, at once."""
     wanted = [(i, request[r]) for i, r in enumerate(resources) if request.get(r, 0) > 0]
@@ -437,10 +438,10 @@ def _most_hosted(
 
 
 def free_hosts(
-    cluster: Cluster, priority: int, request: Resources, resources: tuple[str, ...]
+    cluster: ClusterState, priority: int, request: Resources, resources: tuple[str, ...]
 ) -> list[tuple[int, int]]:
     """Schedulable nodes (by index) with room for tasks of ``request`` now, as ``priority`` sees them, and how many
-    each takes; kept while the state lasts. Counted on the matrix of rooms (:meth:`Cluster.room_matrix`), which a
+    each takes; kept while the state lasts. Counted on the matrix of rooms (:meth:`ClusterState.room_matrix`), which a
     derived state updates where nodes changed."""
     kept = cluster.for_state(FreeHosts).hosts
     key = (priority, tuple(sorted(request.items())), resources)
@@ -451,7 +452,7 @@ def free_hosts(
     counts = _every_fit(base, cluster.room_matrix(resources), request, resources)
     if rooms is not base:  # lower-priority promises on some nodes do not hold against this decision
         for n in map(cluster.node_index().__getitem__, cluster.promised_nodes()):
-            counts[n] = fits(rooms[n], request, resources)
+            counts[n] = tasks_fitting(rooms[n], request, resources)
     counts[~cluster.index.schedulable] = 0
     at = np.flatnonzero(counts > 0)
     hosts = kept[key] = list(zip(at.tolist(), counts[at].tolist(), strict=True))
@@ -487,18 +488,18 @@ def _every_fit(
     return found
 
 
-def _item(victim: Victim, costs: CostModel) -> Item:
+def _member(victim: CandidateTasks, costs: CostModel) -> Member:
     counts = dict(victim.per_node)
-    choices: list[Choice] = []
+    choices: list[Loss] = []
     running = sum(counts.values())
     if victim.whole:
-        choices.append(_choice(victim, counts, costs, whole=True))
+        choices.append(_loss(victim, counts, costs, whole=True))
     if victim.surplus > 0:
         for split in _splits(victim.nodes, counts, victim.surplus):
             if sum(split.values()) == running and victim.whole:
                 continue  # the same as the whole job
-            choices.append(_choice(victim, split, costs, whole=False))
-    return Item(victim.candidate, victim.job.name, tuple(choices), victim.nodes)
+            choices.append(_loss(victim, split, costs, whole=False))
+    return Member(victim.candidate, victim.job.name, tuple(choices), victim.nodes)
 
 
 def _splits(nodes: tuple[int, ...], counts: dict[int, int], most: int) -> list[dict[int, int]]:
@@ -509,13 +510,13 @@ def _splits(nodes: tuple[int, ...], counts: dict[int, int], most: int) -> list[d
     return [{n: k for n, k in s.items() if k} for s in out if sum(s.values()) > 0]
 
 
-def _choice(victim: Victim, split: dict[int, int], costs: CostModel, *, whole: bool) -> Choice:
+def _loss(victim: CandidateTasks, split: dict[int, int], costs: CostModel, *, whole: bool) -> Loss:
     freed = tuple((n, tuple(k * x for x in victim.size)) for n, k in sorted(split.items()))
     tasks = sum(split.values())
-    return Choice(tasks, tuple(sorted(split.items())), freed, costs.cost(victim.job, tasks, tasks * victim.gpus), whole)
+    return Loss(tasks, tuple(sorted(split.items())), freed, costs.cost(victim.job, tasks, tasks * victim.gpus), whole)
 
 
-def fits(room: tuple[int, ...], request: Resources, resources: tuple[str, ...]) -> int:
+def tasks_fitting(room: tuple[int, ...], request: Resources, resources: tuple[str, ...]) -> int:
     """Tasks of ``request`` that fit in ``room``."""
     counts = [room[i] // request[r] for i, r in enumerate(resources) if request.get(r, 0) > 0]
     return max(0, min(counts)) if counts else 0
@@ -533,7 +534,7 @@ def most_hosted(unit: Unit, request: Resources, resources: tuple[str, ...]) -> i
             take = victim.per_node[0][1] if victim.whole else min(victim.per_node[0][1], victim.surplus)
             for i, x in enumerate(victim.size):
                 free[i] += take * x
-        return fits(tuple(free), request, resources)
+        return tasks_fitting(tuple(free), request, resources)
     extra: dict[int, list[int]] = {}
     for victim in [*unit.spanning, *(v for vs in unit.local.values() for v in vs)]:
         most = sum(k for _, k in victim.per_node) if victim.whole else victim.surplus
@@ -545,7 +546,7 @@ def most_hosted(unit: Unit, request: Resources, resources: tuple[str, ...]) -> i
     total = 0
     for n, room in unit.room.items():
         bonus = extra.get(n)
-        total += fits(
+        total += tasks_fitting(
             room if bonus is None else tuple(a + b for a, b in zip(room, bonus, strict=True)), request, resources
         )
     return total

@@ -1,7 +1,7 @@
 """Which running jobs a pending job may take tasks from, and why the others may not.
 
-Spec "Rules"; KAI ``buildFilterFuncForPreempt`` and the reclaim victim filters
-(reference/kai.md §1.5-1.6, §3.5, §5):
+docs/snapshot-format.md, "Rules"; KAI ``buildFilterFuncForPreempt`` and the reclaim victim filters
+(docs/rules.md, "Candidates"):
 
 * **preempt** (in-queue): preemptible jobs of the preemptor's own leaf queue
   with strictly lower priority, not protected by preempt-min-runtime (leaf-up
@@ -16,8 +16,9 @@ Spec "Rules"; KAI ``buildFilterFuncForPreempt`` and the reclaim victim filters
 
 A protected elastic job remains a candidate for its surplus only (the tasks it
 runs above ``min_available``). A job only the reclaim line keeps out of reach is
-*movable*: it may be moved to free room elsewhere (spec "Moves": a move does
-not count against the line), not evicted. Toleration (seed 001) is a victim-side policy and
+*movable*: it may be moved to free room elsewhere (docs/snapshot-format.md, "Moves": a move does
+not count against the line), not evicted. Toleration (docs/rules.md, "Preemption toleration") is a victim-side policy
+and
 applies to both actions. Every decision comes with a reason a person can read:
 these feed the explanations of decisions.
 """
@@ -34,7 +35,7 @@ import numpy as np
 from gpu_preempt.models import Job, Resources, Toleration, format_quantity
 from gpu_preempt.models.columns import JobColumns, grouped
 from gpu_preempt.models.quantity import add
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 from .min_runtime import protected_until
 from .protection import Action, Protection, protections, queue_min_runtime
@@ -137,13 +138,13 @@ class CandidateSet:
     judged: list[Excluded] = field(default_factory=list)
     """Exclusions with a reason of their own (every rule but ``other-queue``)."""
     movable: list[Candidate] = field(default_factory=list)
-    """Jobs only the reclaim line excludes: they may be moved, not evicted (spec "Moves")."""
+    """Jobs only the reclaim line excludes: they may be moved, not evicted (docs/snapshot-format.md, "Moves")."""
     other_queues: Sequence[tuple[str, Names]] = ()
     """Preempt: the running jobs of every other queue (the reason, the jobs' names), excluded as a whole: a large
     cluster has hundreds of thousands of them, so their :class:`Excluded` entries are written only when asked for."""
     rows: np.ndarray | None = field(default=None, compare=False)
     """The document positions of the :attr:`candidates`' jobs (int64, in the same order), when the rule that chose
-    them knew them (it finds them on :meth:`Cluster.job_columns`)."""
+    them knew them (it finds them on :meth:`ClusterState.job_columns`)."""
     priorities: set[int] | None = field(default=None, compare=False)
     """The distinct resolved priorities of :attr:`candidates`, when the rule that chose them found them (on the job
     columns: a pass over hundreds of thousands of jobs to find them again costs a few tenths of a second)."""
@@ -173,7 +174,7 @@ class CandidateSet:
         return {e.job: e for e in self.excluded}.get(job)
 
 
-def preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:
+def preempt_candidates(cluster: ClusterState, preemptor: Job) -> CandidateSet:
     """Victim candidates of ``preemptor`` for in-queue preemption.
 
     They depend on the preemptor through its queue and priority only, so a preemptor
@@ -197,7 +198,7 @@ class PreemptCandidates:
     """(preemptor's queue, its priority) -> the candidates."""
 
 
-def _preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:
+def _preempt_candidates(cluster: ClusterState, preemptor: Job) -> CandidateSet:
     columns, jobs, rows = cluster.job_columns(), cluster.snapshot.jobs, _running_others(cluster, preemptor)
     mine = columns.queue[rows] == columns.queues.index(preemptor.queue)  # the preemptor's queue is a job's queue
     result = CandidateSet("preempt", preemptor.name, other_queues=OtherQueues(columns, rows[~mine], preemptor.queue))
@@ -231,11 +232,11 @@ def _preempt_candidates(cluster: Cluster, preemptor: Job) -> CandidateSet:
     return _with_plain(result, cluster, rows, clear, found_at)
 
 
-def reclaim_candidates(cluster: Cluster, reclaimer: Job, chunk: Resources) -> CandidateSet:
+def reclaim_candidates(cluster: ClusterState, reclaimer: Job, chunk: Resources) -> CandidateSet:
     """Victim candidates of ``reclaimer`` (asking for ``chunk``) for cross-queue reclaim.
 
     The jobs that are plainly candidates (preemptible, in another queue, protected by nothing, in a queue the line
-    leaves open) are found on columns (:meth:`Cluster.job_columns`); every other running job is judged one by one.
+    leaves open) are found on columns (:meth:`ClusterState.job_columns`); every other running job is judged one by one.
     """
     result = CandidateSet("reclaim", reclaimer.name)
     strict = cluster.snapshot.config.reclaim_guarantee == "strict"
@@ -316,7 +317,11 @@ def reclaim_candidates(cluster: Cluster, reclaimer: Job, chunk: Resources) -> Ca
 
 
 def _plain(
-    cluster: Cluster, reclaimer: Job, unprotected: Unprotected, rows: np.ndarray, closes: Callable[[str], str | None]
+    cluster: ClusterState,
+    reclaimer: Job,
+    unprotected: Unprotected,
+    rows: np.ndarray,
+    closes: Callable[[str], str | None],
 ) -> np.ndarray:
     """Which of the jobs at ``rows`` (document positions) are plainly reclaim candidates: in another leaf queue,
     protected by nothing, in a queue that ``closes`` leaves open."""
@@ -329,7 +334,7 @@ def _plain(
     return mask
 
 
-def _whole_candidates(cluster: Cluster, rows: np.ndarray) -> list[Candidate]:
+def _whole_candidates(cluster: ClusterState, rows: np.ndarray) -> list[Candidate]:
     """Unrestricted candidates (the whole job, or its surplus task by task) of the jobs at ``rows``."""
     columns = cluster.job_columns()
     running = cluster.running_array()[rows]
@@ -341,7 +346,7 @@ def _whole_candidates(cluster: Cluster, rows: np.ndarray) -> list[Candidate]:
 
 
 def _with_plain(
-    result: CandidateSet, cluster: Cluster, rows: np.ndarray, clear: np.ndarray, found_at: list[int]
+    result: CandidateSet, cluster: ClusterState, rows: np.ndarray, clear: np.ndarray, found_at: list[int]
 ) -> CandidateSet:
     """``result`` with the plain candidates (``rows[clear]``) among those judged one by one (``rows[found_at]``),
     in document order, and the positions and distinct priorities of all."""
@@ -358,7 +363,7 @@ def _with_plain(
     return replace(result, rows=rows[plain], priorities=priorities)
 
 
-def _at_or_below(cluster: Cluster, vq: str, line: Line) -> str | None:
+def _at_or_below(cluster: ClusterState, vq: str, line: Line) -> str | None:
     """``last_chunk``: why no chunk may be taken from ``vq`` (at or below its line everywhere), or ``None``."""
     held = cluster.usage[vq].allocated
     if line.above(held):
@@ -374,7 +379,7 @@ def _at_or_below(cluster: Cluster, vq: str, line: Line) -> str | None:
     return f"queue {vq} is at or below its line in every resource it holds ({'; '.join(parts)})"
 
 
-def _running_others(cluster: Cluster, preemptor: Job) -> np.ndarray:
+def _running_others(cluster: ClusterState, preemptor: Job) -> np.ndarray:
     """The document positions of the running jobs but ``preemptor``."""
     rows: np.ndarray = np.flatnonzero(cluster.running_array())
     if cluster.running_count(preemptor):
@@ -388,7 +393,7 @@ class Unprotected:
     hundreds of thousands of jobs are judged. A job it does not clear is judged in full.
     """
 
-    def __init__(self, cluster: Cluster, preemptor: Job, action: Action) -> None:
+    def __init__(self, cluster: ClusterState, preemptor: Job, action: Action) -> None:
         self.cluster, self.preemptor, self.action, self.now = cluster, preemptor, action, cluster.now
         self.runtimes: dict[str, float] = {}
         self.tolerating: dict[str | None, Toleration | None] = {None: None}
@@ -461,7 +466,7 @@ class Unprotected:
         return until is None or not self.now < until
 
 
-def _judge(cluster: Cluster, job: Job, preemptor: Job, action: Action, result: CandidateSet) -> Candidate | None:
+def _judge(cluster: ClusterState, job: Job, preemptor: Job, action: Action, result: CandidateSet) -> Candidate | None:
     found = protections(cluster, job, preemptor, action)
     running = cluster.running_count(job)
     surplus = max(0, running - job.gang_minimum)
@@ -485,7 +490,7 @@ def _judge(cluster: Cluster, job: Job, preemptor: Job, action: Action, result: C
 
 
 def _strict_blocks(
-    cluster: Cluster, job: Job, candidate: Candidate, vq: str, line: Line, chunk: Resources
+    cluster: ClusterState, job: Job, candidate: Candidate, vq: str, line: Line, chunk: Resources
 ) -> str | None:
     """``strict``: why even the smallest evictable part of ``job`` would take ``vq`` below ``min(held, line)`` in a
     resource the chunk asks for; ``None`` if some part fits.

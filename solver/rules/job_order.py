@@ -1,5 +1,5 @@
-"""The order in which a cycle takes pending jobs: KAI's job order (spec "Commands and output", reference/kai.md §1.2,
-§3.8).
+"""The order in which a cycle takes pending jobs: KAI's job order (docs/snapshot-format.md, "Commands and output";
+docs/rules.md, "The cycle and the job order").
 
 At every level of the queue tree, from the root down, the queue goes first that
 is judged best *by its best placeable pending job* (the job it would offer next):
@@ -14,11 +14,11 @@ is judged best *by its best placeable pending job* (the job it would offer next)
 
 Within a leaf queue, the best job is the one of highest priority, then the
 oldest (its queue-order time: creation, or the last eviction of a requeued job,
-seed 003), then by name. A queue offers its best *placeable* job, and only a
+docs/rules.md, "Requeue with backoff"), then by name. A queue offers its best *placeable* job, and only a
 queue with no placeable job offers another (after every queue that has one), so
 that a job that cannot be placed does not hold its queue back (KAI skips such
 jobs before any search). Placeable depends on the action: in ``allocate``, the
-tasks the job needs next fit the room there is now, every promise (seed 004)
+tasks the job needs next fit the room there is now, every promise (docs/rules.md, "Nominations")
 holding whatever the job's priority, so that no judgement depends on another
 (a gang no free room can take cannot be allocated, and must not speak for its
 queue: judged by it, a queue below its guarantee would let an evicted job take
@@ -41,7 +41,7 @@ from fractions import Fraction
 
 from gpu_preempt.models import Job, Node, Resources
 from gpu_preempt.models.quantity import add
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 from gpu_preempt.state.node_cache import NodeKey
 from gpu_preempt.state.queue_tree import ROOT
 
@@ -50,7 +50,9 @@ from .requeue import queue_order_time
 INFINITE = Fraction(10**18)
 
 
-def next_job(cluster: Cluster, waiting: Iterable[Job], action: str = "reclaim", fits: Placeable | None = None) -> Job:
+def next_job(
+    cluster: ClusterState, waiting: Iterable[Job], action: str = "reclaim", fits: Placeable | None = None
+) -> Job:
     """The job a cycle takes next among ``waiting`` (pending jobs of leaf queues) for ``action``, in the state
     ``cluster``; ``fits`` (from :class:`Placeable`, for this very state and action) keeps what was judged placeable
     across picks in one state."""
@@ -66,7 +68,7 @@ class WaitingOrder:
     lasts), so taking all ``n`` jobs costs ``n log n``, not ``n`` times ``n``.
     """
 
-    def __init__(self, cluster: Cluster, waiting: Iterable[Job], fits: Placeable) -> None:
+    def __init__(self, cluster: ClusterState, waiting: Iterable[Job], fits: Placeable) -> None:
         self.cluster, self.fits = cluster, fits
         by_leaf: dict[str, list[Job]] = {}
         for job in waiting:
@@ -85,7 +87,7 @@ class WaitingOrder:
         return offer
 
 
-def _offer(cluster: Cluster, queue: str, best: dict[str, Job], fits: Placeable) -> Job | None:
+def _offer(cluster: ClusterState, queue: str, best: dict[str, Job], fits: Placeable) -> Job | None:
     """The job ``queue``'s subtree offers: its own best job (a leaf), or the offer of its best child."""
     if queue in best:
         return best[queue]
@@ -97,7 +99,7 @@ def _offer(cluster: Cluster, queue: str, best: dict[str, Job], fits: Placeable) 
     return min(offers, key=lambda o: o[0])[1] if offers else None
 
 
-def chunk_request(cluster: Cluster, job: Job) -> Resources:
+def chunk_request(cluster: ClusterState, job: Job) -> Resources:
     """What the job asks for next: its missing gang tasks, or one more task once its gang runs."""
     pending = cluster.tasks(job, "pending", "nominated")
     need = max(1, job.gang_minimum - cluster.active_count(job))
@@ -126,7 +128,7 @@ class Placeable:
     """Whether a job can be placed by ``action`` (see the module docstring), remembered per job while the state
     ``cluster`` lasts."""
 
-    def __init__(self, cluster: Cluster, action: str) -> None:
+    def __init__(self, cluster: ClusterState, action: str) -> None:
         self.cluster, self.action = cluster, action
         self.known: dict[str, bool] = {}
         self.rooms: list[Resources] | None = None
@@ -196,7 +198,7 @@ def _room(capacity: Resources, load: Resources) -> Resources:
     return {r: capacity.get(r, 0) - load.get(r, 0) for r in {*capacity, *load}}
 
 
-def _job_key(cluster: Cluster, job: Job, fits: Placeable) -> tuple[object, ...]:
+def _job_key(cluster: ClusterState, job: Job, fits: Placeable) -> tuple[object, ...]:
     key = fits.job_keys.get(job.name)
     if key is None:
         since = queue_order_time(cluster.snapshot, job)
@@ -205,7 +207,7 @@ def _job_key(cluster: Cluster, job: Job, fits: Placeable) -> tuple[object, ...]:
     return key
 
 
-def _queue_key(cluster: Cluster, queue: str, job: Job, fits: Placeable) -> tuple[object, ...]:
+def _queue_key(cluster: ClusterState, queue: str, job: Job, fits: Placeable) -> tuple[object, ...]:
     """The queue's key with ``job`` offered: it reads the job's chunk request and placeability only."""
     chunk = fits.chunks.get(job.name)
     if chunk is None:
@@ -217,7 +219,7 @@ def _queue_key(cluster: Cluster, queue: str, job: Job, fits: Placeable) -> tuple
     return key
 
 
-def _judge_queue(cluster: Cluster, queue: str, chunk: Resources, placeable: bool) -> tuple[object, ...]:
+def _judge_queue(cluster: ClusterState, queue: str, chunk: Resources, placeable: bool) -> tuple[object, ...]:
     spec = cluster.tree.queue(queue)
     holding = add(cluster.usage[queue].allocated, chunk)
     starved = True

@@ -1,11 +1,11 @@
-"""Min-runtime: how long a started job is protected from eviction (seed 000, KAI ``minruntime``).
+"""Min-runtime: how long a started job is protected from eviction (docs/rules.md, "Min-runtime", KAI ``minruntime``).
 
 Two settings, each with a node-pool default (``config``) and optional queue
 overrides: ``preempt_min_runtime`` guards in-queue preemption and
 ``reclaim_min_runtime`` guards cross-queue reclaim. A job is protected while
 ``now < started_at + resolved min-runtime``; a job that never started is not.
 
-Resolution (seed 000, reference/kai.md §5):
+Resolution (docs/rules.md, "Min-runtime"):
 
 * **preempt** - from the victim's leaf queue upward, the first queue that sets
   ``preempt_min_runtime``; else the node-pool default.
@@ -16,7 +16,7 @@ Resolution (seed 000, reference/kai.md §5):
   leaves are in different top-level trees this is the victim's top-level queue.
 * **reclaim, ``queue``** - like preempt, from the victim's leaf upward.
 
-Seed 000's example tree, B = 600s over C (leaf1 = 0s, leaf2 = 180s) and
+The min-runtime design's example tree, B = 600s over C (leaf1 = 0s, leaf2 = 180s) and
 D = 60s (leaf3):
 
 >>> from gpu_preempt.models import parse_snapshot

@@ -1,4 +1,4 @@
-"""Nominations: asynchronous preemption (seed 004, Kubernetes KEP "asynchronous preemption").
+"""Nominations: asynchronous preemption (docs/rules.md, "Nominations", Kubernetes KEP "asynchronous preemption").
 
 A decision that pipelines a job onto capacity that victims are still releasing
 *nominates* the job's tasks for their nodes; the next snapshot carries them as
@@ -7,7 +7,7 @@ capacity, as a pipelined task does, so two cycles never promise the same room:
 
 * a later decision for a job of **equal or lower priority** cannot use it: it
   schedules elsewhere, or its preemption makes room for both (the seed's race
-  cases 1 and 3); :meth:`gpu_preempt.state.cluster.Cluster.room_load` leaves the
+  cases 1 and 3); :meth:`gpu_preempt.state.cluster.ClusterState.room_load` leaves the
   nomination in the node's load;
 * a decision for a job of **higher priority** may take its place, as if it were
   not there (cases 2 and 4). The decision lists the nominations it *overrides*
@@ -29,11 +29,11 @@ from __future__ import annotations
 from gpu_preempt.models import Job, Resources
 from gpu_preempt.models.decision import Decision, Override
 from gpu_preempt.models.quantity import add
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 from gpu_preempt.state.node_loads import PROMISED
 
 
-def claim(cluster: Cluster, job: Job) -> Decision:
+def claim(cluster: ClusterState, job: Job) -> Decision:
     """``job`` lands on its nominated nodes: ``allocated`` when they have room now, else ``pipelined`` again."""
     placements = {str(t.name): str(cluster.node_of[str(t.name)]) for t in cluster.tasks(job, "nominated")}
     now: dict[str, Resources] = {}
@@ -57,7 +57,7 @@ def claim(cluster: Cluster, job: Job) -> Decision:
     )
 
 
-def overrides(cluster: Cluster, job: Job, decision: Decision) -> list[Override]:
+def overrides(cluster: ClusterState, job: Job, decision: Decision) -> list[Override]:
     """The lower-priority nominations whose capacity ``decision`` needs.
 
     Per node where the decision places tasks and the node would be over its
@@ -108,7 +108,7 @@ def overrides(cluster: Cluster, job: Job, decision: Decision) -> list[Override]:
     ]
 
 
-def held_against(cluster: Cluster, job: Job) -> str | None:
+def held_against(cluster: ClusterState, job: Job) -> str | None:
     """Which promises of equal or higher priority hold capacity against ``job``, in words (for a reason)."""
     holders: dict[str, set[str]] = {}
     for node in cluster.promised_nodes():

@@ -3,11 +3,11 @@
 * **non-preemptible** (KAI ``preemptible.go``): ``preemptible: false``, or no
   flag and a priority at or above ``config.preemptible_below_priority``. Such a
   job is never a victim.
-* **min-runtime** (seed 000): protected while ``now < started_at + resolved
+* **min-runtime** (docs/rules.md, "Min-runtime"): protected while ``now < started_at + resolved
   min-runtime`` (see :mod:`gpu_preempt.rules.min_runtime`). A protected elastic job may
   still lose the tasks it runs above ``min_available``; a protected gang may
   lose nothing.
-* **toleration** (seed 001): the victim's priority class tolerates this
+* **toleration** (docs/rules.md, "Preemption toleration"): the victim's priority class tolerates this
   preemptor (see :mod:`gpu_preempt.rules.toleration`). Nothing may be taken.
 """
 
@@ -18,7 +18,7 @@ from typing import Literal
 
 from gpu_preempt.models import Job, format_duration, format_time
 from gpu_preempt.models.duration import MAX_INSTANT
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 from .min_runtime import preempt_min_runtime, protected_until, reclaim_min_runtime
 from .toleration import tolerated_until
@@ -47,7 +47,7 @@ class Protection:
         return f"{self.rule}{when}: {self.detail}"
 
 
-def protections(cluster: Cluster, victim: Job, preemptor: Job, action: Action) -> list[Protection]:
+def protections(cluster: ClusterState, victim: Job, preemptor: Job, action: Action) -> list[Protection]:
     """Every protection ``victim`` has against ``preemptor`` under ``action`` at ``cluster.now``."""
     found: list[Protection] = []
     now = cluster.now
@@ -91,12 +91,12 @@ def protections(cluster: Cluster, victim: Job, preemptor: Job, action: Action) -
     return found
 
 
-def min_runtime(cluster: Cluster, victim: Job, preemptor: Job, action: Action) -> float:
+def min_runtime(cluster: ClusterState, victim: Job, preemptor: Job, action: Action) -> float:
     """The min-runtime that protects ``victim`` from ``preemptor`` under ``action`` (it depends on their queues)."""
     return queue_min_runtime(cluster, victim.queue, preemptor, action)
 
 
-def queue_min_runtime(cluster: Cluster, victim_queue: str, preemptor: Job, action: Action) -> float:
+def queue_min_runtime(cluster: ClusterState, victim_queue: str, preemptor: Job, action: Action) -> float:
     """:func:`min_runtime` of a victim in leaf ``victim_queue``."""
     known = cluster.for_snapshot(MinRuntimes).seconds
     key = (action, preemptor.queue if action == "reclaim" else "", victim_queue)

@@ -1,4 +1,4 @@
-"""The delay timer of quota enforcement (seed 002).
+"""The delay timer of quota enforcement (docs/rules.md, "Quota enforcement").
 
 ``limit_changed_at`` is the time of the last change of a queue's ``limit`` or
 ``quota_preemption_delay``: a newer change restarts the timer from 0, as the
@@ -10,10 +10,10 @@ positive (0, the default, means never).
 from __future__ import annotations
 
 from gpu_preempt.models import format_time
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 
-def due_time(cluster: Cluster, queue: str) -> float | None:
+def due_time(cluster: ClusterState, queue: str) -> float | None:
     """``limit_changed_at + quota_preemption_delay``; ``None`` when there is no timer."""
     spec = cluster.tree.queue(queue)
     if spec.quota_preemption_delay <= 0 or spec.limit_changed_at is None:
@@ -21,7 +21,7 @@ def due_time(cluster: Cluster, queue: str) -> float | None:
     return spec.limit_changed_at + spec.quota_preemption_delay
 
 
-def not_due(cluster: Cluster, queue: str) -> str | None:
+def not_due(cluster: ClusterState, queue: str) -> str | None:
     """Why ``queue`` is not enforced now, or ``None`` when it is due."""
     spec = cluster.tree.queue(queue)
     if not cluster.snapshot.config.quota_preemption_enabled:

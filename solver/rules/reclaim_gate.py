@@ -1,11 +1,12 @@
 """The reclaim gate: may this pending job take resources from other queues at all?
 
-Spec "Rules", *Reclaim*; KAI ``CanReclaimResources`` (reference/kai.md §3.4):
+docs/snapshot-format.md, "Reclaim"; KAI's ``CanReclaimResources`` (docs/rules.md, "The reclaim gate"):
 the reclaimer's leaf queue, with the job's chunk added, must stay within its
 fair share in **every** resource it holds or asks for (so a queue over its CPU
 fair share cannot reclaim GPUs). A non-preemptible reclaimer must moreover stay
 within ``deserved`` at every level of its path, in each resource the chunk
-requests and the queue declares a finite quota for (KAI §3.6-3.7):
+requests and the queue declares a finite quota for (KAI's reclaim strategies and capacity policy; docs/rules.md, "The
+reclaim line"):
 non-preemptible work lives only on guaranteed quota.
 """
 
@@ -13,10 +14,10 @@ from __future__ import annotations
 
 from gpu_preempt.models import Job, Resources, format_quantity
 from gpu_preempt.models.quantity import add
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 
-def reclaim_gate(cluster: Cluster, reclaimer: Job, chunk: Resources) -> str | None:
+def reclaim_gate(cluster: ClusterState, reclaimer: Job, chunk: Resources) -> str | None:
     """``None`` when ``reclaimer`` may reclaim ``chunk``; otherwise the reason, in words."""
     leaf = reclaimer.queue
     holding = add(cluster.usage[leaf].allocated, chunk)

@@ -1,4 +1,5 @@
-"""The reclaim line: how far a reclaim may take a victim queue (spec "Rules", *Reclaim* and *Quotas that count*).
+"""The reclaim line: how far a reclaim may take a victim queue (docs/snapshot-format.md, "Rules", *Reclaim* and *Quotas
+that count*).
 
 For a reclaimer in leaf ``r`` and a victim in leaf ``v``, compare the leveled
 pair ``(rq, vq)``: the siblings under the lowest common ancestor
@@ -11,7 +12,7 @@ above the line); an ``unlimited`` deserved is an infinite line (never above it).
 
 Two readings of the line (``config.reclaim_guarantee``):
 
-* ``last_chunk`` (default, KAI's ``reclaimableFn``, reference/kai.md §3.6): a set
+* ``last_chunk`` (default, KAI's ``reclaimableFn``, docs/rules.md, "The reclaim line"): a set
   of chunks may be taken from ``vq`` when ``vq`` is still above its line in at
   least one resource it holds *before its last chunk* is taken; the last chunk
   may take it below, even below deserved. The optimiser picks which chunk is
@@ -25,8 +26,8 @@ Examples
 queue0 (deserved 1 GPU) runs one 2-GPU job; queue1 (deserved 1) waits for 1 GPU:
 
 >>> from gpu_preempt.models import parse_snapshot
->>> from gpu_preempt.state.cluster import Cluster
->>> cluster = Cluster.of(parse_snapshot('''
+>>> from gpu_preempt.state.cluster import ClusterState
+>>> cluster = ClusterState.of(parse_snapshot('''
 ... now: 0
 ... nodes: [{name: n0, resources: {gpu: 2}}]
 ... queues: [{name: queue0, deserved: {gpu: 1}}, {name: queue1, deserved: {gpu: 1}}]
@@ -48,10 +49,10 @@ from dataclasses import dataclass
 
 from gpu_preempt.models import Job, Resources, Task
 from gpu_preempt.models.quantity import add
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 
-def within_deserved(cluster: Cluster, queue: str, chunk: Resources) -> bool:
+def within_deserved(cluster: ClusterState, queue: str, chunk: Resources) -> bool:
     """Whether ``queue`` plus ``chunk`` stays within its deserved quota in every resource it holds or asks for.
 
     A resource ``deserved`` does not list counts as quota 0; an unlimited one always fits (KAI:
@@ -89,7 +90,7 @@ class Line:
         return held if line is None else min(held, line)
 
 
-def reclaim_line(cluster: Cluster, rq: str, vq: str, chunk: Resources) -> Line:
+def reclaim_line(cluster: ClusterState, rq: str, vq: str, chunk: Resources) -> Line:
     """The line of ``vq`` against a reclaim from ``rq`` asking for ``chunk``, in every resource ``vq`` holds or
     the chunk asks for."""
     spec = cluster.tree.queue(vq)
@@ -111,7 +112,7 @@ def reclaim_line(cluster: Cluster, rq: str, vq: str, chunk: Resources) -> Line:
 
 
 def chunks_of(job: Job, running: list[Task], evicted: set[str]) -> list[Resources]:
-    """The chunks ``job`` loses when the tasks named in ``evicted`` go (reference/kai.md §3.6).
+    """The chunks ``job`` loses when the tasks named in ``evicted`` go (docs/rules.md, "The reclaim line").
 
     A job that loses every running task loses its core (its first ``min_available`` running tasks, taken
     last) and each task after it; a job that loses only surplus tasks loses each of them as a chunk.

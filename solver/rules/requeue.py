@@ -1,17 +1,17 @@
-"""Requeue with backoff after eviction (seed 003, Kueue KEP-1282 ``requeuingStrategy``).
+"""Requeue with backoff after eviction (docs/rules.md, "Requeue with backoff"; Kueue's ``requeuingStrategy``).
 
 Three rules:
 
 * **Backoff.** A job evicted for the n-th time may run again
   ``min(backoff_base * 2^(n-1), backoff_max) * (1 + 0.0001 * U)`` after the
-  eviction, U uniform in [0, 1) (Kueue's ``WaitTime(n)``, reference/kueue.md A.3).
+  eviction, U uniform in [0, 1) (Kueue's ``WaitTime(n)``, docs/rules.md, "Requeue with backoff").
   With the defaults: 60, 120, 240, 480, 960, 1920, 3600, 3600, ... seconds.
 * **Deactivation.** When ``backoff_limit_count`` is set and ``count + 1`` would
   exceed it, the job is deactivated instead (``active: false``, no ``requeue_at``;
   the count is kept), as Kueue's ``RequeuingLimitExceeded``.
 * **Order.** With ``timestamp: eviction`` a requeued job waits in its queue as if
   submitted at its last eviction, behind older jobs of the same priority; with
-  ``creation`` it keeps its place (reference/kueue.md A.4).
+  ``creation`` it keeps its place (docs/rules.md, "Requeue with backoff").
 
 The jitter U comes from a generator seeded by the snapshot (its solver seed,
 the job, its count and ``now``), through SHA-256: the same input gives the same

@@ -1,4 +1,5 @@
-"""Preemption toleration by priority class (seed 001, scheduler-plugins ``PreemptionToleration``).
+"""Preemption toleration by priority class (docs/rules.md, "Preemption toleration", scheduler-plugins
+``PreemptionToleration``).
 
 A victim whose priority class declares a toleration policy is exempt from a
 preemptor whose priority is below ``minimum_preemptable_priority`` (default:
@@ -8,14 +9,14 @@ the class value + 1):
 * ``-1``: exempt forever from such preemptors;
 * positive N: exempt while ``now < started_at + N`` (strictly: at the exact
   boundary the victim is no longer exempt, as the implementation does,
-  reference/toleration.md §3);
+  docs/rules.md, "Preemption toleration");
 * a preemptor with priority ``>= minimum_preemptable_priority`` ignores the
   toleration entirely.
 
 A victim with no start time has not begun its window and is exempt, like the
 implementation's pod without a ``PodScheduled`` condition.
 
-Seed 001's table, with ``low-non-preempted-10min`` (value 8000, minimum 10000,
+The toleration design's table, with ``low-non-preempted-10min`` (value 8000, minimum 10000,
 600 s) started at t = 0:
 
 >>> from gpu_preempt.models import Toleration

@@ -1,4 +1,5 @@
-"""The canonical order of victims: how ties between equally good victim sets are broken (spec "Victim choice").
+"""The canonical order of victims: how ties between equally good victim sets are broken (docs/snapshot-format.md,
+"Victim choice").
 
 When the objective cannot tell two victim sets apart, the one that spares the
 victims that come *last* in this order wins, in every solving path (the full
@@ -32,7 +33,7 @@ from fractions import Fraction
 from typing import Any
 
 from gpu_preempt.models import Job
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 INFINITE = Fraction(10**18)
 """The share of a queue holding something whose fair share is 0 (above any real share)."""
@@ -40,7 +41,7 @@ INFINITE = Fraction(10**18)
 EvictKey = tuple[Fraction, int, float, str]
 
 
-def over_share(cluster: Cluster, queue: str) -> Fraction:
+def over_share(cluster: ClusterState, queue: str) -> Fraction:
     """How far ``queue`` is over its fair share: the largest ``allocated / fair share`` over its resources."""
     share = cluster.shares[queue]
     ratio = Fraction(0)
@@ -52,7 +53,7 @@ def over_share(cluster: Cluster, queue: str) -> Fraction:
     return ratio
 
 
-def evict_key(cluster: Cluster, job: Job, shares: dict[str, Fraction] | None = None) -> EvictKey:
+def evict_key(cluster: ClusterState, job: Job, shares: dict[str, Fraction] | None = None) -> EvictKey:
     """The sort key of ``job`` as a victim: smaller keys are evicted first (see the module docstring).
 
     ``shares`` caches ``-over_share(...)`` per queue across calls: the jobs of one queue share one object.
@@ -66,15 +67,16 @@ def evict_key(cluster: Cluster, job: Job, shares: dict[str, Fraction] | None = N
     return (negated, cluster.tree.queue(job.queue).priority, -(created if created is not None else -1e300), job.name)
 
 
-def greedy_key(cluster: Cluster, job: Job, surplus: int, shares: dict[str, Fraction]) -> tuple[Any, ...]:
-    """The greedy baseline's victim order (KAI's victim queue, simplified; reference/kai.md §2.3), in the canonical
+def greedy_key(cluster: ClusterState, job: Job, surplus: int, shares: dict[str, Fraction]) -> tuple[Any, ...]:
+    """The greedy baseline's victim order (KAI's victim queue, simplified; docs/rules.md, "The greedy baseline"), in
+    the canonical
     order's terms: the queue furthest over its fair share first, then lower queue priority; within them the lowest
     job priority, elastic surplus (``surplus`` tasks) first, then the newest job and the name."""
     ratio, queue_priority, newest, name = evict_key(cluster, job, shares)
     return (ratio, queue_priority, job.resolved_priority, surplus == 0, newest, name)
 
 
-def keep_order(cluster: Cluster, jobs: list[str]) -> tuple[int, ...]:
+def keep_order(cluster: ClusterState, jobs: list[str]) -> tuple[int, ...]:
     """Indices of ``jobs`` from the most worth keeping to the least: the canonical order reversed."""
     shares: dict[str, Fraction] = {}
     keys = ranked([evict_key(cluster, cluster.snapshot.job(name), shares) for name in jobs])
@@ -84,8 +86,8 @@ def keep_order(cluster: Cluster, jobs: list[str]) -> tuple[int, ...]:
 def ranked(keys: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """``keys`` with their first element (a :class:`Fraction`) replaced by its rank among the distinct ones.
 
-    The order and the ties are the same, but a sort of 300,000 keys then compares integers, not fractions (whose
-    equality test is Python code: 11 million calls and 11 s for one greedy decision on 100,000 nodes).
+    The order and the ties are the same, but a sort of hundreds of thousands of keys then compares integers, not
+    fractions, whose equality test is Python code.
 
     >>> ranked([(Fraction(1, 2), "a"), (Fraction(-1), "b"), (Fraction(1, 2), "c")])
     [(1, 'a'), (0, 'b'), (1, 'c')]

@@ -1,12 +1,12 @@
 """The state of a cluster during a scheduling session.
 
-A :class:`Cluster` starts from a snapshot and tracks what decisions change: the
+A :class:`ClusterState` starts from a snapshot and tracks what decisions change: the
 status and node of every task. Statuses are those of the snapshot (``running``,
 ``pending``, ``releasing``, ``nominated``) plus the two a session creates:
 ``allocated`` (placed on free capacity) and ``pipelined`` (placed on capacity
 that releasing tasks will free). A ``nominated`` task is a pipelined task of an
-earlier cycle (seed 004). Both are *promised* a place: they hold their node's
-capacity, except against a decision of higher priority (:meth:`Cluster.room_load`).
+earlier cycle (docs/rules.md, "Nominations"). Both are *promised* a place: they hold their node's
+capacity, except against a decision of higher priority (:meth:`ClusterState.room_load`).
 
 Two loads are kept per node (:mod:`.node_loads`):
 
@@ -57,7 +57,7 @@ K = TypeVar("K")
 _QUEUE_OF = attrgetter("queue")
 
 
-class Cluster:
+class ClusterState:
     """Snapshot + queue tree + fair shares (fixed) + task statuses, usage and node loads (live)."""
 
     snapshot: Snapshot
@@ -100,7 +100,7 @@ class Cluster:
         self.node_cache = NodeCache()
 
     @classmethod
-    def of(cls, snapshot: Snapshot, previous: Cluster | None = None) -> Cluster:
+    def of(cls, snapshot: Snapshot, previous: ClusterState | None = None) -> ClusterState:
         """The state of ``snapshot``. With ``previous``, a state of an earlier snapshot of the same nodes (a
         replay's last cycle), per-node results of the nodes whose loads and promises are unchanged are kept."""
         same_queues = previous is not None and previous.tree.source is snapshot.queues
@@ -131,7 +131,7 @@ class Cluster:
         self.leaving = {}
         self._kept = {}
 
-    def with_changes(self, changes: Iterable[tuple[str, str, str | None]]) -> Cluster:
+    def with_changes(self, changes: Iterable[tuple[str, str, str | None]]) -> ClusterState:
         """A new state where each ``(task, status, node)`` is applied (``node`` None: keep it); shares stay.
 
         Only what the changed tasks touch is recomputed (:mod:`.derive`): their nodes' loads, their jobs' running
@@ -337,7 +337,8 @@ class Cluster:
         self.loads.load_nodes(names)
 
     def nominations(self, node: str) -> list[tuple[Job, Task]]:
-        """The promised (pipelined or nominated) tasks on ``node`` (seed 004), in the order they were promised."""
+        """The promised (pipelined or nominated) tasks on ``node`` (docs/rules.md, "Nominations"), in the order they
+        were promised."""
         names = self.promised.get(node)
         if not names:
             return []  # without the owners map, built over every task
@@ -349,7 +350,7 @@ class Cluster:
         return [node for node, tasks in self.promised.items() if tasks]
 
     def room_load(self, node: str, priority: int) -> Resources:
-        """The final load as a decision of ``priority`` sees it (seed 004).
+        """The final load as a decision of ``priority`` sees it (docs/rules.md, "Nominations").
 
         Promises (pipelined or nominated tasks) of jobs with equal or higher
         priority hold their capacity; those of lower priority do not: a

@@ -21,10 +21,10 @@ from .queue_usage import HOLDING, QueueUsage
 from .running import Running, patched
 
 if TYPE_CHECKING:
-    from .cluster import Cluster
+    from .cluster import ClusterState
 
 
-def derived(parent: Cluster, changes: Iterable[tuple[str, str, str | None]]) -> Cluster:
+def derived(parent: ClusterState, changes: Iterable[tuple[str, str, str | None]]) -> ClusterState:
     """``parent`` with each ``(task, status, node)`` applied (``node`` None: keep it); fair shares stay."""
     new = copy.copy(parent)
     new._kept = {}
@@ -82,7 +82,7 @@ def derived(parent: Cluster, changes: Iterable[tuple[str, str, str | None]]) -> 
     return new
 
 
-def _update_running(parent: Cluster, new: Cluster, moved_jobs: set[str]) -> None:
+def _update_running(parent: ClusterState, new: ClusterState, moved_jobs: set[str]) -> None:
     """Bring the running views of ``new`` up to date for the jobs whose running tasks changed, from ``parent``'s."""
     before, running = parent.running, new.running
     if running.on is not None:  # else built when first asked for
@@ -134,7 +134,7 @@ def _renominate(promised: dict[str, list[str]], task: str, left: str | None, joi
         promised[joined] = [*promised.get(joined, []), task]
 
 
-def changed_nodes(new: Cluster, old: Cluster) -> frozenset[str]:
+def changed_nodes(new: ClusterState, old: ClusterState) -> frozenset[str]:
     """Nodes whose loads or promises differ between two states of the same nodes."""
     changed: set[str] = set()
     for mine, theirs in (

@@ -1,4 +1,4 @@
-"""Fair share per resource over the queue tree (KAI proportion plugin, reference/kai.md §3.2).
+"""Fair share per resource over the queue tree (KAI proportion plugin, docs/rules.md, "Queue usage and fair share").
 
 Top-level queues share the cluster's capacity; the children of a queue share
 that queue's fair share, recursively. For one set of siblings and one resource
@@ -7,7 +7,7 @@ with amount ``T`` to divide:
 1. **Deserved phase** (queue priority irrelevant): each queue receives
    ``min(deserved, requestable)``, where ``requestable = min(request, limit)``
    and an unlimited ``deserved`` counts as ``T``. Nothing is scaled down when
-   these add up to more than ``T`` (spec "Fair share when guarantees are
+   these add up to more than ``T`` (docs/snapshot-format.md, "Fair share when guarantees are
    oversubscribed", as KAI): the siblings' fair shares may then exceed ``T``,
    and the over-quota phase has nothing to divide.
 2. **Over-quota phase**, by queue ``priority`` from highest down; a priority
@@ -34,7 +34,7 @@ Deliberate differences from KAI:
 * Ties among leftover fractions are broken by queue name (KAI: queue creation
   time, then UID).
 
-The flat example of reference/kai.md §3.9 (10 GPUs):
+The flat example of docs/rules.md, "KAI's worked examples" (10 GPUs):
 
 >>> claims = [Claim("A", 2000, None, 8000, 2), Claim("B", 3000, None, 3000, 1), Claim("C", 1000, None, 10000, 1)]
 >>> divide(10000, claims, unit=1000)

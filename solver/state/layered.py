@@ -1,7 +1,7 @@
 """A mapping that shares its parent's entries and keeps only its own changes: a derived state's task maps.
 
-A decision applied to a 100,000-node cluster changes the status of a few tasks out of 483,000; copying the status,
-node and running-count maps for the new state costs about 30 ms, more than the rest of applying it. A
+A decision applied to a 100,000-node cluster changes the status of a few tasks out of hundreds of thousands;
+copying the status, node and running-count maps for the new state would cost more than the rest of applying it. A
 :class:`Layered` map reads its own entries first, then the base's; a layer over a layer copies the lower one's
 few entries onto the shared base (so reads never go deeper than two dicts), and when its own entries grow past
 a quarter of the base it becomes a plain copy again.

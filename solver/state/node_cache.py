@@ -2,7 +2,7 @@
 
 A result kept here is a list (:meth:`NodeCache.values`) or a map (:meth:`NodeCache.map`) with one entry per node,
 each depending only on that node's loads and promises and on what stays fixed for a session. A state derived from
-another (:meth:`.cluster.Cluster.with_changes`), or the next cycle of a replay over the same nodes, starts from its
+another (:meth:`.cluster.ClusterState.with_changes`), or the next cycle of a replay over the same nodes, starts from its
 predecessor's results and recomputes only the nodes that changed since.
 
 Results are named by keys: instances of a frozen dataclass of the module that owns the result (:class:`NodeKey`),

@@ -21,7 +21,8 @@ FINAL = ("running", "allocated", "pipelined", "nominated")
 CURRENT = ("running", "allocated", "releasing")
 """Statuses that hold node capacity now."""
 PROMISED = ("pipelined", "nominated")
-"""Statuses of tasks promised a place that releasing tasks free (seed 004): a higher-priority decision may take it."""
+"""Statuses of tasks promised a place that releasing tasks free (docs/rules.md, "Nominations"): a higher-priority
+decision may take it."""
 
 FINAL_CODES = frozenset(CODES[s] for s in ("running", "nominated"))
 """The statuses a snapshot's tasks can have that count in the final load (:data:`FINAL`)."""

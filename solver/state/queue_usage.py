@@ -1,4 +1,5 @@
-"""What each queue holds and asks for, rolled up the tree (KAI proportion plugin inputs, reference/kai.md §3.1).
+"""What each queue holds and asks for, rolled up the tree (KAI proportion plugin inputs, docs/rules.md, "Queue usage
+and fair share").
 
 * ``allocated``: resources of tasks that hold capacity for the queue: running,
   and, during a session, allocated or pipelined (releasing tasks are leaving and

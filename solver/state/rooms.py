@@ -1,6 +1,7 @@
 """Every node's room: its allocatable resources minus its final load, as a decision of a given priority sees it.
 
-Only nodes with promised tasks see a load that depends on the priority (seed 004: promises of lower-priority jobs
+Only nodes with promised tasks see a load that depends on the priority (docs/rules.md, "Nominations": promises of
+lower-priority jobs
 do not hold against a decision); every other node's room is the same for every priority, computed once per state
 and passed on to derived states for the nodes that did not change (:mod:`.node_cache`).
 """
@@ -20,7 +21,7 @@ from gpu_preempt.models import Node, Resources
 from .node_cache import NodeKey
 
 if TYPE_CHECKING:
-    from .cluster import Cluster
+    from .cluster import ClusterState
 
 _NAME, _RESOURCES = attrgetter("name"), attrgetter("resources")
 
@@ -47,7 +48,7 @@ class RoomMatrix(NodeKey):
     resources: tuple[str, ...]
 
 
-def rooms(cluster: Cluster, priority: int, resources: tuple[str, ...]) -> list[tuple[int, ...]]:
+def rooms(cluster: ClusterState, priority: int, resources: tuple[str, ...]) -> list[tuple[int, ...]]:
     """Every node's room in ``resources`` (document order) as a decision of ``priority`` sees it."""
     cache = cluster.node_cache
     key = RoomsAt(resources, priority)
@@ -66,7 +67,7 @@ def rooms(cluster: Cluster, priority: int, resources: tuple[str, ...]) -> list[t
     return values
 
 
-def base_rooms(cluster: Cluster, resources: tuple[str, ...]) -> list[tuple[int, ...]]:
+def base_rooms(cluster: ClusterState, resources: tuple[str, ...]) -> list[tuple[int, ...]]:
     """Every node's room in ``resources`` with every promise holding: what :func:`rooms` gives on the nodes with no
     promise, whatever the priority."""
     snapshot = cluster.snapshot
@@ -79,7 +80,7 @@ def base_rooms(cluster: Cluster, resources: tuple[str, ...]) -> list[tuple[int, 
     )
 
 
-def room_matrix(cluster: Cluster, resources: tuple[str, ...]) -> np.ndarray | None:
+def room_matrix(cluster: ClusterState, resources: tuple[str, ...]) -> np.ndarray | None:
     """:func:`base_rooms` as a matrix (nodes x ``resources``, int64), or ``None`` if a room does not fit 64 bits; a
     derived state copies its predecessor's and writes the rows of the nodes that changed."""
     cache, key = cluster.node_cache, RoomMatrix(resources)
@@ -105,7 +106,7 @@ def room_matrix(cluster: Cluster, resources: tuple[str, ...]) -> np.ndarray | No
     return found
 
 
-def _column_rooms(cluster: Cluster, resources: tuple[str, ...]) -> list[tuple[int, ...]] | None:
+def _column_rooms(cluster: ClusterState, resources: tuple[str, ...]) -> list[tuple[int, ...]] | None:
     """:func:`base_rooms` of every node at once, on the task columns the state's loads were summed from (none for a
     derived state, or a sum too large for int64); its :func:`room_matrix` too."""
     columns = cluster.loads.columns

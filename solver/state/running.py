@@ -46,7 +46,7 @@ def counted(jobs: np.ndarray, hosts: np.ndarray, job_names: list[str], nodes: li
     keys, counts = keys[order], counts[order]
     job_of, node_of = keys // size, keys % size
     starts = np.flatnonzero(np.r_[True, job_of[1:] != job_of[:-1]]) if len(keys) else job_of
-    # {node: count} per pair, one map for all equal pairs (read only, as Cluster.running_on says): a map per job
+    # {node: count} per pair, one map for all equal pairs (read only, as ClusterState.running_on says): a map per job
     # would cost tens of megabytes at 100,000 nodes; equal pairs are found in numpy
     most = int(counts.max(initial=0)) + 1
     distinct, inverse = np.unique(node_of * most + counts, return_inverse=True)

@@ -1,5 +1,5 @@
 """What a session reads of its snapshot alone: built once, when first asked for, and shared by every state derived
-from the snapshot (:meth:`.cluster.Cluster.with_changes` keeps the snapshot and its index).
+from the snapshot (:meth:`.cluster.ClusterState.with_changes` keeps the snapshot and its index).
 
 Besides its own lookups, the index keeps one instance per class for the layers above the state
 (:meth:`SnapshotIndex.kept`): a rule's cache of results that depend on the snapshot, its queue tree and config only

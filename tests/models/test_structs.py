@@ -534,7 +534,7 @@ def test_a_large_json_file_is_loaded_with_jobs_made_when_read_and_decides_alike(
     """A generated cluster with more than COLUMNS_FROM jobs, written as JSON: loaded with its jobs made when read,
     and every pending job gets the decision it gets from pydantic's snapshot."""
     from gpu_preempt.actions.job_solver import attempt
-    from gpu_preempt.state.cluster import Cluster
+    from gpu_preempt.state.cluster import ClusterState
 
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from generate import generate
@@ -547,7 +547,7 @@ def test_a_large_json_file_is_loaded_with_jobs_made_when_read_and_decides_alike(
     assert isinstance(fast.jobs, JobList) and len(fast.jobs) >= 1000
     before = fast.jobs.left
     assert before > 0.9 * len(fast.jobs)
-    mine, theirs = Cluster.of(fast), Cluster.of(slow)
+    mine, theirs = ClusterState.of(fast), ClusterState.of(slow)
     for job, action in cases:
         a, b = attempt(mine, fast.job(job.name), action), attempt(theirs, job, action)
         assert a.to_dict(timing=False) == b.to_dict(timing=False)

@@ -280,7 +280,7 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
     ("missing now", lambda d: d.pop("now"), "now", "required field is missing"),
     ("missing queues", lambda d: d.pop("queues"), "queues", "required field is missing"),
     ("name not a string", lambda d: d["nodes"][0].update(name=7), "nodes[0].name", "valid string"),
-    # quota enforcement (seed 002)
+    # quota enforcement (docs/rules.md, "Quota enforcement")
     (
         "quota_preemption_enabled not a bool",
         lambda d: d.update(config={"quota_preemption_enabled": "yes"}),
@@ -332,7 +332,7 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
         "queues[1].quota_preemption_delay",
         "not a duration",
     ),
-    # requeue with backoff (seed 003)
+    # requeue with backoff (docs/rules.md, "Requeue with backoff")
     (
         "requeue timestamp unknown",
         lambda d: d.update(config={"requeue": {"timestamp": "admission"}}),
@@ -381,7 +381,7 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
         "jobs[0].requeue.active",
         "valid boolean",
     ),
-    # nominations (seed 004)
+    # nominations (docs/rules.md, "Nominations")
     (
         "nominated task without a node",
         lambda d: job(d, "wait")["tasks"][0].update(status="nominated"),

@@ -10,23 +10,23 @@ from conftest import FIXTURES, generated_cases
 from gpu_preempt.actions import greedy
 from gpu_preempt.actions.job_solver import named_victims
 from gpu_preempt.models import load_snapshot, snapshot_from_data
-from gpu_preempt.problem.builder import Plan, plan
+from gpu_preempt.problem.builder import Prepared, prepare
 from gpu_preempt.problem.data import Problem, Solution
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 
-def answer(cluster: Cluster, problem: Problem, solution: Solution) -> tuple[Any, ...]:
+def answer(cluster: ClusterState, problem: Problem, solution: Solution) -> tuple[Any, ...]:
     """A solution in names: status, victims with their tasks, and placements per node."""
     victims = [(v.job, v.tasks, v.whole_job) for v in named_victims(cluster, problem, solution)]
     placed = sorted((t, problem.nodes[n].name, k) for (t, n), k in solution.placed.items() if k)
     return solution.status, sorted(victims), placed
 
 
-def both(planned: Plan) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    full = planned.problem
+def both(prepared: Prepared) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    full = prepared.problem
     assert full is not None
-    problem, solution = greedy.solve_plan(planned)
-    return answer(planned.cluster, full, greedy.solve(full)), answer(planned.cluster, problem, solution)
+    problem, solution = greedy.solve_prepared(prepared)
+    return answer(prepared.cluster, full, greedy.solve(full)), answer(prepared.cluster, problem, solution)
 
 
 FIXTURE_CASES = [
@@ -42,9 +42,9 @@ FIXTURE_CASES = [
 def test_prefixes_of_one_give_every_fixture_the_full_answer(monkeypatch, fixture: str, job: str, action: str):
     monkeypatch.setattr(greedy, "FIRST_PREFIX", 1)  # the smallest prefixes, so that they grow
     snapshot = load_snapshot(FIXTURES / fixture)
-    planned = plan(Cluster.of(snapshot), snapshot.job(job), action)  # type: ignore[arg-type]
-    if planned.skip is None:
-        expected, found = both(planned)
+    prepared = prepare(ClusterState.of(snapshot), snapshot.job(job), action)  # type: ignore[arg-type]
+    if prepared.skip is None:
+        expected, found = both(prepared)
         assert found == expected
 
 
@@ -52,12 +52,12 @@ def test_prefixes_of_one_give_every_fixture_the_full_answer(monkeypatch, fixture
 def test_prefixes_give_a_generated_cluster_the_full_answer(monkeypatch, seed: int):
     monkeypatch.setattr(greedy, "FIRST_PREFIX", 4)
     snapshot, cases = generated_cases(150, seed=seed, pending=6)
-    cluster = Cluster.of(snapshot)
+    cluster = ClusterState.of(snapshot)
     compared = 0
     for job, action in cases:
-        planned = plan(cluster, job, action)
-        if planned.skip is None and planned.candidates is not None and len(planned.candidates.candidates) > 4:
-            expected, found = both(planned)
+        prepared = prepare(cluster, job, action)
+        if prepared.skip is None and prepared.candidates is not None and len(prepared.candidates.candidates) > 4:
+            expected, found = both(prepared)
             assert found == expected, (job.name, action)
             compared += 1
     assert compared >= 4
@@ -80,8 +80,8 @@ def test_candidates_alike_but_for_their_names_are_popped_in_name_order(monkeypat
             ],
         }
     )
-    planned = plan(Cluster.of(snapshot), snapshot.job("urgent"), "preempt")
-    assert planned.candidates is not None and len(planned.candidates.candidates) == len(names)
-    expected, found = both(planned)
+    prepared = prepare(ClusterState.of(snapshot), snapshot.job("urgent"), "preempt")
+    assert prepared.candidates is not None and len(prepared.candidates.candidates) == len(names)
+    expected, found = both(prepared)
     assert found == expected
     assert found[1] == [("job-1", ("job-1-0",), True)]

@@ -1,4 +1,5 @@
-"""Quota enforcement through preemption (seed 002): the rule, the timer, protections, the verifier, the CLI."""
+"""Quota enforcement through preemption (docs/rules.md, "Quota enforcement"): the rule, the timer, protections, the
+verifier, the CLI."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from gpu_preempt.models import parse_quantity, snapshot_from_data
 from gpu_preempt.models.decision import VictimTasks
 from gpu_preempt.models.quota_decision import QuotaDecision
 from gpu_preempt.problem.data import broken_rows
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 NOW = "2026-01-01T12:00:00Z"
 
@@ -46,7 +47,8 @@ def leaf(limit: dict[str, Any], usage: dict[str, Any], **queue: Any) -> dict[str
     }
 
 
-# Seed 002, "Preemptable Resource calculation": (new max, usage) -> preemptable resources. The current (old)
+# The quota-enforcement design (docs/rules.md, "Quota enforcement"), "Preemptable Resource calculation": (new max,
+# usage) -> preemptable resources. The current (old)
 # max of the table does not enter the calculation: only the new max and the usage do.
 SEED_TABLE = [
     ({"memory": "50G"}, {"memory": "80G"}, {"memory": "30G"}),
@@ -61,7 +63,7 @@ SEED_TABLE = [
 
 @pytest.mark.parametrize(("new_max", "usage", "preemptable"), SEED_TABLE, ids=[f"row{i + 1}" for i in range(7)])
 def test_seed_preemptable_resource_table(new_max, usage, preemptable):
-    cluster = Cluster.of(snapshot_from_data(leaf(new_max, usage)))
+    cluster = ClusterState.of(snapshot_from_data(leaf(new_max, usage)))
     over = over_limit(cluster, "q")
     assert {r: used - limit for r, (used, limit) in over.items()} == {
         r: parse_quantity(v) for r, v in preemptable.items()
@@ -76,7 +78,7 @@ def at(document: dict[str, Any], now: str, **queue: Any) -> QuotaDecision:
     data = copy.deepcopy(document)
     data["now"] = now
     data["queues"][0].update(queue)
-    return enforce(Cluster.of(snapshot_from_data(data)), "q")
+    return enforce(ClusterState.of(snapshot_from_data(data)), "q")
 
 
 def test_delay_timer_before_at_after_and_restart():
@@ -110,7 +112,7 @@ def test_not_enforced(change, words):
         del document["queues"][0]["limit_changed_at"]
     if "limit" in change:
         document["queues"][0]["limit"] = change["limit"]
-    cluster = Cluster.of(snapshot_from_data(document))
+    cluster = ClusterState.of(snapshot_from_data(document))
     decision = enforce(cluster, "q")
     assert decision.outcome == "skipped" and not decision.victims
     assert words in (decision.reason or "")
@@ -126,7 +128,7 @@ def two_jobs(**second: Any) -> dict[str, Any]:
 
 
 def test_non_preemptible_jobs_protect():
-    cluster = Cluster.of(snapshot_from_data(two_jobs(preemptible=False)))
+    cluster = ClusterState.of(snapshot_from_data(two_jobs(preemptible=False)))
     decision = enforce(cluster, "q")
     assert decision.outcome == "enforced"
     assert [v.job for v in decision.victims] == ["j"]  # k has the lower priority but is not preemptible
@@ -141,7 +143,7 @@ def test_min_runtime_and_toleration_do_not_protect():
         {"name": "tolerant", "value": 5, "preemption_toleration": {"toleration_seconds": -1}}
     ]
     del document["jobs"][1]["priority"]
-    cluster = Cluster.of(snapshot_from_data(document))
+    cluster = ClusterState.of(snapshot_from_data(document))
     decision = enforce(cluster, "q")
     assert [v.job for v in decision.victims] == ["k"]
     assert verify(cluster, decision) == []
@@ -159,7 +161,7 @@ def test_elastic_job_loses_surplus_only_when_that_suffices():
             "tasks": [{"node": "n0"}] * 8,
         }
     ]
-    cluster = Cluster.of(snapshot_from_data(document))
+    cluster = ClusterState.of(snapshot_from_data(document))
     decision = enforce(cluster, "q")
     assert decision.outcome == "enforced"
     assert decision.victims == [VictimTasks("e", ("e-6", "e-7"), whole_job=False)]
@@ -170,7 +172,7 @@ def test_elastic_job_loses_surplus_only_when_that_suffices():
 def test_releasing_tasks_no_longer_count():
     document = two_jobs()
     document["jobs"][0]["tasks"] = [{"node": "n0", "status": "releasing"}]
-    cluster = Cluster.of(snapshot_from_data(document))
+    cluster = ClusterState.of(snapshot_from_data(document))
     assert over_limit(cluster, "q") == {}
     assert enforce(cluster, "q").outcome == "skipped"
 
@@ -213,7 +215,7 @@ def nested() -> dict[str, Any]:
 
 def test_leaves_first_then_parents():
     snapshot = snapshot_from_data(nested())
-    assert enforcement_order(Cluster.of(snapshot)) == ["team", "dept"]
+    assert enforcement_order(ClusterState.of(snapshot)) == ["team", "dept"]
     result = run_cycle(snapshot, ["enforce-quota"])
     team, dept = result.decisions
     assert isinstance(team, QuotaDecision) and isinstance(dept, QuotaDecision)
@@ -227,7 +229,7 @@ def test_verifier_rejects_broken_quota_decisions():
     document = nested()
     document["queues"][1]["deserved"] = {"gpu": 2}
     document["jobs"][3]["preemptible"] = False
-    cluster = Cluster.of(snapshot_from_data(document))
+    cluster = ClusterState.of(snapshot_from_data(document))
     decision = enforce(cluster, "team")
     assert decision.outcome == "enforced" and verify(cluster, decision) == []
 
@@ -257,9 +259,9 @@ def test_verifier_rejects_broken_quota_decisions():
         }
     )
     with_cpu = dataclasses.replace(decision, victims=[*decision.victims, VictimTasks("c", ("c-0",), True)])
-    assert any("frees nothing" in p for p in verify(Cluster.of(cpu_only), with_cpu))
+    assert any("frees nothing" in p for p in verify(ClusterState.of(cpu_only), with_cpu))
     late = snapshot_from_data({**document, "now": "2026-01-01T10:00:30Z"})
-    assert any(p.startswith("timer:") for p in verify(Cluster.of(late), decision))
+    assert any(p.startswith("timer:") for p in verify(ClusterState.of(late), decision))
     assert verify(cluster, dataclasses.replace(decision, outcome="infeasible")) == [
         "enforce-quota: evicts without enforcing"
     ]
@@ -274,7 +276,8 @@ def test_cli_enforce_quota_json(cli):
     assert team["outcome"] == "enforced" and team["optimal"] is True
     (victim,) = team["victims"]
     assert {k: victim[k] for k in ("job", "tasks", "whole_job")} == {"job": "t1", "tasks": ["t1-0"], "whole_job": True}
-    assert victim["requeue"]["count"] == 1  # seed 003: the evicted job is requeued with backoff
+    # docs/rules.md, "Requeue with backoff": the evicted job is requeued with backoff
+    assert victim["requeue"]["count"] == 1
     assert team["quota"] == {
         "due": "2026-01-01T10:01:00Z",
         "miss": 0.0,
@@ -309,7 +312,7 @@ def test_cycle_runs_enforce_quota_by_default_only_when_switched_on():
 def test_greedy_hint_keeps_guarantees_and_reaches_the_limit_when_it_can():
     document = nested()
     document["queues"][1]["deserved"] = {"gpu": 2}
-    cluster = Cluster.of(snapshot_from_data(document))
+    cluster = ClusterState.of(snapshot_from_data(document))
     problem = enforcement_problem(cluster, "dept")
     hint = greedy_hint(problem)
     assert broken_rows(problem, hint) == []

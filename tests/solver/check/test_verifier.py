@@ -11,12 +11,12 @@ from gpu_preempt.actions.job_solver import attempt
 from gpu_preempt.check.verifier import verify
 from gpu_preempt.models import load_snapshot
 from gpu_preempt.models.decision import BelowLine, Decision, VictimTasks
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 
-def example() -> tuple[Cluster, Decision]:
+def example() -> tuple[ClusterState, Decision]:
     snapshot = load_snapshot(FIXTURES / "example-cluster.yaml")
-    cluster = Cluster.of(snapshot)
+    cluster = ClusterState.of(snapshot)
     decision = attempt(cluster, snapshot.job("serving-new"), "reclaim")
     assert verify(cluster, decision) == []
     return cluster, decision
@@ -60,7 +60,7 @@ def test_the_verifier_catches_broken_decisions(tamper, complaint):
 
 def test_verifier_catches_protected_victims():
     snapshot = load_snapshot(FIXTURES / "preempt-min-runtime-protects.yaml")
-    cluster = Cluster.of(snapshot)
+    cluster = ClusterState.of(snapshot)
     forged = Decision("boss", "preempt", "pipelined", [VictimTasks("young", ("young-0",), True)], {"boss-0": "n0"})
     assert any(p.startswith("min-runtime: young is protected") for p in verify(cluster, forged))
 
@@ -69,11 +69,11 @@ def test_the_verifier_reads_the_line_as_configured():
     snapshot = load_snapshot(FIXTURES / "reclaim-last-chunk-gang-crosses-the-line.yaml")
     taken = Decision("a", "reclaim", "pipelined", [VictimTasks("big", ("big-0",), True)], {"a-0": "n0"})
     noted = dataclasses.replace(taken, below_line=[BelowLine("QB", "gpu", 4000, "deserved", 0, "last_chunk", "gpu")])
-    last_chunk = Cluster.of(snapshot)
+    last_chunk = ClusterState.of(snapshot)
     assert [p for p in verify(last_chunk, noted) if not p.startswith(("objective", "requeue"))] == []
     assert any(p.startswith("below-line notes") for p in verify(last_chunk, taken))
     strict = snapshot.model_copy(update={"config": snapshot.config.model_copy(update={"reclaim_guarantee": "strict"})})
-    problems = verify(Cluster.of(strict), taken)
+    problems = verify(ClusterState.of(strict), taken)
     assert "guarantee: queue QB would keep 0 gpu, below its deserved" in problems
 
 
@@ -82,12 +82,12 @@ def test_the_verifier_refuses_a_queue_at_its_line_under_last_chunk():
     snapshot = load_snapshot(FIXTURES / "reclaim-guarantee-blocks.yaml")
     forged = Decision("a-job", "reclaim", "pipelined", [VictimTasks("b-work", ("b-work-7", "b-work-6"), False)])
     forged.placements["a-job-0"] = "n0"
-    problems = verify(Cluster.of(snapshot), forged)
+    problems = verify(ClusterState.of(snapshot), forged)
     assert any(p.startswith("guarantee: queue b is at or below its line in every resource") for p in problems)
 
 
 def test_the_verifier_refuses_evictions_by_a_never_preempting_class():
     snapshot = load_snapshot(FIXTURES / "preemption-policy-never.yaml")
     forged = Decision("urgent", "preempt", "pipelined", [VictimTasks("low", ("low-0",), True)], {"urgent-0": "n0"})
-    problems = verify(Cluster.of(snapshot), forged)
+    problems = verify(ClusterState.of(snapshot), forged)
     assert "preemption policy: urgent's priority class says Never, yet the decision evicts or moves" in problems

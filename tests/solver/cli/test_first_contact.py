@@ -44,7 +44,8 @@ def test_the_solving_commands_import_the_solver_without_pandas():
     imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     assert "ortools.sat.python.cp_model" in imported and "pandas" not in imported
     later = (
-        "from gpu_preempt.cli.app import Process, import_solver; Process.own = True; import_solver(); "
+        "from gpu_preempt.cli.app import OwnProcess, import_cpsat_without_pandas; OwnProcess.ours = True; "
+        "import_cpsat_without_pandas(); "
         "import pandas; from ortools.sat.python import cp_model; "
         "print(hasattr(pandas, 'DataFrame'), cp_model.pd is pandas)"
     )
@@ -56,7 +57,7 @@ def test_an_or_tools_that_reads_more_of_pandas_is_imported_the_usual_way():
     """Should importing OR-Tools fail with the stand-in, it is undone, and the solver imports with pandas."""
     code = """
 import sys
-from gpu_preempt.cli.app import Process, import_solver
+from gpu_preempt.cli.app import OwnProcess, import_cpsat_without_pandas
 
 class Refuse:  # OR-Tools' cp_model refuses the stand-in, as one reading more than Index and Series would
     def find_spec(self, name, path, target=None):
@@ -65,8 +66,8 @@ class Refuse:  # OR-Tools' cp_model refuses the stand-in, as one reading more th
             raise AttributeError("module 'pandas' has no attribute 'DataFrame'")
 
 sys.meta_path.insert(0, Refuse())
-Process.own = True
-import_solver()
+OwnProcess.ours = True
+import_cpsat_without_pandas()
 print("pandas" in sys.modules, "ortools.sat.python.cp_model" in sys.modules)
 from ortools.sat.python import cp_model
 print(hasattr(cp_model.pd, "DataFrame"))

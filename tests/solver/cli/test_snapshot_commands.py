@@ -55,7 +55,7 @@ def test_schema_describes_the_format(cli):
     assert schema["additionalProperties"] is False
     for name in ("Node", "Queue", "Job", "Task", "PriorityClass", "Config"):
         assert name in schema["$defs"]
-    assert "requeue" in schema["$defs"]["Job"]["properties"]  # seed 003 state
+    assert "requeue" in schema["$defs"]["Job"]["properties"]  # docs/rules.md, "Requeue with backoff"
     assert "RequeueConfig" in schema["$defs"]
 
 

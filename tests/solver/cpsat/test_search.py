@@ -11,16 +11,16 @@ from conftest import FIXTURES
 from gpu_preempt import cpsat
 from gpu_preempt.cpsat.search import GRACE, GUARDED_SIZE
 from gpu_preempt.models import load_snapshot
-from gpu_preempt.problem.builder import plan
+from gpu_preempt.problem.builder import prepare
 from gpu_preempt.problem.data import ChunkType, NodeRoom, Problem, Slot, Victim
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 
 def test_a_tiny_time_limit_never_claims_optimality():
     """With almost no time, the answer is unknown or not proved optimal; never a false 'optimal'."""
     snapshot = load_snapshot(FIXTURES / "scheduler-plugins-683-guaranteed-min.yaml")
-    cluster = Cluster.of(snapshot)
-    problem = plan(cluster, snapshot.job("a-gang"), "reclaim").problem
+    cluster = ClusterState.of(snapshot)
+    problem = prepare(cluster, snapshot.job("a-gang"), "reclaim").problem
     assert problem is not None
     rushed = dataclasses.replace(problem, time_limit=1e-6)
     solution = cpsat.solve(rushed)

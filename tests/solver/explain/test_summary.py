@@ -9,7 +9,7 @@ from gpu_preempt.explain.summary import summarize
 from gpu_preempt.models import format_duration, snapshot_from_data
 from gpu_preempt.models.duration import format_end
 from gpu_preempt.rules.min_runtime import preempt_min_runtime, protected_until, reclaim_min_runtime
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 NOW = 1_800_000_000.0
 
@@ -28,7 +28,7 @@ def _rows(
         for i, at in enumerate(started)
     ]
     data = {"now": NOW, "nodes": [{"name": "n", "resources": {"gpu": 8}}], "queues": queues, "jobs": jobs}
-    protected = summarize(Cluster.of(snapshot_from_data(data))).protected
+    protected = summarize(ClusterState.of(snapshot_from_data(data))).protected
     return [(p.job, p.rule, p.until, p.detail) for p in protected]
 
 
@@ -82,7 +82,7 @@ def test_two_lengths_that_end_at_one_instant_are_one_row_with_the_leaves_in_tree
     assert [detail for *_, detail in rows] == ["0.3s against reclaimers in a2, b1, b2"]
 
 
-def _reference(cluster: Cluster) -> list[tuple[str, str, str, str | None, str]]:
+def _reference(cluster: ClusterState) -> list[tuple[str, str, str, str | None, str]]:
     """The rows by their definition: every running job, every reclaimer leaf asked one by one."""
     snap, leaves = cluster.snapshot, cluster.tree.leaves()
     rows: list[tuple[str, str, str, str | None, str]] = []
@@ -176,6 +176,6 @@ def test_the_rows_are_those_of_every_job_asked_of_every_leaf(data: dict[str, obj
     snapshot = snapshot_from_data(data)
     if columns:
         snapshot.task_columns()  # the state counted from columns, as a large snapshot's is
-    cluster = Cluster.of(snapshot)
+    cluster = ClusterState.of(snapshot)
     rows = [(p.job, p.queue, p.rule, p.until, p.detail) for p in summarize(cluster).protected]
     assert rows == _reference(cluster)

@@ -1,4 +1,5 @@
-"""The replay (spec simulate-v1, "Checks that must hold"): a hand-computable eviction, no contention, conservation of
+"""The replay (docs/scenario-format.md, "Checks that must hold"): a hand-computable eviction, no contention,
+conservation of
 GPU-time, invariants and the verifier every cycle, determinism, and a dumped cycle that `gpu-preempt cycle`
 reproduces."""
 
@@ -126,7 +127,8 @@ def test_a_different_seed_draws_other_queues(tmp_path: Path, replay: tuple[Repla
 
 def test_a_limit_lowered_mid_run_is_enforced(tmp_path: Path):
     """Queue a runs two 4-GPU jobs (A2 placed by the second cycle, at 10 s); at 200 s its GPU limit drops to 4, with
-    a 1 s delay (seed 002). The cycle at 210 (one period after the change's) evicts A2, which has run the least
+    a 1 s delay (docs/rules.md, "Quota enforcement"). The cycle at 210 (one period after the change's) evicts A2, which
+    has run the least
     (200 s x 4 GPUs lost); it runs again once A1 ends at 1000."""
     (tmp_path / "trace.csv").write_text("id,submit,duration,gpus,queue\nA1,0,1000,4,a\nA2,1,1000,4,a\n")
     columns = {"id": "id", "submit": "submit", "duration": "duration", "gpus": "gpus", "queue": "queue"}

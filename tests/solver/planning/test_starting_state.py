@@ -1,4 +1,4 @@
-"""A cluster snapshot's own jobs as the replay's starting state (spec simulate-v1, "What goes in": ``cluster``).
+"""A cluster snapshot's own jobs as the replay's starting state (docs/scenario-format.md, "What goes in": ``cluster``).
 
 The snapshot's instant is simulated time 0; its jobs keep their tasks' statuses and nodes, their start times (the
 min-runtime clock) and requeue states, and run for the work ``cluster.remaining`` gives them."""

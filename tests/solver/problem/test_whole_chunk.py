@@ -1,4 +1,5 @@
-"""KAI's reclaimable chunks (reference/kai.md §3.6): a victim is evicted whole by its largest chunk, per resource."""
+"""KAI's reclaimable chunks (docs/rules.md, "The reclaim line"): a victim is evicted whole by its largest chunk, per
+resource."""
 
 from __future__ import annotations
 

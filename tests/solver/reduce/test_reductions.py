@@ -1,6 +1,7 @@
 """The reductions keep the optimum and the tie-break: on clusters too big for exhaustive search, the reduced path
 and the full CP-SAT model (both proving optimality) must reach the same objective and the same answer: the same
-victims, the same tasks, the same nodes for the chunk (spec "Victim choice": one canonical tie-break in every path).
+victims, the same tasks, the same nodes for the chunk (docs/snapshot-format.md, "Victim choice": one canonical
+tie-break in every path).
 
 Generated clusters (benchmarks/generate.py) of 20-60 nodes, every pending job, reclaim and preempt; the full model
 is run directly on the full problem, bypassing the reductions.
@@ -18,13 +19,13 @@ from gpu_preempt import cpsat
 from gpu_preempt.actions.job_solver import named_victims
 from gpu_preempt.actions.reduced_path import solve_reduced
 from gpu_preempt.models import Job, is_gpu_resource, parse_snapshot
-from gpu_preempt.problem.builder import plan
+from gpu_preempt.problem.builder import prepare
 from gpu_preempt.problem.data import Problem, Solution, objective_values
 from gpu_preempt.reduce.options import lower_bound, lower_bounds, unit_options
 from gpu_preempt.reduce.select import level_bounds, spread_bounds
 from gpu_preempt.reduce.units import CostModel, TooComplex, Unit, build_units, free_hosts, most_hosted
 from gpu_preempt.rules.candidates import Candidate
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 
 def hosts(problem: Problem, solution: Solution) -> dict[str, int]:
@@ -47,16 +48,16 @@ class Reducible(NamedTuple):
     dropped: int
 
 
-def reducible(cluster: Cluster, cases: list[tuple[Job, str]]) -> Iterator[Reducible]:
+def reducible(cluster: ClusterState, cases: list[tuple[Job, str]]) -> Iterator[Reducible]:
     """The cases (pending job, action) with candidates and a chunk of one shape, and their units."""
     for job, action in cases:
-        planned = plan(cluster, job, action)
-        if planned.skip is not None or planned.candidates is None or not planned.chunk:
+        prepared = prepare(cluster, job, action)
+        if prepared.skip is not None or prepared.candidates is None or not prepared.chunk:
             continue
-        request = {r: a for r, a in job.requests(planned.chunk[0][0]).items() if a > 0}
+        request = {r: a for r, a in job.requests(prepared.chunk[0][0]).items() if a > 0}
         resources = tuple(sorted(request))
-        costs = CostModel(cluster.snapshot.config.objective, planned.levels, cluster.now, cluster)
-        candidates = planned.candidates.candidates
+        costs = CostModel(cluster.snapshot.config.objective, prepared.levels, cluster.now, cluster)
+        candidates = prepared.candidates.candidates
         try:
             units, dropped = build_units(cluster, candidates, request, resources, job.resolved_priority)
         except TooComplex:
@@ -75,17 +76,17 @@ def key(values: dict[str, object], order: tuple[str, ...]) -> tuple[object, ...]
 @pytest.mark.parametrize("seed", range(12))
 def test_reduced_and_full_models_agree(seed):
     snapshot, cases = generated_cases(20 + 5 * seed, 100 + seed, pending=7)
-    cluster = Cluster.of(snapshot)
+    cluster = ClusterState.of(snapshot)
     order = snapshot.config.objective
     compared = 0
     for job, action in cases:
-        planned = plan(cluster, job, action)
-        if planned.skip is not None:
+        prepared = prepare(cluster, job, action)
+        if prepared.skip is not None:
             continue
-        reduced = solve_reduced(planned)
+        reduced = solve_reduced(prepared)
         if reduced is None:
             continue  # not applicable, or the rows bind: the full model decides anyway
-        full_problem = planned.problem
+        full_problem = prepared.problem
         assert full_problem is not None
         full = cpsat.solve(full_problem)
         problem, solution, _ = reduced
@@ -109,7 +110,7 @@ def test_the_bounds_of_all_units_at_once_are_the_bounds_unit_by_unit(seed):
     and for several."""
     snapshot, cases = generated_cases(30 + 10 * seed, 200 + seed, pending=7)
     compared = 0
-    for case in reducible(Cluster.of(snapshot), cases):
+    for case in reducible(ClusterState.of(snapshot), cases):
         singles = [u for u in case.units if len(u.nodes) == 1]
         request, resources, costs = case.request, case.resources, case.costs
         for tasks in (1, 2, 3):
@@ -123,18 +124,18 @@ def test_the_bounds_of_all_units_at_once_are_the_bounds_unit_by_unit(seed):
 def test_bounds_too_large_for_int64_are_computed_exactly():
     """A unit whose amounts could overflow a 64-bit running sum takes the exact path: the same vectors."""
     snapshot, cases = generated_cases(20, 7, pending=3)
-    cluster = Cluster.of(snapshot)
-    planned = next(p for p in (plan(cluster, j, a) for j, a in cases) if p.candidates and p.candidates.candidates)
-    job = planned.job
-    assert planned.candidates is not None
+    cluster = ClusterState.of(snapshot)
+    prepared = next(p for p in (prepare(cluster, j, a) for j, a in cases) if p.candidates and p.candidates.candidates)
+    job = prepared.job
+    assert prepared.candidates is not None
     request = {"gpu": 1 << 64}  # beyond int64: numpy could not even hold the need
-    costs = CostModel(snapshot.config.objective, planned.levels, cluster.now, cluster)
-    units, _ = build_units(cluster, planned.candidates.candidates, {"gpu": 1000}, ("gpu",), job.resolved_priority)
+    costs = CostModel(snapshot.config.objective, prepared.levels, cluster.now, cluster)
+    units, _ = build_units(cluster, prepared.candidates.candidates, {"gpu": 1000}, ("gpu",), job.resolved_priority)
     singles = [u for u in units if len(u.nodes) == 1]
     assert singles
     expected = [lower_bound(u, request, ("gpu",), costs) for u in singles]
     assert lower_bounds(singles, request, ("gpu",), costs) == expected
-    candidates = planned.candidates.candidates
+    candidates = prepared.candidates.candidates
     assert build_units(cluster, candidates, request, ("gpu",), job.resolved_priority) == ([], len(candidates))
 
 
@@ -144,7 +145,7 @@ def test_units_gather_the_candidates_as_specified(seed):
     dropped; a unit's nodes are exactly those its victims run on (or one free node), its victims carry the job's
     tasks per node, requests and GPUs, and ``hosted`` is :func:`most_hosted` of the unit."""
     snapshot, cases = generated_cases(30 + 5 * seed, 300 + seed, pending=7, cordoned=5)
-    cluster = Cluster.of(snapshot)
+    cluster = ClusterState.of(snapshot)
     index = cluster.node_index()
     schedulable = [node.schedulable for node in snapshot.nodes]
     checked = spanning = 0
@@ -198,7 +199,7 @@ jobs:
 - {name: new, queue: q, priority: 50, task_resources: {gpu: 8}, tasks: [{}]}
 """
     )
-    (case,) = reducible(Cluster.of(snapshot), [(snapshot.job("new"), "preempt")])
+    (case,) = reducible(ClusterState.of(snapshot), [(snapshot.job("new"), "preempt")])
     assert case.dropped == 0 and case.request == {"gpu": 8000}
     named = case.candidates
     shown = [
@@ -219,7 +220,7 @@ def test_the_bound_of_a_unit_spread_over_nodes_never_exceeds_its_best_option(see
     the cheapest option hosting one task, and ``None`` only when the unit has no such option."""
     snapshot, cases = generated_cases(30 + 10 * seed, 300 + seed, pending=7)
     compared = informative = 0
-    for case in reducible(Cluster.of(snapshot), cases):
+    for case in reducible(ClusterState.of(snapshot), cases):
         request, resources, costs = case.request, case.resources, case.costs
         spread = [u for u in case.units if len(u.nodes) > 1]
         for unit, bound in zip(spread, spread_bounds(spread, request, resources, costs), strict=True):
@@ -239,7 +240,7 @@ def test_bounds_of_many_units_at_once_are_each_units_own(seed):
     unit's bound is the one it has alone."""
     snapshot, cases = generated_cases(60 + 10 * seed, 500 + seed, pending=7)
     spread = 0
-    for case in reducible(Cluster.of(snapshot), cases):
+    for case in reducible(ClusterState.of(snapshot), cases):
         request, resources, costs, units = case.request, case.resources, case.costs, case.units
         levels = [1 + k % max(1, min(3, u.hosted)) for k, u in enumerate(units)]
         each = [level_bounds([u], t, request, resources, costs)[0] for u, t in zip(units, levels, strict=True)]
@@ -255,7 +256,7 @@ def test_the_bound_for_t_tasks_never_exceeds_the_best_option_hosting_t_tasks(see
     it has none, and above the bound for one task where it says more than it."""
     snapshot, cases = generated_cases(60 + 10 * seed, 400 + seed, pending=7)
     compared, spread, tighter = 0, 0, 0
-    for case in reducible(Cluster.of(snapshot), cases):
+    for case in reducible(ClusterState.of(snapshot), cases):
         request, resources, costs = case.request, case.resources, case.costs
         for unit in case.units:
             options = unit_options(unit, request, resources, costs, min(4, unit.hosted))
@@ -289,7 +290,7 @@ jobs:
 - {name: new, queue: q, priority: 50, task_resources: {gpu: 8}, tasks: [{}, {}, {}]}
 """
     )
-    (case,) = reducible(Cluster.of(snapshot), [(snapshot.job("new"), "preempt")])
+    (case,) = reducible(ClusterState.of(snapshot), [(snapshot.job("new"), "preempt")])
     (unit,), costs = case.units, case.costs
     assert unit.nodes == (0, 1, 2, 3) and unit.hosted == 4
     options = unit_options(unit, case.request, case.resources, costs, 3)
@@ -315,7 +316,7 @@ jobs:
 - {name: new, queue: q, priority: 50, task_resources: {gpu: 4}, tasks: [{}]}
 """
     )
-    (case,) = reducible(Cluster.of(snapshot), [(snapshot.job("new"), "preempt")])
+    (case,) = reducible(ClusterState.of(snapshot), [(snapshot.job("new"), "preempt")])
     (unit,), costs = case.units, case.costs
     assert case.request == {"gpu": 4000}
     (bound,) = spread_bounds([unit], case.request, case.resources, costs)

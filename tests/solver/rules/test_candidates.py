@@ -12,7 +12,7 @@ from gpu_preempt.rules.candidates import Unprotected, preempt_candidates, reclai
 from gpu_preempt.rules.protection import protections
 from gpu_preempt.rules.reclaim_gate import reclaim_gate
 from gpu_preempt.rules.reclaim_line import reclaim_line
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 GPU = 1000
 CLASSES = [
@@ -45,8 +45,8 @@ def waiting(name, queue, gpus=1, tasks=1, **extra):
     return {"name": name, "queue": queue, "task_resources": {"gpu": gpus}, "tasks": [{}] * tasks, **extra}
 
 
-def cluster(jobs, queues=None, nodes=None, **config) -> Cluster:
-    return Cluster.of(
+def cluster(jobs, queues=None, nodes=None, **config) -> ClusterState:
+    return ClusterState.of(
         build(
             jobs=jobs,
             queues=queues or [{"name": "q", "deserved": {"gpu": 4}}, {"name": "r", "deserved": {"gpu": 4}}],
@@ -143,7 +143,7 @@ def test_toleration_shields_from_preemptors_below_the_minimum():
 
 
 def kai_reclaim_example(victims, **config):
-    """reference/kai.md §3.9: QA(d=4), QB(d=4), 8 GPUs; QA wants 2 GPUs."""
+    """docs/rules.md, "KAI's worked examples": QA(d=4), QB(d=4), 8 GPUs; QA wants 2 GPUs."""
     return cluster(
         [*victims, waiting("a", "QA", gpus=2)],
         queues=[{"name": "QA", "deserved": {"gpu": 4}}, {"name": "QB", "deserved": {"gpu": 4}}],
@@ -166,7 +166,8 @@ def test_kai_reclaim_example_gate_and_candidates():
 
 
 def test_a_gang_crossing_the_line_is_a_candidate_under_last_chunk_only():
-    """reference/kai.md §3.9: KAI lets this 8-GPU gang go (QB is above its line before its only chunk, and ends
+    """docs/rules.md, "KAI's worked examples": KAI lets this 8-GPU gang go (QB is above its line before its only chunk,
+    and ends
     at 0); the strict line keeps QB's 4."""
     c = kai_reclaim_example([running("big", "QB", gpus=8)])
     assert reclaim_candidates(c, c.snapshot.job("a"), {"gpu": 2 * GPU}).candidate("big") is not None
@@ -276,7 +277,8 @@ def test_a_queue_at_or_below_its_line_everywhere_gives_no_candidate():
 
 
 def test_lines_of_zero_and_unlimited_lines():
-    """Spec "Quotas that count": CPU-only jobs of a queue with unlimited CPU/memory deserved and GPU deserved 0 are
+    """docs/snapshot-format.md, "Quotas that count": CPU-only jobs of a queue with unlimited CPU/memory deserved and
+    GPU deserved 0 are
     never above their line; a queue that declares no CPU quota (0) is above it as soon as it holds CPU."""
     nodes = [{"name": "n0", "resources": {"gpu": 8, "cpu": 16, "memory": "64Gi"}}]
     fill = {"name": "fill", "queue": "r", "task_resources": {"cpu": 4, "memory": "16Gi"}, "tasks": [{"node": "n0"}] * 4}
@@ -297,7 +299,7 @@ def test_lines_of_zero_and_unlimited_lines():
 
 
 @st.composite
-def reclaim_scenes(draw: st.DrawFn) -> tuple[Cluster, str]:
+def reclaim_scenes(draw: st.DrawFn) -> tuple[ClusterState, str]:
     """Running jobs of three queues with every kind of protection mixed (classes, flags, start times, gangs)."""
     count = draw(st.integers(1, 14))
     jobs = []
@@ -331,7 +333,7 @@ def reclaim_scenes(draw: st.DrawFn) -> tuple[Cluster, str]:
 
 @settings(max_examples=200, deadline=None)
 @given(reclaim_scenes())
-def test_reclaim_judges_every_running_job_as_its_protections_say(scene: tuple[Cluster, str]) -> None:
+def test_reclaim_judges_every_running_job_as_its_protections_say(scene: tuple[ClusterState, str]) -> None:
     """Judged column by column, each running job ends where :func:`protections` (job by job) puts it: its own queue
     excluded; with no protection, a candidate for all it runs (or movable, with the line's reason); with some, a
     candidate for its surplus only or excluded by the first protection that blocks it whole (in its words). Every list
@@ -369,7 +371,7 @@ def test_reclaim_judges_every_running_job_as_its_protections_say(scene: tuple[Cl
 
 @settings(max_examples=200, deadline=None)
 @given(reclaim_scenes(), st.sampled_from(["preempt", "reclaim"]))
-def test_unprotected_on_columns_says_what_it_says_job_by_job(scene: tuple[Cluster, str], action: str) -> None:
+def test_unprotected_on_columns_says_what_it_says_job_by_job(scene: tuple[ClusterState, str], action: str) -> None:
     """Toleration windows, min-runtimes and preemptibility read from the job columns clear exactly the jobs that
     :class:`Unprotected` clears one at a time."""
     c, _ = scene
@@ -381,7 +383,7 @@ def test_unprotected_on_columns_says_what_it_says_job_by_job(scene: tuple[Cluste
 @settings(max_examples=200, deadline=None)
 @given(reclaim_scenes(), st.data())
 def test_preempt_judges_every_running_job_as_its_queue_priority_and_protections_say(
-    scene: tuple[Cluster, str], data: st.DataObject
+    scene: tuple[ClusterState, str], data: st.DataObject
 ) -> None:
     """Judged column by column, each running job but the preemptor (waiting, or running and growing) ends where the
     rules put it job by job: another queue's jobs excluded by queue; in the preemptor's queue, excluded when their

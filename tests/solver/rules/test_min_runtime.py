@@ -1,4 +1,5 @@
-"""Seed 000: reclaim-min-runtime and preempt-min-runtime, with the design's own trees."""
+"""The min-runtime design (docs/rules.md, "Min-runtime"): reclaim-min-runtime and preempt-min-runtime, with the
+design's own trees."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ from conftest import build
 from gpu_preempt.models import parse_time
 from gpu_preempt.rules.min_runtime import preempt_min_runtime, protected_until, reclaim_min_runtime
 from gpu_preempt.rules.protection import protections
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 from gpu_preempt.state.queue_tree import QueueTree
 
-# Seed 000, reclaim tree: A > B (600s) > {C > {leaf1 (0s), leaf2 (180s)}, D (60s) > leaf3}
+# The min-runtime design (docs/rules.md, "Min-runtime"), reclaim tree: A > B (600s) > {C > {leaf1 (0s), leaf2 (180s)},
+# D (60s) > leaf3}
 RECLAIM_TREE = [
     {"name": "A"},
     {"name": "B", "parent": "A", "reclaim_min_runtime": 600},
@@ -22,7 +24,7 @@ RECLAIM_TREE = [
     {"name": "leaf3", "parent": "D"},
 ]
 
-# Seed 000, preempt tree: A > B (600s) > C > {leaf1 (300s), leaf2}
+# The min-runtime design (docs/rules.md, "Min-runtime"), preempt tree: A > B (600s) > C > {leaf1 (300s), leaf2}
 PREEMPT_TREE = [
     {"name": "A"},
     {"name": "B", "parent": "A", "preempt_min_runtime": 600},
@@ -129,7 +131,7 @@ def test_min_runtime_protection_against_a_reclaimer(started, protected):
             {"name": "reclaimer", "queue": "leaf1", "task_resources": {"gpu": 1}, "tasks": [{}]},
         ],
     )
-    cluster = Cluster.of(snapshot)
+    cluster = ClusterState.of(snapshot)
     found = protections(cluster, snapshot.job("victim"), snapshot.job("reclaimer"), "reclaim")
     assert [p.rule for p in found] == (["min-runtime"] if protected else [])
     if protected:
@@ -147,7 +149,7 @@ def test_elastic_jobs_keep_only_min_available_while_protected():
             {"name": "boss", "queue": "leaf1", "priority": 90, "task_resources": {"gpu": 1}, "tasks": [{}]},
         ],
     )
-    cluster = Cluster.of(snapshot)
+    cluster = ClusterState.of(snapshot)
     boss = snapshot.job("boss")
     (elastic,) = protections(cluster, snapshot.job("elastic"), boss, "preempt")
     (gang,) = protections(cluster, snapshot.job("gang"), boss, "preempt")

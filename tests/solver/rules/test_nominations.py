@@ -1,4 +1,5 @@
-"""Nominations (seed 004): reservations, overrides, claims, and the round trip through the next snapshot."""
+"""Nominations (docs/rules.md, "Nominations"): reservations, overrides, claims, and the round trip through the next
+snapshot."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from gpu_preempt.actions.next_snapshot import next_snapshot
 from gpu_preempt.check.verifier import verify
 from gpu_preempt.models import read_document, snapshot_from_data
 from gpu_preempt.models.decision import Override
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 RACE_2 = FIXTURES / "nomination-race-2-higher-priority-takes-the-place.yaml"
 RACE_3 = FIXTURES / "nomination-race-3-equal-priority-preemption-makes-room-for-both.yaml"
@@ -95,14 +96,14 @@ def test_an_overridden_nomination_goes_back_to_pending_and_is_retried() -> None:
 def test_a_claim_is_allocated_once_the_victims_are_gone() -> None:
     document = read_document(RACE_2)
     document["jobs"] = [j for j in document["jobs"] if j["name"] not in ("old", "pod2")]
-    cluster = Cluster.of(snapshot_from_data(document))
+    cluster = ClusterState.of(snapshot_from_data(document))
     decision = attempt(cluster, cluster.snapshot.job("pod1"), "allocate")
     assert (decision.outcome, decision.placements, decision.victims) == ("allocated", {"pod1-0": "n0"}, [])
     assert verify(cluster, decision) == []
 
 
-def race(path: Path) -> tuple[Cluster, Any]:
-    cluster = Cluster.of(snapshot_from_data(read_document(path)))
+def race(path: Path) -> tuple[ClusterState, Any]:
+    cluster = ClusterState.of(snapshot_from_data(read_document(path)))
     return cluster, attempt(cluster, cluster.snapshot.job("pod2"), "preempt" if path == RACE_3 else "allocate")
 
 
@@ -116,7 +117,7 @@ def test_the_verifier_rejects_taking_a_reserved_place_without_overriding_it() ->
 def test_the_verifier_rejects_overriding_an_equal_priority_nomination() -> None:
     document = read_document(RACE_2)
     document["jobs"][2]["priority"] = 50
-    cluster = Cluster.of(snapshot_from_data(document))
+    cluster = ClusterState.of(snapshot_from_data(document))
     decision = attempt(cluster, cluster.snapshot.job("pod2"), "allocate")
     assert not decision.placed  # equal priority: the nomination holds
     decision = copy.deepcopy(race(RACE_2)[1])
@@ -127,7 +128,7 @@ def test_the_verifier_rejects_overriding_an_equal_priority_nomination() -> None:
 def test_the_verifier_rejects_a_claim_on_another_node() -> None:
     document = read_document(RACE_2)
     document["nodes"].append({"name": "n1", "resources": {"gpu": 8}})
-    cluster = Cluster.of(snapshot_from_data(document))
+    cluster = ClusterState.of(snapshot_from_data(document))
     decision = attempt(cluster, cluster.snapshot.job("pod1"), "allocate")
     assert decision.placements == {"pod1-0": "n0"} and verify(cluster, decision) == []
     decision.placements = {"pod1-0": "n1"}
@@ -167,7 +168,7 @@ def test_round_trip_on_a_generated_cluster() -> None:
 def test_an_infeasible_reason_names_the_promises_that_hold() -> None:
     document = read_document(RACE_2)
     document["jobs"][2]["priority"] = 50  # equal priority: pod1's nomination holds n0
-    cluster = Cluster.of(snapshot_from_data(document))
+    cluster = ClusterState.of(snapshot_from_data(document))
     decision = attempt(cluster, cluster.snapshot.job("pod2"), "allocate")
     assert decision.outcome == "infeasible"
     assert "promised to jobs of equal or higher priority hold: pod1 on n0" in (decision.reason or "")

@@ -1,4 +1,5 @@
-"""Requeue with backoff after eviction (seed 003): the schedule, the limit, the jitter, eligibility and order."""
+"""Requeue with backoff after eviction (docs/rules.md, "Requeue with backoff"): the schedule, the limit, the jitter,
+eligibility and order."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from gpu_preempt.check.verifier import verify
 from gpu_preempt.models import RequeueConfig, RequeueState
 from gpu_preempt.rules.job_order import next_job
 from gpu_preempt.rules.requeue import backoff_delay, backoff_reason, jitter_draw, next_state
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 MINUTE = 60.0
 
@@ -28,7 +29,8 @@ def evicted(count: int, *, limit: int | None = None, **policy: Any) -> RequeueSt
     return next_state(snapshot, snapshot.job("run"))
 
 
-# -- the schedule (Kueue's WaitTime(n), reference/kueue.md A.3) --------------------------------------------
+# -- the schedule (Kueue's WaitTime(n), docs/rules.md, "Requeue with backoff")
+# --------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -94,7 +96,7 @@ def with_state(**state: Any) -> Any:
 )
 def test_a_job_waits_until_its_requeue_time(requeue_at, eligible):
     snapshot = with_state(count=1, evicted_at="2026-01-01T11:59:00Z", requeue_at=requeue_at)
-    decision = attempt(Cluster.of(snapshot), snapshot.job("wait"), "allocate")
+    decision = attempt(ClusterState.of(snapshot), snapshot.job("wait"), "allocate")
     if eligible:
         assert decision.outcome == "allocated"
     else:
@@ -107,7 +109,7 @@ def test_a_deactivated_job_is_never_scheduled():
     snapshot = with_state(count=3, active=False)
     assert backoff_reason(snapshot.job("wait"), snapshot.now) is not None
     for action in ("allocate", "reclaim", "preempt"):
-        decision = attempt(Cluster.of(snapshot), snapshot.job("wait"), action)
+        decision = attempt(ClusterState.of(snapshot), snapshot.job("wait"), action)
         assert decision.outcome == "skipped" and "deactivated" in (decision.reason or "")
 
 
@@ -135,7 +137,7 @@ def test_queue_order_time_follows_the_configured_timestamp(timestamp, first):
             "tasks": [{}],
         },
     ]
-    cluster = Cluster.of(build(document))
+    cluster = ClusterState.of(build(document))
     jobs = [cluster.snapshot.job("requeued"), cluster.snapshot.job("fresh")]
     assert next_job(cluster, jobs, "reclaim").name == first
 
@@ -143,13 +145,13 @@ def test_queue_order_time_follows_the_configured_timestamp(timestamp, first):
 # -- output and verification ----------------------------------------------------------------------------------
 
 
-def preemption() -> tuple[Cluster, Any]:
+def preemption() -> tuple[ClusterState, Any]:
     document = base_document()
     document["jobs"][0].update(priority=10, priority_class=None)
     document["jobs"][1].update(priority=90, task_resources={"gpu": 8})
     document["queues"][2]["name"] = "b"
     document["jobs"][1]["queue"] = "a"
-    cluster = Cluster.of(build(document))
+    cluster = ClusterState.of(build(document))
     return cluster, attempt(cluster, cluster.snapshot.job("wait"), "preempt")
 
 

@@ -1,4 +1,5 @@
-"""Seed 001: preemption toleration by priority class, with the design's tables."""
+"""The toleration design (docs/rules.md, "Preemption toleration"): preemption toleration by priority class, with the
+design's tables."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ from conftest import build
 from gpu_preempt.models import FOREVER, Toleration
 from gpu_preempt.rules.protection import protections
 from gpu_preempt.rules.toleration import tolerated_until
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 
 ANNOTATION = "preemption-toleration.scheduling.x-k8s.io/"
 
-# Seed 001, first table: system-critical 10000, high 9000, low-non-preempted 8000 (min 10000, forever), low 8000.
+# The toleration design (docs/rules.md, "Preemption toleration"), first table: system-critical 10000, high 9000,
+# low-non-preempted 8000 (min 10000, forever), low 8000.
 CLASSES = [
     {"name": "system-critical", "value": 10000},
     {"name": "high", "value": 9000},
@@ -40,7 +42,7 @@ CLASSES = [
 ]
 
 
-def cluster_with(victim_class: str, started: str, preemptor_class: str) -> tuple[Cluster, str]:
+def cluster_with(victim_class: str, started: str, preemptor_class: str) -> tuple[ClusterState, str]:
     snapshot = build(
         priority_classes=CLASSES,
         nodes=[{"name": "n0", "resources": {"gpu": 8}}],
@@ -64,7 +66,7 @@ def cluster_with(victim_class: str, started: str, preemptor_class: str) -> tuple
             },
         ],
     )
-    return Cluster.of(snapshot), "victim"
+    return ClusterState.of(snapshot), "victim"
 
 
 def tolerates(victim_class: str, preemptor_class: str, started: str = "2026-01-01T11:00:00Z") -> bool:

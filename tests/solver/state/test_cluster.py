@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from gpu_preempt.actions.cycle import run_cycle
 from gpu_preempt.models import Resources, Snapshot, load_snapshot, snapshot_from_data
 from gpu_preempt.models.quantity import add
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 from gpu_preempt.state.node_loads import Overlay
 
 ALL = sorted(FIXTURES.glob("*.yaml"))
@@ -25,7 +25,7 @@ def test_applied_decisions_update_the_state_like_a_fresh_count(path: Path) -> No
     """The cycle updates loads and usage incrementally; recounting from the task statuses gives the same."""
     result = run_cycle(load_snapshot(path))
     end = result.end
-    fresh = Cluster(end.snapshot, end.tree, end.shares, dict(end.status), dict(end.node_of))
+    fresh = ClusterState(end.snapshot, end.tree, end.shares, dict(end.status), dict(end.node_of))
 
     def nonzero(amounts: Resources) -> Resources:
         return {r: a for r, a in amounts.items() if a}
@@ -59,17 +59,17 @@ def test_applied_decisions_update_the_state_like_a_fresh_count(path: Path) -> No
 
 def test_a_state_after_evictions_lists_running_jobs_by_queue_like_a_fresh_count() -> None:
     snapshot = load_snapshot(FIXTURES / "example-cluster.yaml")
-    state = Cluster.of(snapshot)
+    state = ClusterState.of(snapshot)
     before = state.running_by_queue()
     victims = [j for jobs in before.values() for j in jobs][:3]
     after = state.with_changes((str(t.name), "pending", None) for j in victims for t in j.tasks)
     assert after.running.by_queue is not None  # passed on, filtered
-    fresh = Cluster(snapshot, after.tree, after.shares, dict(after.status), dict(after.node_of))
+    fresh = ClusterState(snapshot, after.tree, after.shares, dict(after.status), dict(after.node_of))
     assert after.running_by_queue() == fresh.running_by_queue()
     assert not any(j in jobs for j in victims for jobs in after.running_by_queue().values())
 
 
-def _state(cluster: Cluster) -> dict[str, object]:
+def _state(cluster: ClusterState) -> dict[str, object]:
     """Everything a fresh state counts, with the order of every mapping."""
 
     def ordered(mapping: dict[str, Resources]) -> list[tuple[str, list[tuple[str, int]]]]:
@@ -93,7 +93,7 @@ def _state(cluster: Cluster) -> dict[str, object]:
     }
 
 
-def _loads_per_node(cluster: Cluster) -> list[tuple[str, list[tuple[str, int]], list[tuple[str, int]]]]:
+def _loads_per_node(cluster: ClusterState) -> list[tuple[str, list[tuple[str, int]], list[tuple[str, int]]]]:
     """Each node's final and current load as asked for one node at a time, keys in order."""
     return [
         (node.name, list(cluster.final_load(node.name).items()), list(cluster.current_load(node.name).items()))
@@ -105,7 +105,7 @@ ROOMS = [("cpu", "gpu", "memory"), ("gpu",), ("gpu", "tpu")]
 """Resources rooms are compared in: all of them, one, and one no node has."""
 
 
-def _rooms(cluster: Cluster, resources: tuple[str, ...]) -> tuple[object, object]:
+def _rooms(cluster: ClusterState, resources: tuple[str, ...]) -> tuple[object, object]:
     """Every node's room as a matrix (asked for first) and as tuples."""
     matrix = cluster.room_matrix(resources)
     return None if matrix is None else matrix.tolist(), cluster.base_rooms(resources)
@@ -115,23 +115,23 @@ def _rooms(cluster: Cluster, resources: tuple[str, ...]) -> tuple[object, object
 def test_a_state_counted_from_the_task_columns_is_the_task_by_task_count(path: Path) -> None:
     snapshot = load_snapshot(path)
     snapshot.task_columns()  # built on demand: a fixture is below COLUMNS_FROM
-    from_columns, at_once = Cluster.of(snapshot), Cluster.of(snapshot)
+    from_columns, at_once = ClusterState.of(snapshot), ClusterState.of(snapshot)
     del snapshot.__dict__["_columns"]
-    task_by_task = Cluster.of(snapshot)
+    task_by_task = ClusterState.of(snapshot)
     assert _state(from_columns) == _state(task_by_task)
     _assert_summed_at_once(at_once, task_by_task)
 
 
-def _assert_summed_at_once(from_columns: Cluster, task_by_task: Cluster) -> None:
-    """Every other node's loads summed in one pass (:meth:`Cluster.load_nodes`) are the task-by-task count's, keys in
-    order, and so are the others', summed one at a time after them."""
+def _assert_summed_at_once(from_columns: ClusterState, task_by_task: ClusterState) -> None:
+    """Every other node's loads summed in one pass (:meth:`ClusterState.load_nodes`) are the task-by-task count's,
+    keys in order, and so are the others', summed one at a time after them."""
     names = [node.name for node in from_columns.snapshot.nodes]
     from_columns.load_nodes(names[::2])
     assert not from_columns.loads.every_node_summed or len(names) < 2  # summed per node, not every node's maps
     assert _loads_per_node(from_columns) == _loads_per_node(task_by_task)
 
 
-def _large_states(seed: int) -> tuple[Snapshot, Cluster, Cluster]:
+def _large_states(seed: int) -> tuple[Snapshot, ClusterState, ClusterState]:
     """A generated 700-node snapshot (more nodes than the per-node limit, an eighth: 87) with some pods leaving (the
     two loads differ on their nodes), and its state counted from task columns and task by task."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -143,9 +143,9 @@ def _large_states(seed: int) -> tuple[Snapshot, Cluster, Cluster]:
             job["tasks"][0]["status"] = "releasing"
     snapshot = snapshot_from_data(data)
     snapshot.task_columns()
-    from_columns = Cluster.of(snapshot)
+    from_columns = ClusterState.of(snapshot)
     del snapshot.__dict__["_columns"]
-    return snapshot, from_columns, Cluster.of(snapshot)
+    return snapshot, from_columns, ClusterState.of(snapshot)
 
 
 def test_a_large_state_sums_a_few_nodes_one_by_one_and_every_node_past_that() -> None:
@@ -227,13 +227,13 @@ def small_snapshots(draw: st.DrawFn) -> dict[str, object]:
 def test_a_state_counted_from_columns_is_the_task_by_task_count_on_random_snapshots(data: dict[str, object]) -> None:
     snapshot = snapshot_from_data(data)
     snapshot.task_columns()
-    from_columns = Cluster.of(snapshot)
+    from_columns = ClusterState.of(snapshot)
     owners = from_columns.index.owners  # through the columns (asked for before they are gone)
     del snapshot.__dict__["_columns"]
-    task_by_task = Cluster.of(snapshot)
+    task_by_task = ClusterState.of(snapshot)
     assert _state(from_columns) == _state(task_by_task)
     snapshot.task_columns()
-    _assert_summed_at_once(Cluster.of(snapshot), task_by_task)
+    _assert_summed_at_once(ClusterState.of(snapshot), task_by_task)
     assert len(owners) == len(task_by_task.index.owners)
     for name, (job, task) in task_by_task.index.owners.items():
         assert owners[name][0] is job and owners[name][1] is task
@@ -250,7 +250,7 @@ def test_running_nodes_and_hosts_of_derived_states_are_those_of_a_fresh_count(
     assume(snapshot.jobs)
     if draw.draw(st.booleans()):
         snapshot.task_columns()  # counted from columns: every job's host map is built only when asked for
-    state = Cluster.of(snapshot)
+    state = ClusterState.of(snapshot)
     state.running_nodes()
     tasks = [str(t.name) for j in snapshot.jobs for t in j.tasks]
     nodes = [n.name for n in snapshot.nodes]
@@ -265,7 +265,7 @@ def test_running_nodes_and_hosts_of_derived_states_are_those_of_a_fresh_count(
         state = state.with_changes(once.values())
         if step < steps - 1 and draw.draw(st.booleans()):
             continue  # not asked: the next state updates an earlier state's answer
-        fresh = Cluster(snapshot, state.tree, state.shares, dict(state.status), dict(state.node_of))
+        fresh = ClusterState(snapshot, state.tree, state.shares, dict(state.status), dict(state.node_of))
         assert state.running_nodes().tolist() == fresh.running_nodes().tolist()
         assert state.running_array().tolist() == fresh.running_array().tolist()
         assert dict(state.running_counts()) == dict(fresh.running_counts())
@@ -283,7 +283,7 @@ def test_running_nodes_and_hosts_of_derived_states_are_those_of_a_fresh_count(
 def test_job_positions_are_found_by_scan_or_map_alike() -> None:
     jobs = [{"name": f"j{i}", "queue": "a", "task_resources": {"gpu": 1}, "tasks": [{}]} for i in range(12)]
     data = {"now": 0, "nodes": [], "queues": [{"name": "a"}], "jobs": jobs}
-    state = Cluster.of(snapshot_from_data(data))
+    state = ClusterState.of(snapshot_from_data(data))
     names = [job["name"] for job in jobs]
     one_by_one = [state.job_positions([name])[0] for name in reversed(names)]  # scanned
     assert state.job_positions(reversed(names)) == one_by_one == list(reversed(range(12)))  # 12 > 8: the map

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpu_preempt.rules.reclaim_gate import reclaim_gate
-from gpu_preempt.state.cluster import Cluster
+from gpu_preempt.state.cluster import ClusterState
 from gpu_preempt.state.fair_share import Claim, divide
 
 GPU = 1000  # one GPU in milli-units
@@ -18,7 +18,7 @@ def gpus(shares: dict[str, int]) -> dict[str, float]:
 
 
 def test_kai_flat_example_10_gpus():
-    """reference/kai.md §3.9: A(d=2,w=2,req=8), B(d=3,w=1,req=3), C(d=1,w=1,req=10) -> 5/3/2."""
+    """docs/rules.md, "KAI's worked examples": A(d=2,w=2,req=8), B(d=3,w=1,req=3), C(d=1,w=1,req=10) -> 5/3/2."""
     claims = [
         Claim("A", deserved=2 * GPU, limit=None, request=8 * GPU, weight=2),
         Claim("B", deserved=3 * GPU, limit=None, request=3 * GPU, weight=1),
@@ -32,7 +32,7 @@ def pending(name: str, queue: str, count: int) -> dict:
 
 
 def test_kai_hierarchical_example_12_gpus():
-    """reference/kai.md §3.9: D1(d=6) > {q1(d=4,req=10), q2(d=2,req=0)}, D2(d=4) > q3(d=4,req=6).
+    """docs/rules.md, "KAI's worked examples": D1(d=6) > {q1(d=4,req=10), q2(d=2,req=0)}, D2(d=4) > q3(d=4,req=6).
 
     Top level 7 and 5; then 7 and 0 inside D1, 5 inside D2.
     """
@@ -48,12 +48,13 @@ def test_kai_hierarchical_example_12_gpus():
         priority_classes=[],
         jobs=[pending("j1", "q1", 10), pending("j3", "q3", 6)],
     )
-    shares = {q: s["gpu"] / GPU for q, s in Cluster.of(snapshot).shares.items()}
+    shares = {q: s["gpu"] / GPU for q, s in ClusterState.of(snapshot).shares.items()}
     assert shares == {"D1": 7, "q1": 7, "q2": 0, "D2": 5, "q3": 5}
 
 
 def test_kai_reclaim_example_fair_shares():
-    """reference/kai.md §3.9: QA(d=4), QB(d=4), 8 GPUs; QB runs eight 1-GPU jobs, QA wants 2: QA=2, QB=6."""
+    """docs/rules.md, "KAI's worked examples": QA(d=4), QB(d=4), 8 GPUs; QB runs eight 1-GPU jobs, QA wants 2: QA=2,
+    QB=6."""
     running = [
         {"name": f"b{i}", "queue": "QB", "task_resources": {"gpu": 1}, "tasks": [{"node": "n0"}]} for i in range(8)
     ]
@@ -63,7 +64,7 @@ def test_kai_reclaim_example_fair_shares():
         priority_classes=[],
         jobs=[*running, {"name": "a", "queue": "QA", "task_resources": {"gpu": 2}, "tasks": [{}]}],
     )
-    cluster = Cluster.of(snapshot)
+    cluster = ClusterState.of(snapshot)
     assert {q: s["gpu"] / GPU for q, s in cluster.shares.items()} == {"QA": 2, "QB": 6}
 
 
@@ -96,7 +97,7 @@ def test_cpu_divides_in_millicores():
 
 
 def test_oversubscribed_guarantees_are_handed_out_in_full():
-    """Spec "Fair share when guarantees are oversubscribed" (issue 10's numbers): deserved 5 and 4 on 6 GPUs, each
+    """docs/snapshot-format.md, "Fair share when guarantees are oversubscribed": deserved 5 and 4 on 6 GPUs, each
     requesting at least its deserved, get 5 and 4 (as KAI), not about 3.3 and 2.7."""
     claims = [Claim("a", 5 * GPU, None, 6 * GPU), Claim("b", 4 * GPU, None, 4 * GPU)]
     assert gpus(divide(6 * GPU, claims)) == {"a": 5, "b": 4}
@@ -112,13 +113,14 @@ def test_a_reclaimer_asking_for_exactly_its_oversubscribed_deserved_passes_the_g
             {"name": "want", "queue": "b", "task_resources": {"gpu": 4}, "tasks": [{}]},
         ],
     }
-    cluster = Cluster.of(build(priority_classes=[], **document))
+    cluster = ClusterState.of(build(priority_classes=[], **document))
     assert cluster.shares["a"]["gpu"] == 5 * GPU and cluster.shares["b"]["gpu"] == 4 * GPU
     assert reclaim_gate(cluster, cluster.snapshot.job("want"), {"gpu": 4 * GPU}) is None
 
 
 def test_over_quota_weight_per_resource():
-    """Spec "Over-quota weight per resource": a GPU weight of 0 keeps CPU shareable (unnamed resources weigh 1)."""
+    """docs/snapshot-format.md, "Over-quota weight per resource": a GPU weight of 0 keeps CPU shareable (unnamed
+    resources weigh 1)."""
     document = {
         "nodes": [{"name": "n0", "resources": {"gpu": 8, "cpu": 10}}],
         "queues": [
@@ -130,10 +132,10 @@ def test_over_quota_weight_per_resource():
             {"name": "jb", "queue": "b", "task_resources": {"gpu": 1, "cpu": 1}, "tasks": [{}] * 8},
         ],
     }
-    cluster = Cluster.of(build(priority_classes=[], **document))
+    cluster = ClusterState.of(build(priority_classes=[], **document))
     assert cluster.shares["a"]["gpu"] == 0 and cluster.shares["b"]["gpu"] == 8 * GPU
     assert cluster.shares["a"]["cpu"] == 2500 and cluster.shares["b"]["cpu"] == 7500
-    one = Cluster.of(build(priority_classes=[], **{**document, "queues": [{"name": "a"}, {"name": "b"}]}))
+    one = ClusterState.of(build(priority_classes=[], **{**document, "queues": [{"name": "a"}, {"name": "b"}]}))
     assert one.shares["a"]["cpu"] == one.shares["b"]["cpu"] == 5000
 
 
@@ -214,7 +216,7 @@ def two_level_trees(draw: st.DrawFn) -> dict:
 @settings(max_examples=150, deadline=None)
 @given(two_level_trees())
 def test_fair_share_over_a_tree(parts):
-    cluster = Cluster.of(build(priority_classes=[], **parts))
+    cluster = ClusterState.of(build(priority_classes=[], **parts))
     tree, shares, usage = cluster.tree, cluster.shares, cluster.usage
     capacity = 8 * GPU * len(parts["nodes"])
 

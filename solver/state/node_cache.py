@@ -79,7 +79,7 @@ class NodeCache:
             before = self.inherited.get(key)
             found = {} if before is None else {n: v for n, v in before[0].items() if n not in before[1]}
             self.own[key] = found
-        return found  # type: ignore[no-any-return]
+        return found
 
     def passed_on(self, changed: frozenset[str]) -> NodeCache:
         """The cache a state that differs from this one on the ``changed`` nodes starts with (it holds no reference

@@ -84,26 +84,25 @@ class DataNode(_Node, forbid_unknown_fields=True, omit_defaults=True, gc=False, 
     resources: Any
 
 
-class RawDocument(Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+class _Head(Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False, kw_only=True):
+    """The document's small parts, validated by pydantic (:data:`HEAD`)."""
+
+    now: Any = UNSET
+    config: Any = UNSET
+    queues: Any = UNSET
+    priority_classes: Any = UNSET
+    description: Any = UNSET
+    expect: Any = UNSET
+
+
+class RawDocument(_Head, forbid_unknown_fields=True, omit_defaults=True, gc=False, kw_only=True):
     nodes: list[RawNode]
     jobs: list[RawJob] | UnsetType = UNSET
-    now: Any = UNSET
-    config: Any = UNSET
-    queues: Any = UNSET
-    priority_classes: Any = UNSET
-    description: Any = UNSET
-    expect: Any = UNSET
 
 
-class DataDocument(Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
+class DataDocument(_Head, forbid_unknown_fields=True, omit_defaults=True, gc=False, kw_only=True):
     nodes: list[DataNode]
     jobs: list[DataJob] | UnsetType = UNSET
-    now: Any = UNSET
-    config: Any = UNSET
-    queues: Any = UNSET
-    priority_classes: Any = UNSET
-    description: Any = UNSET
-    expect: Any = UNSET
 
 
 HEAD = ("now", "config", "queues", "priority_classes", "description", "expect")

@@ -64,8 +64,18 @@ class Refused(Exception):
     """Something this path does not accept; pydantic will say what."""
 
 
-REFUSED = (Refused, ValidationError, PydanticCustomError, ValueError, TypeError, KeyError, msgspec.MsgspecError)
-"""What building may raise when a document is not what it accepts."""
+REFUSED = (
+    Refused,
+    ValidationError,
+    PydanticCustomError,
+    ValueError,
+    TypeError,
+    KeyError,
+    msgspec.MsgspecError,
+    RecursionError,
+    OverflowError,
+)
+"""What decoding and building may raise when a document is not what they accept."""
 
 
 def from_json(data: bytes) -> Snapshot | None:
@@ -81,7 +91,7 @@ def from_json(data: bytes) -> Snapshot | None:
         if structs.encode(document).count(b":") != data.count(b":"):
             return None
         return _build(document, parsed=True)
-    except (*REFUSED, RecursionError, OverflowError):
+    except REFUSED:
         return None
 
 
@@ -91,7 +101,7 @@ def from_data(data: Any, *, parsed: bool = False) -> Snapshot | None:
     looked up by their encoding, :func:`~..fields.parsed_resource_map`)."""
     try:
         return _build(structs.convert(data), parsed=parsed)
-    except (*REFUSED, RecursionError, OverflowError):
+    except REFUSED:
         return None
 
 

@@ -43,6 +43,7 @@ from gpu_preempt.models.columns import CODES, JobColumns, grouped
 from . import rooms
 from .derive import changed_nodes, derived
 from .fair_share import cluster_capacity, fair_shares
+from .kept import Kept
 from .layered import Layered
 from .node_cache import NodeCache, NodeKey
 from .node_loads import NodeLoads, shift
@@ -81,7 +82,7 @@ class ClusterState:
     """Node -> the tasks promised a place there (pipelined or nominated), in the order promised."""
     node_cache: NodeCache
     _waiting: list[Job] | None
-    _kept: dict[type, object]
+    _kept: Kept
 
     def __init__(
         self,
@@ -129,7 +130,7 @@ class ClusterState:
             count.waiting,
         )
         self.leaving = {}
-        self._kept = {}
+        self._kept = Kept()
 
     def with_changes(self, changes: Iterable[tuple[str, str, str | None]]) -> ClusterState:
         """A new state where each ``(task, status, node)`` is applied (``node`` None: keep it); shares stay.
@@ -143,14 +144,11 @@ class ClusterState:
         """The one instance of ``kind`` (a class made with no arguments) kept for this snapshot and shared by every
         state derived from it: a cache of a layer above, named, typed and owned by the module that defines ``kind``
         (results that depend on the snapshot, its queue tree and config only)."""
-        return self.index.kept(kind)
+        return self.index.kept.of(kind)
 
     def for_state(self, kind: type[K]) -> K:
         """The one instance of ``kind`` kept while this state lasts (a derived state starts without it)."""
-        found = self._kept.get(kind)
-        if found is None:
-            found = self._kept[kind] = kind()
-        return found  # type: ignore[return-value]
+        return self._kept.of(kind)
 
     def node_values(
         self, key: NodeKey, compute: Callable[[int, Node], T], every: Callable[[], list[T]] | None = None

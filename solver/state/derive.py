@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from gpu_preempt.models import Resources
 
+from .kept import Kept
 from .layered import Layered
 from .node_loads import CURRENT, FINAL, PROMISED, NodeLoads, shift
 from .queue_usage import HOLDING, QueueUsage
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 def derived(parent: ClusterState, changes: Iterable[tuple[str, str, str | None]]) -> ClusterState:
     """``parent`` with each ``(task, status, node)`` applied (``node`` None: keep it); fair shares stay."""
     new = copy.copy(parent)
-    new._kept = {}
+    new._kept = Kept()
     new._waiting = None
     # the task and job maps are layered over the parent's (a few changes of hundreds of thousands of entries)
     new.status, new.node_of = Layered(parent.status), Layered(parent.node_of)

@@ -2,7 +2,7 @@
 from the snapshot (:meth:`.cluster.ClusterState.with_changes` keeps the snapshot and its index).
 
 Besides its own lookups, the index keeps one instance per class for the layers above the state
-(:meth:`SnapshotIndex.kept`): a rule's cache of results that depend on the snapshot, its queue tree and config only
+(:attr:`SnapshotIndex.kept`): a rule's cache of results that depend on the snapshot, its queue tree and config only
 (resolved min-runtimes, which request shapes fit some node) is a class of the rule's module, so that every cached
 thing has a name, a type and one owner.
 """
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from functools import cached_property
-from typing import TypeVar
 
 import numpy as np
 
@@ -19,7 +18,7 @@ from gpu_preempt.models import Job, Snapshot, Task
 from gpu_preempt.models.columns import TaskColumns
 from gpu_preempt.models.load.job_list import JobIndex
 
-K = TypeVar("K")
+from .kept import Kept
 
 SCANNED = 8
 """Up to this many jobs, :meth:`SnapshotIndex.job_positions` scans the names rather than build a map of them."""
@@ -31,14 +30,8 @@ class SnapshotIndex:
     def __init__(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
         self._job_positions: dict[str, int] | None = None
-        self._kept: dict[type, object] = {}
-
-    def kept(self, kind: type[K]) -> K:
-        """The one instance of ``kind`` (made with no arguments) kept for this snapshot."""
-        found = self._kept.get(kind)
-        if found is None:
-            found = self._kept[kind] = kind()
-        return found  # type: ignore[return-value]
+        self.kept = Kept()
+        """The caches of the layers above kept for this snapshot (:mod:`.kept`)."""
 
     @cached_property
     def node_names(self) -> list[str]:

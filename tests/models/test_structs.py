@@ -3,7 +3,6 @@ leaves to pydantic what pydantic refuses; a large snapshot's jobs are made when 
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import dataclasses
 import functools
@@ -127,6 +126,16 @@ def pydantic_result(data: dict[str, Any]) -> Snapshot | None:
         return None
 
 
+def reference(data: dict[str, Any]) -> tuple[Snapshot | None, ValidationError | None]:
+    """pydantic's answer with the task-by-task checks: its snapshot, or its error."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("gpu_preempt.models.snapshot.COLUMNS_FROM", 10**9)
+        try:
+            return Snapshot.model_validate(data), None
+        except ValidationError as error:
+            return None, error
+
+
 def assert_same(fast: Snapshot, slow: Snapshot) -> None:
     """Equal fields everywhere, the same fields given, the same resolved priorities."""
     assert fast == slow
@@ -177,11 +186,7 @@ def test_the_struct_path_accepts_and_refuses_what_pydantic_does(checks: str, dat
     are JSON), accepts the same documents, builds equal snapshots, and the loader refuses the others with the same
     words."""
     before = copy.deepcopy(data)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("gpu_preempt.models.snapshot.COLUMNS_FROM", 10**9)
-        slow = pydantic_result(data)
-        with pytest.raises(ValidationError) if slow is None else contextlib.nullcontext() as refused:
-            Snapshot.model_validate(data)
+    slow, refused = reference(data)
     fast = from_data(data, parsed=parsed)
     assert data == before  # the document is not changed
     assert (fast is None) == (slow is None)
@@ -191,7 +196,7 @@ def test_the_struct_path_accepts_and_refuses_what_pydantic_does(checks: str, dat
         assert refused is not None
         with pytest.raises(SnapshotError) as caught:
             snapshot_from_data(data)
-        assert str(caught.value) == str(SnapshotError.from_validation_error(refused.value))
+        assert str(caught.value) == str(SnapshotError.from_validation_error(refused))
 
 
 @pytest.mark.parametrize("parsed", [False, True])
@@ -452,11 +457,7 @@ def from_bytes(data: Any) -> Snapshot | None:
 def test_json_bytes_build_what_pydantic_validates_and_leave_the_rest(checks: str, data: dict[str, Any]):
     """What the struct path builds from JSON bytes, pydantic accepts, and the snapshots are equal in every way; what
     pydantic refuses, the struct path leaves (``None``), and the loader says what pydantic says."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("gpu_preempt.models.snapshot.COLUMNS_FROM", 10**9)
-        slow = pydantic_result(data)
-        with pytest.raises(ValidationError) if slow is None else contextlib.nullcontext() as refused:
-            Snapshot.model_validate(data)
+    slow, refused = reference(data)
     fast = from_bytes(data)
     if fast is not None:
         assert slow is not None
@@ -465,7 +466,7 @@ def test_json_bytes_build_what_pydantic_validates_and_leave_the_rest(checks: str
         assert fast is None and refused is not None
         with pytest.raises(SnapshotError) as caught:
             parse_snapshot(json.dumps(data), json_format=True)
-        assert str(caught.value) == str(SnapshotError.from_validation_error(refused.value))
+        assert str(caught.value) == str(SnapshotError.from_validation_error(refused))
 
 
 def test_a_large_document_makes_its_plain_jobs_when_read_and_a_small_one_at_once(monkeypatch):

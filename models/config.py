@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, WithJsonSchema, field_validator
+from pydantic import BeforeValidator, Field, ValidationInfo, WithJsonSchema, field_validator
 
-from .fields import MAX_WEIGHT, Duration, Int32, SnapshotModel
+from .fields import MAX_WEIGHT, Duration, Int32, Name, SnapshotModel
 from .requeue import RequeueConfig
 
 Criterion = Literal["priority", "jobs", "tasks", "lost_work"]
@@ -93,6 +93,9 @@ class Config(SnapshotModel):
     )
     moves: bool = Field(True, description="a victim task may be moved to free room on another node instead of evicted")
     requeue: RequeueConfig = Field(default_factory=RequeueConfig, description="requeue with backoff after eviction")
+    topology: tuple[Name, ...] = Field(
+        (), description="topology levels, largest first: each is a node label key (docs/snapshot-format.md, Placement)"
+    )
 
     @property
     def best_effort(self) -> bool:
@@ -105,15 +108,16 @@ class Config(SnapshotModel):
         """``quota_miss`` as a fraction; ``None`` for ``best_effort`` (no bound on what remains)."""
         return None if isinstance(self.quota_miss, str) else self.quota_miss
 
-    @field_validator("objective", mode="before")
+    @field_validator("objective", "topology", mode="before")
     @classmethod
     def _as_tuple(cls, value: object) -> object:
         return tuple(value) if isinstance(value, list) else value
 
-    @field_validator("objective")
+    @field_validator("objective", "topology")
     @classmethod
-    def _unique(cls, value: tuple[Criterion, ...]) -> tuple[Criterion, ...]:
+    def _unique(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
         repeated = sorted({c for c in value if value.count(c) > 1})
         if repeated:
-            raise ValueError(f"criterion listed twice: {', '.join(repeated)}")
+            what = "criterion" if info.field_name == "objective" else "level"
+            raise ValueError(f"{what} listed twice: {', '.join(repeated)}")
         return value

@@ -20,6 +20,7 @@ from .fields import (
     Time,
     raise_errors,
 )
+from .placement import Placement
 from .quantity import Resources
 from .requeue import RequeueState
 
@@ -133,6 +134,9 @@ class Job(LazyPartsModel):
     labels: FreeMap = Field(default_factory=dict)
     annotations: FreeMap = Field(default_factory=dict)
     requeue: RequeueState | None = Field(None, description="requeue state after evictions")
+    placement: Placement | None = Field(
+        None, description="where its tasks may run (docs/snapshot-format.md, Placement)"
+    )
 
     @model_validator(mode="after")
     def _check_tasks(self) -> Job:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from .fields import AmountMap, FreeMap, Name, SnapshotModel
+from .placement import Taint
 
 
 class Node(SnapshotModel):
@@ -16,3 +17,6 @@ class Node(SnapshotModel):
     labels: FreeMap = Field(default_factory=dict)
     annotations: FreeMap = Field(default_factory=dict)
     schedulable: bool = Field(True, description="false = nothing new is placed here; running work stays")
+    taints: list[Taint] = Field(
+        default_factory=list, description="Kubernetes taints (docs/snapshot-format.md, Placement)"
+    )

@@ -23,6 +23,7 @@ from pydantic import BeforeValidator, Field, ValidationError, WithJsonSchema, mo
 from .config import Config
 from .errors import SnapshotError, kind_of
 from .fields import QUANTITY_SCHEMA, AmountMap, Duration, FreeMap, Name, SnapshotModel, raise_errors
+from .placement import Taint
 from .priority_class import PriorityClass
 from .quantity import MAX_GPUS, parse_quantity
 from .queue import Queue
@@ -35,7 +36,8 @@ Quantity = Annotated[int, BeforeValidator(parse_quantity), WithJsonSchema(QUANTI
 
 
 class NodeGroup(SnapshotModel):
-    """``count`` identical nodes named ``<name>-<i>`` (numbered across groups of the same name)."""
+    """``count`` identical nodes named ``<name>-<i>`` (numbered across groups of the same name). A ``gpu_model`` is
+    also the nodes' ``nvidia.com/gpu.product`` label, as GPU feature discovery labels real nodes."""
 
     count: int = Field(ge=1, le=1_000_000)
     gpu: int = Field(ge=0, le=MAX_GPUS, description="GPUs per node")
@@ -43,13 +45,25 @@ class NodeGroup(SnapshotModel):
     memory: Quantity = Field(512 * 1024**3 * 1000, description="default 512Gi")
     gpu_model: str | None = None
     name: Name = "node"
+    labels: dict[str, str] = Field(default_factory=dict, description="node labels (docs/snapshot-format.md, Placement)")
+    taints: list[Taint] = Field(default_factory=list, description="node taints (docs/snapshot-format.md, Placement)")
+
+
+class MachineTable(SnapshotModel):
+    """Node groups read from a table of machines (``pai``: Alibaba PAI's pai_machine_spec.csv, one row per machine:
+    id, GPU type, CPUs, memory in GB, GPUs): one group per kind of machine with GPUs, its GPU type the model."""
+
+    format: Literal["pai"]
+    path: str = Field(description="relative to the scenario file")
+    scale: float = Field(1.0, gt=0, le=1, description="keep this share of each kind of machine (at least one)")
 
 
 class ClusterShape(SnapshotModel):
-    """Either a snapshot file (its nodes, queues, classes, config and jobs) or node groups."""
+    """A snapshot file (its nodes, queues, classes, config and jobs), node groups, or a machine table."""
 
     snapshot: str | None = Field(None, description="a snapshot file, relative to the scenario")
     nodes: list[NodeGroup] = Field(default_factory=list)
+    machines: MachineTable | None = Field(None, description="node groups read from a table of machines")
     remaining: Duration | None = Field(
         None,
         description="a snapshot's jobs: work each has left, at full width (running ones from the snapshot's "
@@ -61,8 +75,8 @@ class ClusterShape(SnapshotModel):
 
     @model_validator(mode="after")
     def _one_source(self) -> ClusterShape:
-        if (self.snapshot is None) == (not self.nodes):
-            raise_errors("ClusterShape", [((), "give either snapshot or nodes (node groups), not both or neither")])
+        if (self.snapshot is not None) + bool(self.nodes) + (self.machines is not None) != 1:
+            raise_errors("ClusterShape", [((), "give one of snapshot, nodes (node groups) or machines")])
         if self.snapshot is None and (self.remaining is not None or self.remaining_of):
             raise_errors("ClusterShape", [(("remaining",), "only a snapshot's jobs have remaining work")])
         return self
@@ -115,6 +129,9 @@ class Assignment(SnapshotModel):
     elastic_min: float = Field(0.5, gt=0, le=1, description="an elastic job's min_available = ceil(tasks x this)")
     preemptible: float | None = Field(
         None, ge=0, le=1, description="share of jobs marked preemptible (the rest not); null = by priority"
+    )
+    gpu_model: Weighted | None = Field(
+        None, description="a GPU model per job, weights per model of the cluster; the job runs only on such nodes"
     )
 
 

@@ -168,6 +168,7 @@ class Snapshot(LazyPartsModel):
         self._check_queue_tree(errors)
         self._check_limit_clocks(errors)
         self._check_jobs(errors, fitted, columnar)
+        self._check_topology(errors)
         if not fitted and (errors or not columnar or self._over_capacity()):
             self._check_node_capacity(errors)
         raise_errors("Snapshot", errors)
@@ -189,6 +190,30 @@ class Snapshot(LazyPartsModel):
                     break
                 seen.append(parent)
                 parent = self._queues[parent].parent
+
+    def _check_topology(self, errors: list[tuple[Loc, str]]) -> None:
+        """A job's topology names levels of ``config.topology``, the preferred one no coarser than the required one,
+        and a required level some node carries (docs/snapshot-format.md, "Placement")."""
+        levels = self.config.topology
+        carried: set[str] | None = None
+        for i, job in placed_jobs(self.jobs):
+            topology = job.placement.topology if job.placement is not None else None
+            if topology is None:
+                continue
+            at = ("jobs", i, "placement", "topology")
+            for field in ("required", "preferred"):
+                level = getattr(topology, field)
+                if level is not None and level not in levels:
+                    known = ", ".join(levels) if levels else "none"
+                    errors.append(((*at, field), f"unknown topology level '{level}' (config.topology: {known})"))
+            required, preferred = topology.required, topology.preferred
+            if required in levels and preferred in levels and levels.index(preferred) < levels.index(required):
+                errors.append(((*at, "preferred"), f"'{preferred}' is coarser than the required level '{required}'"))
+            if required in levels:
+                if carried is None:
+                    carried = {key for node in self.nodes for key in node.labels if key in levels}
+                if required not in carried:
+                    errors.append(((*at, "required"), f"no node carries the label '{required}'"))
 
     def _check_limit_clocks(self, errors: list[tuple[Loc, str]]) -> None:
         """A limit cannot have changed after the snapshot's instant (the delay timer of docs/rules.md, "Quota
@@ -330,6 +355,12 @@ def resolution(config: Config, priority: int | None, preemptible: bool | None) -
     if it does not say, when its priority is below ``config.preemptible_below_priority``."""
     resolved = config.default_priority if priority is None else priority
     return resolved, preemptible if preemptible is not None else resolved < config.preemptible_below_priority
+
+
+def placed_jobs(jobs: list[Job]) -> list[tuple[int, Job]]:
+    """The jobs that name a placement, with their positions (a large snapshot's jobs not made yet name none)."""
+    items = list.__iter__(jobs) if isinstance(jobs, JobList) else iter(jobs)
+    return [(i, job) for i, job in enumerate(items) if type(job) is Job and job.placement is not None]
 
 
 def _check_task_nodes(i: int, job: Job, nodes: dict[str, Node], errors: list[tuple[Loc, str]]) -> None:

@@ -31,7 +31,42 @@ NOW = 1_767_268_800  # 2026-01-01T12:00:00Z
 
 
 @st.composite
-def clusters(draw: st.DrawFn, action: str, moves: bool = False) -> dict[str, Any]:
+def placements(draw: st.DrawFn, nodes: list[dict[str, Any]], jobs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Labels, taints and a topology level on ``nodes``, and a placement for the pending job and some running ones
+    (docs/rules.md, "Placement")."""
+    for i, node in enumerate(nodes):
+        labels = {"gpu-type": draw(st.sampled_from(["A", "B"]))}
+        if i == 0 or draw(st.integers(0, 5)):  # some node carries the level (a required one must be carried)
+            labels["rack"] = draw(st.sampled_from(["r0", "r1"]))
+        node["labels"] = labels
+        taint = draw(st.sampled_from([None, None, "dedicated", "spot"]))
+        if taint == "dedicated":
+            node["taints"] = [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
+        elif taint == "spot":
+            node["taints"] = [{"key": "spot", "effect": "NoExecute"}]
+    placement: dict[str, Any] = {}
+    if draw(st.booleans()):
+        placement["node_selector"] = {"gpu-type": draw(st.sampled_from(["A", "B"]))}
+    if draw(st.booleans()):
+        names = draw(st.lists(st.sampled_from([n["name"] for n in nodes]), min_size=1, max_size=2, unique=True))
+        placement["node_affinity"] = [
+            [{"key": "metadata.name", "operator": "In", "values": names}],
+            [{"key": "rack", "operator": draw(st.sampled_from(["Exists", "DoesNotExist"]))}],
+        ]
+    tolerations = draw(st.sampled_from([[], [{"key": "dedicated", "value": "gpu"}], [{"operator": "Exists"}]]))
+    if tolerations:
+        placement["tolerations"] = tolerations
+    topology = draw(st.sampled_from([None, {"required": "rack"}, {"preferred": "rack"}]))
+    if topology is not None:
+        placement["topology"] = topology
+    for job in jobs:
+        if job["name"] != "want" and draw(st.integers(0, 2)) == 0:
+            job["placement"] = {"node_selector": {"gpu-type": draw(st.sampled_from(["A", "B"]))}}
+    return placement
+
+
+@st.composite
+def clusters(draw: st.DrawFn, action: str, moves: bool = False, placed: bool = False) -> dict[str, Any]:
     node_count = draw(st.integers(2, 3))
     capacity = [draw(st.integers(2, 3)) for _ in range(node_count)]
     with_cpu = draw(st.booleans())
@@ -107,7 +142,23 @@ def clusters(draw: st.DrawFn, action: str, moves: bool = False) -> dict[str, Any
             "tasks": [{}] * draw(st.integers(1, 2)),
         }
     )
+    if placed:
+        config["topology"] = ["rack"]
+        placement = draw(placements(nodes, jobs))
+        if placement:
+            jobs[-1]["placement"] = placement
     return {"now": NOW, "config": config, "nodes": nodes, "queues": queues, "jobs": jobs}
+
+
+def domains(cluster: ClusterState, placements: dict[str, str]) -> int:
+    """Racks the pending job's tasks use after the decision, when it prefers few (a node without a rack: its own)."""
+    want = cluster.snapshot.job("want")
+    topology = want.placement.topology if want.placement is not None else None
+    if topology is None or topology.preferred is None:
+        return 0
+    held = {cluster.node_of[str(t.name)] for t in want.tasks if cluster.status[str(t.name)] != "pending"}
+    nodes = held | set(placements.values())
+    return len({cluster.snapshot.node(str(n)).labels.get("rack", f"alone {n}") for n in nodes})
 
 
 def key(cluster: ClusterState, victims: list[VictimTasks], levels: list[int], moves: int = 0) -> tuple[int, ...]:
@@ -157,14 +208,17 @@ def exhaustive(cluster: ClusterState, action: str, moves: bool = False) -> tuple
         ]
         moved = [move for _, fate in picks for move in fate]
         score = key(cluster, victims, levels, len(moved))
-        if best is not None and score >= best:
+        if best is not None and score > best[: len(score)]:
             continue
         for where in itertools.product(nodes, repeat=len(chunk)):
-            decision = Decision("want", action, "pipelined", victims, dict(zip(chunk, where, strict=True)))
+            placed = dict(zip(chunk, where, strict=True))
+            full = (*score, domains(cluster, placed))
+            if best is not None and full >= best:
+                continue
+            decision = Decision("want", action, "pipelined", victims, placed)
             decision.moves = moved
             if not [p for p in verify(cluster, decision) if not p.startswith(("objective", "requeue", "below-line"))]:
-                best = score
-                break
+                best = full
     return best
 
 
@@ -181,7 +235,8 @@ def check(document: dict[str, Any], action: str) -> None:
     assert decision.optimal
     levels = sorted({j.resolved_priority for j in snapshot.jobs if j.name != "want" and cluster.running_count(j)})
     levels.reverse()
-    assert key(cluster, decision.victims, levels, len(decision.moves)) == best, decision.to_dict()
+    reached = (*key(cluster, decision.victims, levels, len(decision.moves)), domains(cluster, decision.placements))
+    assert reached == best, decision.to_dict()
     assert verify(cluster, decision) == []
 
 
@@ -212,4 +267,25 @@ def test_preempt_with_moves_matches_exhaustive_search(document):
 @MOVES
 @given(clusters("reclaim", moves=True))
 def test_reclaim_with_moves_matches_exhaustive_search(document):
+    check(document, "reclaim")
+
+
+PLACED = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@PLACED
+@given(clusters("preempt", placed=True))
+def test_preempt_with_placement_matches_exhaustive_search(document):
+    check(document, "preempt")
+
+
+@PLACED
+@given(clusters("reclaim", placed=True))
+def test_reclaim_with_placement_matches_exhaustive_search(document):
+    check(document, "reclaim")
+
+
+@MOVES
+@given(clusters("reclaim", moves=True, placed=True))
+def test_reclaim_with_placement_and_moves_matches_exhaustive_search(document):
     check(document, "reclaim")

@@ -7,7 +7,7 @@ validators (quantities, instants, the task status rule), which cost more than re
 ``config``, queues, priority classes) are validated by pydantic as usual, and the whole-document checks
 (:meth:`Snapshot._resolve`) run unchanged.
 
-The common job gives no labels, annotations or requeue state, and its tasks give only their node. In a large
+The common job gives no labels, annotations, requeue state or placement, and its tasks give only their node. In a large
 snapshot it is made when first read, from its struct and the lists (:class:`.job_list.JobList`: a decision reads
 about one job in six); in a small one, at once. Any other job is built at once.
 
@@ -35,7 +35,7 @@ from itertools import accumulate
 from typing import Any, TypeVar
 
 import msgspec
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import PydanticCustomError
 
 from .. import snapshot as _snapshot
@@ -43,6 +43,7 @@ from ..duration import MAX_INSTANT, MIN_INSTANT, parse_time
 from ..fields import _resource_map, bounded_depth, parsed_resource_map
 from ..job import NODE_ONLY, Job, Task, set_dict, set_extra, set_given, set_private
 from ..node import Node
+from ..placement import Placement, Taint
 from ..requeue import RequeueState
 from ..snapshot import Snapshot, resolution
 from . import structs
@@ -307,7 +308,13 @@ def _nodes(raw: list[Any], seen: Seen) -> list[Node]:
     given: dict[tuple[bool, ...], set[str]] = {}
     for node, resources in zip(raw, _maps([node.resources for node in raw], seen), strict=True):
         labels, annotations = node.labels, node.annotations
-        key = (node.gpu_model is UNSET, labels is UNSET, annotations is UNSET, node.schedulable is UNSET)
+        key = (
+            node.gpu_model is UNSET,
+            labels is UNSET,
+            annotations is UNSET,
+            node.schedulable is UNSET,
+            node.taints is UNSET,
+        )
         fields = given.get(key) or given.setdefault(key, given_set(structs.given(node)))
         values = {
             "name": node.name,
@@ -316,9 +323,20 @@ def _nodes(raw: list[Any], seen: Seen) -> list[Node]:
             "labels": EMPTY if labels is UNSET else free_map(labels, seen),
             "annotations": EMPTY if annotations is UNSET else free_map(annotations, seen),
             "schedulable": node.schedulable is not False,
+            "taints": EMPTY_LIST if node.taints is UNSET else _taints(node.taints),
         }
         nodes.append(built_model(Node, values, fields))
     return nodes
+
+
+def _taints(value: object) -> list[Taint]:
+    """A node's taints, validated as the model validates them."""
+    return _TAINTS.validate_python(value, strict=True)
+
+
+_TAINTS = TypeAdapter(list[Taint])
+EMPTY_LIST: list[Any] = []
+"""The ``taints`` of every node that gives none (one list, as :data:`EMPTY`)."""
 
 
 def _odd(raw: list[Any]) -> tuple[set[int], tuple[list[list[Any]], list[Any]]]:
@@ -331,7 +349,12 @@ def _odd(raw: list[Any]) -> tuple[set[int], tuple[list[list[Any]], list[Any]]]:
         at += _given_at(column)
     starts = list(accumulate(map(len, tasks), initial=0))
     odd = {bisect_right(starts, position) - 1 for position in at}
-    for column in ([job.labels for job in raw], [job.annotations for job in raw], [job.requeue for job in raw]):
+    for column in (
+        [job.labels for job in raw],
+        [job.annotations for job in raw],
+        [job.requeue for job in raw],
+        [job.placement for job in raw],
+    ):
         odd.update(_given_at(column))
     return odd, (tasks, flat)
 
@@ -440,6 +463,7 @@ def _built_now(odd: list[int], raw: list[Any], seen: Seen, resolved: list[tuple[
         values["labels"] = free_map(struct.labels, seen)
         values["annotations"] = free_map(struct.annotations, seen)
         values["requeue"] = None if struct.requeue in (None, UNSET) else RequeueState.model_validate(struct.requeue)
+        values["placement"] = None if struct.placement in (None, UNSET) else Placement.model_validate(struct.placement)
         uniform = len(seen.own) == own
         if uniform:
             values["_uniform"] = True
@@ -498,6 +522,7 @@ def _job_values(struct: Any, seen: Seen, i: int, resolved: tuple[int, bool, bool
         "labels": EMPTY,
         "annotations": EMPTY,
         "requeue": None,
+        "placement": None,
         "_resolved_priority": priority,  # resolved by the snapshot (Snapshot._check_jobs), known here
         "_resolved_preemptible": preemptible,
     }

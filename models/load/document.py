@@ -76,6 +76,22 @@ def parse_document(text: str, *, json_format: bool, source: str) -> Any:
     return data
 
 
+def parse_stream(text: str, *, source: str) -> list[Any]:
+    """The documents of a YAML stream (``---`` between them; empty ones left out), checked as
+    :func:`parse_document` checks one; :class:`SnapshotError` naming the line if bad."""
+    _read_yaml(text, source, build=False)
+    try:
+        documents = list(yaml.load_all(text, Loader=_YamlLoader))
+    except yaml.YAMLError as err:
+        raise _yaml_error(err, source) from None
+    except ValueError as err:
+        raise SnapshotError.single("", f"{source}: invalid YAML: {err}") from None
+    found = [d for d in documents if d is not None]
+    if not found:
+        raise SnapshotError.single("", f"{source}: the file is empty (it holds only comments or null)")
+    return found
+
+
 def _yaml_error(err: yaml.YAMLError, source: str) -> SnapshotError:
     mark = getattr(err, "problem_mark", None)
     where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""

@@ -56,6 +56,7 @@ class _Job(Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
     labels: Any = UNSET
     annotations: Any = UNSET
     requeue: Any = UNSET
+    placement: Any = UNSET
 
 
 class RawJob(_Job, forbid_unknown_fields=True, omit_defaults=True, gc=False):
@@ -74,6 +75,7 @@ class _Node(Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
     labels: Any = UNSET
     annotations: Any = UNSET
     schedulable: bool | UnsetType = UNSET
+    taints: Any = UNSET
 
 
 class RawNode(_Node, forbid_unknown_fields=True, omit_defaults=True, gc=False, kw_only=True):

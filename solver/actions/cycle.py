@@ -18,7 +18,7 @@ then the lowest share with the job added), then within the leaf priority and
 age; re-judged after every decision.
 
 A job that fails in a state where a job just like it already failed (same
-queue, priority, shape and requeue state, every task pending) gets that
+queue, priority, shape, requeue state and placement, every task pending) gets that
 decision again under its own name, without a second search: the attempt reads
 nothing else of the job (``reuse=False`` searches every time; a test holds the
 two equal).
@@ -176,4 +176,5 @@ def _likeness(cluster: ClusterState, job: Job) -> Hashable | None:
         tuple(tuple(sorted(job.requests(t).items())) for t in job.tasks),
         None if requeue is None else tuple(requeue_dict(requeue).items()),
         queue_order_time(cluster.snapshot, job) if requeue is not None else None,
+        None if job.placement is None else job.placement.model_dump_json(),
     )

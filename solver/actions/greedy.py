@@ -81,9 +81,9 @@ def _free_hosts(prepared: Prepared) -> set[str] | None:
     if len(shapes) != 1 or not next(iter(shapes)):
         return None
     request = dict(next(iter(shapes)))
-    nodes = prepared.cluster.snapshot.nodes
+    nodes, allowed = prepared.cluster.snapshot.nodes, prepared.where.mask
     found = free_hosts(prepared.cluster, job.resolved_priority, request, tuple(sorted(request)))
-    return {nodes[n].name for n, _ in found}
+    return {nodes[n].name for n, _ in found if allowed[n]}
 
 
 class _GroupOrder:
@@ -207,7 +207,7 @@ class _Capacity:
     def __init__(self, problem: Problem) -> None:
         self.problem = problem
         self.single = len(problem.chunk) == 1
-        self.room = {n: dict(node.room) for n, node in enumerate(problem.nodes) if node.schedulable}
+        self.room = {n: dict(node.room) for n, node in enumerate(problem.nodes) if node.eligible}
         self.request = [(r, a) for r, a in problem.chunk[0].requests.items() if a > 0] if self.single else []
         self.hosted = {n: self._fits(room) for n, room in self.room.items()}
         self.total = sum(self.hosted.values())
@@ -260,23 +260,39 @@ def _batches(problem: Problem) -> list[dict[tuple[int, int], int]]:
 
 
 def _fit(problem: Problem, taken: dict[tuple[int, int], int]) -> dict[tuple[int, int], int] | None:
-    """First-fit of the chunk, biggest tasks first, nodes in order; ``None`` if a required task finds no room."""
+    """First-fit of the chunk, biggest tasks first, nodes in order; ``None`` if a required task finds no room.
+
+    With a required topology still to choose, the first domain (in order) where the whole chunk fits, as KAI tries
+    one domain after another (docs/rules.md, "Placement").
+    """
+    if not problem.domains:
+        return _fit_on(problem, taken, None)
+    for d in sorted({d for n, d in enumerate(problem.domains) if problem.nodes[n].eligible}):
+        placed = _fit_on(problem, taken, d)
+        if placed is not None:
+            return placed
+    return None
+
+
+def _fit_on(
+    problem: Problem, taken: dict[tuple[int, int], int], domain: int | None
+) -> dict[tuple[int, int], int] | None:
+    """:func:`_fit` on the nodes of ``domain`` (``None``: every eligible node)."""
     room = {n: dict(node.room) for n, node in enumerate(problem.nodes)}
     for (v, s), count in taken.items():
         slot = problem.victims[v].slots[s]
         for r, a in slot.requests.items():
             room[slot.node][r] = room[slot.node].get(r, 0) + a * count
+    usable = [
+        n for n, spec in enumerate(problem.nodes) if spec.eligible and (domain is None or problem.domains[n] == domain)
+    ]
     placed: dict[tuple[int, int], int] = {}
     types = sorted(range(len(problem.chunk)), key=lambda t: sorted(problem.chunk[t].requests.values(), reverse=True))
     for t in reversed(types):
         chunk = problem.chunk[t]
         for index in range(len(chunk.tasks)):
             node = next(
-                (
-                    n
-                    for n, spec in enumerate(problem.nodes)
-                    if spec.schedulable and all(room[n].get(r, 0) >= a for r, a in chunk.requests.items() if a > 0)
-                ),
+                (n for n in usable if all(room[n].get(r, 0) >= a for r, a in chunk.requests.items() if a > 0)),
                 None,
             )
             if node is None:

@@ -24,6 +24,7 @@ from gpu_preempt.problem.builder import prepare
 from gpu_preempt.problem.data import Action, Problem, Solution, objective_values
 from gpu_preempt.reduce.allocate import solve_allocation
 from gpu_preempt.rules.nominations import claim, held_against, overrides
+from gpu_preempt.rules.placement import excluded_text, exclusions, placement_matters
 from gpu_preempt.rules.reclaim_line import above_before_last, chunks_of, reclaim_line
 from gpu_preempt.rules.requeue import backoff_reason, evicted_states
 from gpu_preempt.state.cluster import ClusterState
@@ -91,6 +92,9 @@ def _attempt(cluster: ClusterState, job: Job, action: Action, solver: SolverName
             full = prepared.problem
             assert full is not None
             reason = why_infeasible(full, prepared.candidates)
+        excluded = exclusions(cluster, job) if placement_matters(cluster, job) else None
+        if excluded:
+            reason = f"{reason}; {excluded_text(excluded)}"
         held = held_against(cluster, job)
         decision.reason = reason if held is None else f"{reason}; {held}"
     elif decision.outcome == "unknown" and not decision.reason:

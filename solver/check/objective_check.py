@@ -32,8 +32,28 @@ def check_objective(cluster: ClusterState, decision: Decision) -> list[str]:
     }
     if decision.moves:
         expected["moves"] = len(decision.moves)
+    job = snapshot.jobs_by_name().get(decision.job)  # none for a queue's decision
+    topology = job.placement.topology if job is not None and job.placement is not None else None
+    preferred = topology.preferred if topology is not None else None
+    if preferred is not None:
+        expected["domains"] = _domains(cluster, decision, preferred)
     if any(p not in levels for p in priorities):
         return ["objective: a victim's priority is missing from priority_levels"]
     if decision.objective != expected:
         return [f"objective: reported {decision.objective}, recomputed {expected}"]
     return []
+
+
+def _domains(cluster: ClusterState, decision: Decision, level: str) -> int:
+    """Domains of ``level`` the job's tasks lie in after the decision (docs/rules.md, "Placement"): its tasks that
+    hold or are promised capacity, and those it places; a node without the label is a domain of its own."""
+    job = cluster.snapshot.job(decision.job)
+    holding = ("running", "allocated", "pipelined", "nominated")
+    nodes = {cluster.node_of[str(t.name)] for t in job.tasks if cluster.status[str(t.name)] in holding}
+    nodes |= set(decision.placements.values())
+    found = set()
+    for name in nodes:
+        assert name is not None
+        value = cluster.snapshot.node(name).labels.get(level)
+        found.add(("node", name) if value is None else ("domain", str(value)))
+    return len(found)

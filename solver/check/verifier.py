@@ -7,6 +7,9 @@ enforces:
 
 * the job and its chunk: pending tasks of the job, all of the gang chunk placed
   (or exactly one more task for preempt/reclaim growth), schedulable nodes only;
+* placement (docs/rules.md, "Placement"): every placement and move on a node
+  whose labels and taints the job's selector, affinity and tolerations accept,
+  and a job with a required topology inside one domain of its level;
 * victims: running tasks of other jobs; whole job, or at most the surplus above
   ``min_available``;
 * the action's rules: preempt (same leaf, strictly lower priority), reclaim
@@ -38,7 +41,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from gpu_preempt.models import Job, Resources, format_quantity
+from gpu_preempt.models import Job, Node, Resources, format_quantity
 from gpu_preempt.models.decision import Decision
 from gpu_preempt.models.quantity import add
 from gpu_preempt.models.quota_decision import QuotaDecision
@@ -67,6 +70,7 @@ def verify(cluster: ClusterState, decision: Decision) -> list[str]:
     if not job.may_evict and (decision.victims or decision.moves):
         problems.append(f"preemption policy: {job.name}'s priority class says Never, yet the decision evicts or moves")
     problems += _chunk(cluster, job, decision)
+    problems += _placement(cluster, job, decision)
     problems += _overrides(cluster, job, decision)
     taken = _victims(cluster, job, decision, problems)
     problems += _moves(cluster, job, decision, taken)
@@ -116,6 +120,68 @@ def _chunk(cluster: ClusterState, job: Job, decision: Decision) -> list[str]:
         out.append(f"gang: a satisfied job grows by one task per {decision.action}, not {count}")
     if count == 0:
         out.append("gang: nothing placed")
+    return out
+
+
+def _eligible(node: Node, job: Job) -> str | None:
+    """Why ``job`` may not place a task on ``node`` by its selector, affinity and tolerations (docs/rules.md,
+    "Placement"), or ``None``."""
+    placement = job.placement
+    taint = next((t for t in node.taints if t.effect in ("NoSchedule", "NoExecute")), None)
+    if placement is None:
+        return None if taint is None else f"{node.name} has taint {taint}, which {job.name} does not tolerate"
+    for key, value in placement.node_selector.items():
+        if node.labels.get(key) != value:
+            return f"{node.name} does not match the node selector {key}={value}"
+    if placement.node_affinity and not any(
+        term and all(e.matches(node.labels, node.name) for e in term) for term in placement.node_affinity
+    ):
+        return f"{node.name} matches no term of the node affinity"
+    for taint in node.taints:
+        if taint.effect in ("NoSchedule", "NoExecute") and not any(t.tolerates(taint) for t in placement.tolerations):
+            return f"{node.name} has taint {taint}, which {job.name} does not tolerate"
+    return None
+
+
+def _domain_split(cluster: ClusterState, job: Job, new: dict[str, str]) -> str | None:
+    """Why the job's tasks, after ``new`` (task -> node) lands, do not lie in one domain of its required topology
+    level, or ``None``."""
+    topology = job.placement.topology if job.placement is not None else None
+    if topology is None or topology.required is None:
+        return None
+    level = topology.required
+    holding = ("running", "allocated", "pipelined", "nominated")
+    nodes = {str(t.name): cluster.node_of[str(t.name)] for t in job.tasks if cluster.status[str(t.name)] in holding}
+    nodes.update(new)
+    values = {cluster.snapshot.node(str(n)).labels.get(level) for n in nodes.values()}
+    if None in values:
+        return f"a task of {job.name} lies on a node without the label {level}"
+    if len(values) > 1:
+        return f"the tasks of {job.name} lie in {len(values)} domains of {level}: {', '.join(sorted(map(str, values)))}"
+    return None
+
+
+def _placement(cluster: ClusterState, job: Job, decision: Decision) -> list[str]:
+    """Placements and moves land on nodes eligible for their jobs, inside one domain of a required topology."""
+    out = []
+    for task, node in decision.placements.items():
+        why = _eligible(cluster.snapshot.node(node), job)
+        if why is not None:
+            out.append(f"placement: {task} placed on {node}: {why}")
+    split = _domain_split(cluster, job, dict(decision.placements))
+    if split is not None:
+        out.append(f"placement: {split}")
+    moved: dict[str, dict[str, str]] = {}
+    for move in decision.moves:
+        other = cluster.snapshot.job(move.job)
+        why = _eligible(cluster.snapshot.node(move.node), other)
+        if why is not None:
+            out.append(f"placement: {move.task} moved to {move.node}: {why}")
+        moved.setdefault(move.job, {})[move.task] = move.node
+    for name, new in sorted(moved.items()):
+        split = _domain_split(cluster, cluster.snapshot.job(name), new)
+        if split is not None:
+            out.append(f"placement: after the moves, {split}")
     return out
 
 

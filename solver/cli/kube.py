@@ -127,12 +127,29 @@ def plan(
         _print_table(decisions, pods)
 
 
+def _placed_nothing(decisions: list[Decision]) -> list[Decision]:
+    """For each job that no decision places, its last decision that was not skipped (else its last one)."""
+    from gpu_preempt.models.quota_decision import QuotaDecision
+
+    by_job: dict[str, list[Decision]] = {}
+    for decision in decisions:
+        if not isinstance(decision, QuotaDecision):
+            by_job.setdefault(decision.job, []).append(decision)
+    out = []
+    for tried in by_job.values():
+        if not any(d.placed for d in tried):
+            out.append(next((d for d in reversed(tried) if d.outcome != "skipped"), tried[-1]))
+    return out
+
+
 def _print_table(decisions: list[Decision], pods: list[PodEviction]) -> None:
     from rich.table import Table
 
     for decision in decisions:
         if decision.victims or decision.moves:
             out.print(f"{decision.job}: {decision.action} -> {decision.outcome}")
+    for decision in _placed_nothing(decisions):
+        out.print(f"{decision.job}: nothing placed ({decision.action} -> {decision.outcome}): {decision.reason}")
     table = Table("namespace", "pod", "node", "job", "reason")
     for pod in pods:
         table.add_row(pod.namespace, pod.name, pod.node or "-", pod.job, pod.reason)

@@ -133,9 +133,10 @@ def print_decision(cluster: ClusterState, d: Decision) -> None:
         obj = d.objective
         levels = ", ".join(f"{n} at priority {p}" for p, n in zip(d.priority_levels, obj["priority"], strict=True) if n)
         moved = f", {obj['moves']} task(s) moved" if obj.get("moves") else ""
+        spread = f", {obj['domains']} topology domain(s) used" if "domains" in obj else ""
         out.print(
             f"  objective: {obj['jobs']} job(s){f' ({levels})' if levels else ''}, {obj['tasks']} task(s), "
-            f"{obj['lost_work']:g} GPU-seconds lost{moved}",
+            f"{obj['lost_work']:g} GPU-seconds lost{moved}{spread}",
         )
     for b in d.below_line:
         out.print(
@@ -279,26 +280,31 @@ def print_problems(headline: str, problems: list[Any]) -> None:
 
 
 def print_simulation(scenario: Path, folder: Path, s: dict[str, Any]) -> None:
-    """The human summary of a replay: waits and preemptions per queue, then the cluster-wide figures."""
+    """The human summary of a replay: waits and preemptions per queue (and per GPU model, when jobs draw one), then
+    the cluster-wide figures."""
     load = s["offered_load"]
     out.print(
         f"{scenario}: {s['overall']['jobs']} jobs over {s['span_h']:.1f} simulated hours on {s['gpus']} GPUs; "
         f"offered load {'-' if load is None else f'{load:.2f}'} (time_scale {s['time_scale']:g})"
     )
-    table = Table(title=None)
-    for name in ("queue", "jobs", "completed", "wait p50", "wait p90", "wait p99", "JCT p50", "preempted jobs"):
-        table.add_column(name, justify="left" if name == "queue" else "right")
-    for name, figures in [*s["queues"].items(), ("all", s["overall"])]:
-        wait, jct = figures["wait"], figures["jct"]
-        table.add_row(
-            name,
-            str(figures["jobs"]),
-            str(figures["completed"]),
-            *(_span(wait[p]) for p in ("p50", "p90", "p99")),
-            _span(jct["p50"]),
-            str(figures["preempted_jobs"]),
-        )
-    out.print(table)
+    groups = [("queue", [*s["queues"].items(), ("all", s["overall"])])]
+    if s.get("gpu_models"):
+        groups.append(("GPU model", list(s["gpu_models"].items())))
+    for title, rows in groups:
+        table = Table(title=None)
+        for name in (title, "jobs", "completed", "wait p50", "wait p90", "wait p99", "JCT p50", "preempted jobs"):
+            table.add_column(name, justify="left" if name == title else "right")
+        for name, figures in rows:
+            wait, jct = figures["wait"], figures["jct"]
+            table.add_row(
+                name,
+                str(figures["jobs"]),
+                str(figures["completed"]),
+                *(_span(wait[p]) for p in ("p50", "p90", "p99")),
+                _span(jct["p50"]),
+                str(figures["preempted_jobs"]),
+            )
+        out.print(table)
     hours, pre, solver = s["gpu_hours"], s["preemptions"], s["solver"]
     proved = solver["proved_optimal_share"]
     out.print(

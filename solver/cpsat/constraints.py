@@ -23,6 +23,7 @@ def add_all(vars: Variables, skip: Collection[str] = ()) -> None:
     moves(vars)
     capacity(vars)
     gang(vars)
+    topology(vars)
     if "limits" not in skip:
         limits(vars)
     if "guarantee" not in skip:
@@ -161,6 +162,20 @@ def gang(vars: Variables) -> None:
         total = cp_model.LinearExpr.sum(placed) if placed else 0
         vars.model.add(total >= chunk.required)
         vars.model.add(total <= len(chunk.tasks))
+
+
+def topology(vars: Variables) -> None:
+    """docs/rules.md, "Placement": a required topology places every task inside one domain of its level; a preferred
+    one marks each domain a task goes to (the objective counts them)."""
+    model, problem = vars.model, vars.problem
+    for (t, n), var in vars.place.items():
+        bound = vars.place_bound[t, n]
+        if vars.domain:
+            model.add(var <= bound * vars.domain[problem.domains[n]])
+        if vars.spread and problem.spread[n] in vars.spread:
+            model.add(var <= bound * vars.spread[problem.spread[n]])
+    if vars.domain:
+        model.add(cp_model.LinearExpr.sum(list(vars.domain.values())) <= 1)
 
 
 def limits(vars: Variables) -> None:

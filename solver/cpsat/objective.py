@@ -13,7 +13,8 @@ per row, then ``config.objective``:
 
 then the least freed of each ``problem.least_freed`` row (quota enforcement's
 choice among equal sets, docs/rules.md, "Quota enforcement"), and, below any eviction, the fewest moved
-tasks (docs/snapshot-format.md, "Moves"). Stages whose
+tasks (docs/snapshot-format.md, "Moves"), then, for a preferred topology, the fewest domains of its level the job
+uses (docs/rules.md, "Placement"). Stages whose
 expression is constant (no victims) are dropped.
 """
 
@@ -48,7 +49,7 @@ def stages(vars: Variables) -> list[Stage]:
     for k, row in enumerate(problem.excess):
         out.append(Stage(f"excess {row.queue} {row.resource}", vars.excess[k], "min", vars.excess_bound[k]))
     if not problem.victims:
-        return out
+        return out + _domains(vars)
     victims = range(len(problem.victims))
     slots = [(v, s) for v in victims for s in range(len(problem.victims[v].slots))]
     count = {(v, s): problem.victims[v].slots[s].count for v, s in slots}
@@ -76,7 +77,13 @@ def stages(vars: Variables) -> list[Stage]:
     if vars.move:
         bound = sum(problem.victims[v].slots[s].count for v, s, _ in vars.move)
         out.append(Stage("moves", vars.moved(), "min", bound))
-    return out
+    return out + _domains(vars)
+
+
+def _domains(vars: Variables) -> list[Stage]:
+    if not vars.spread:
+        return []
+    return [Stage("domains", cp_model.LinearExpr.sum(list(vars.spread.values())), "min", len(vars.spread))]
 
 
 LIMIT = 2**62

@@ -21,8 +21,8 @@
    the number of workers: victims are kept in ``problem.keep_order``; a victim
    loses its surplus rather than everything when both are optimal; peels take
    the newest tasks first; the jobs moved are the least worth keeping, their
-   tasks going to the earliest nodes (docs/snapshot-format.md, "Moves"); placements fill types and
-   nodes in order, as much as possible (lexicographically largest).
+   tasks going to the earliest nodes (docs/snapshot-format.md, "Moves"); a topology's domains are the
+   earliest ones; placements fill types and nodes in order, as much as possible (lexicographically largest).
 """
 
 from __future__ import annotations
@@ -274,13 +274,17 @@ def _canonical(runner: _Runner, current: Solution) -> Solution:
                     taken = current.moved.get((v, s, n), 0)
                     current = _settle(runner, current, vars.move[v, s, n], "max", taken, left)
                     left -= current.moved.get((v, s, n), 0)
-    # 4. placements: per-type totals (when some tasks are optional), then fill nodes in order
+    # 4. domains of a topology: the earliest ones
+    allowed = _domains_in_order(runner, current) if vars.domain or vars.spread else None
+    if allowed is not None:
+        current = allowed[0]
+    # 5. placements: per-type totals (when some tasks are optional), then fill nodes in order
     for t, chunk in enumerate(problem.chunk):
         if chunk.optional:
             on_type = [var for (u, _), var in vars.place.items() if u == t]
             total = sum(n for (u, _), n in current.placed.items() if u == t)
             current = _settle(runner, current, cp_model.LinearExpr.sum(on_type), "max", total, len(chunk.tasks))
-    placed = _fill_in_order(problem, current)
+    placed = _fill_in_order(problem, current, None if allowed is None else allowed[1])
     if placed is not None:
         current.placed = placed
     else:
@@ -290,6 +294,40 @@ def _canonical(runner: _Runner, current: Solution) -> Solution:
     current.stages = done
     current.status = "optimal"
     return current
+
+
+def _domains_in_order(runner: _Runner, current: Solution) -> tuple[Solution, set[int]]:
+    """Fix the domains of the job's topology, earliest first (each taken when some optimum allows it); the nodes
+    the fixed domains leave open. Without a required level, every node of a domain the job holds stays open."""
+    problem, vars = runner.problem, runner.vars
+    chosen: dict[int, set[int]] = {}
+    for ids, domain in ((problem.domains, vars.domain), (problem.spread, vars.spread)):
+        taken = chosen.setdefault(id(domain), set())
+        for d, var in sorted(domain.items()):
+            if d in {ids[n] for (_, n), count in current.placed.items() if count}:
+                runner.fix(var, 1)
+                taken.add(d)
+                continue
+            if runner.timed_out:
+                runner.fix(var, 0)
+                continue
+            status, solution, best = runner.run(var, "max")
+            if solution is None or status != "optimal":
+                runner.timed_out = True
+                best = 0
+            else:
+                solution.stages = current.stages
+                current = solution
+            runner.fix(var, best)
+            if best:
+                taken.add(d)
+    open_nodes = set(range(len(problem.nodes)))
+    if vars.domain:
+        open_nodes = {n for n in open_nodes if problem.domains[n] in chosen[id(vars.domain)]}
+    if vars.spread:
+        held = problem.spread_held | chosen[id(vars.spread)]
+        open_nodes = {n for n in open_nodes if problem.spread[n] in held}
+    return current, open_nodes
 
 
 def _keep_in_order(runner: _Runner, current: Solution) -> Solution:
@@ -343,8 +381,11 @@ def _settle(runner: _Runner, current: Solution, expr: LinearExpr, sense: str, va
     return solution
 
 
-def _fill_in_order(problem: Problem, current: Solution) -> dict[tuple[int, int], int] | None:
-    """Place each type's tasks on nodes in order, as many per node as fit; ``None`` if that leaves some out.
+def _fill_in_order(
+    problem: Problem, current: Solution, allowed: set[int] | None = None
+) -> dict[tuple[int, int], int] | None:
+    """Place each type's tasks on nodes in order (only ``allowed`` ones, if given), as many per node as fit;
+    ``None`` if that leaves some out.
 
     When it succeeds this is the lexicographically largest placement: at each
     (type, node) it takes all that capacity allows.
@@ -369,7 +410,7 @@ def _fill_in_order(problem: Problem, current: Solution) -> dict[tuple[int, int],
         for n, node in enumerate(problem.nodes):
             if left == 0:
                 break
-            if not node.schedulable:
+            if not node.eligible or (allowed is not None and n not in allowed):
                 continue
             fits = [room[n].get(r, 0) // a for r, a in chunk.requests.items() if a > 0]
             take = min(left, *fits) if fits else left

@@ -6,7 +6,9 @@
 * ``victim[v]``: ``v`` loses at least one task;
 * ``move[v, s, n]``: tasks of slot ``s`` of ``v`` moved to node ``n`` (docs/snapshot-format.md, "Moves"), and
 ``move_whole[v]``: a
-  gang ``v`` moves, every task.
+  gang ``v`` moves, every task;
+* ``domain[d]``: the tasks go to domain ``d`` of a required topology level; ``spread[d]``: some task goes to
+  domain ``d`` of a preferred level (docs/rules.md, "Placement").
 
 The tasks evicted from a slot are ``count * whole + peel``.
 """
@@ -60,6 +62,8 @@ class Variables:
     excess_bound: list[int] = field(default_factory=list)
     move: dict[tuple[int, int, int], cp_model.IntVar] = field(default_factory=dict)
     move_whole: dict[int, cp_model.IntVar] = field(default_factory=dict)
+    domain: dict[int, cp_model.IntVar] = field(default_factory=dict)
+    spread: dict[int, cp_model.IntVar] = field(default_factory=dict)
     hinted: Solution | None = None
     """The solution the model's hints come from."""
 
@@ -69,10 +73,16 @@ class Variables:
         freed = _freed_per_node(problem)
         for t, chunk in enumerate(problem.chunk):
             for n, node in enumerate(problem.nodes):
-                bound = min(len(chunk.tasks), self._fit_bound(t, n, freed.get(n, ()))) if node.schedulable else 0
+                bound = min(len(chunk.tasks), self._fit_bound(t, n, freed.get(n, ()))) if node.eligible else 0
                 if bound > 0:
                     self.place[t, n] = model.new_int_var(0, bound, f"place_{t}_{n}")
                     self.place_bound[t, n] = bound
+        if problem.domains:
+            for d in sorted({problem.domains[n] for _, n in self.place}):
+                self.domain[d] = model.new_bool_var(f"domain_{d}")
+        if problem.spread:
+            for d in sorted({problem.spread[n] for _, n in self.place} - problem.spread_held):
+                self.spread[d] = model.new_bool_var(f"spread_{d}")
         for v, victim in enumerate(problem.victims):
             if victim.whole_job:
                 self.whole[v] = model.new_bool_var(f"whole_{v}")
@@ -169,6 +179,12 @@ class Variables:
                 self.model.add_hint(self.move_whole[v], int(moved == victim.running))
         for destination, var in self.move.items():
             self.model.add_hint(var, solution.moved.get(destination, 0))
+        for ids, chosen in ((self.problem.domains, self.domain), (self.problem.spread, self.spread)):
+            if not chosen:
+                continue
+            used = {ids[n] for (_, n), count in solution.placed.items() if count}
+            for d, var in chosen.items():
+                self.model.add_hint(var, int(d in used))
 
     def unhint(self) -> None:
         """Give CP-SAT no starting point."""

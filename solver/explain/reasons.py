@@ -21,6 +21,7 @@ from gpu_preempt.models.decision import Decision, Protected
 from gpu_preempt.models.quantity import add
 from gpu_preempt.problem.data import GuaranteeRow, Problem
 from gpu_preempt.rules.candidates import CandidateSet
+from gpu_preempt.rules.placement import placement_matters
 from gpu_preempt.rules.reclaim_line import reclaim_line
 from gpu_preempt.state.cluster import ClusterState
 
@@ -44,8 +45,9 @@ def why_victim(cluster: ClusterState, decision: Decision, victim: Job) -> str:
     """Why ``victim`` may lose tasks to ``decision``: lower priority in the same queue (preempt), or its queue above
     its reclaim line (reclaim), in words."""
     me = cluster.snapshot.job(decision.job)
+    where = _frees(cluster, decision, victim, me)
     if decision.action == "preempt":
-        return f"same queue, priority {victim.resolved_priority} < {me.resolved_priority}"
+        return f"same queue, priority {victim.resolved_priority} < {me.resolved_priority}{where}"
     rq, vq = cluster.tree.leveled_pair(me.queue, victim.queue)
     requested: Resources = {}
     for task in me.tasks:
@@ -62,7 +64,18 @@ def why_victim(cluster: ClusterState, decision: Decision, victim: Job) -> str:
             f"{format_quantity(resource, held[resource] - amount)} above its {line.kind[resource]} "
             f"{format_quantity(resource, amount)}"
         )
-    return "; ".join(parts) or f"queue {vq} is not above its line"
+    return ("; ".join(parts) or f"queue {vq} is not above its line") + where
+
+
+def _frees(cluster: ClusterState, decision: Decision, victim: Job, me: Job) -> str:
+    """For a job whose placement narrows where it runs (docs/rules.md, "Placement"), the nodes the victim frees
+    where the decision places its tasks: ``"; frees n3, eligible for train-a"``."""
+    if not placement_matters(cluster, me):
+        return ""
+    lost = next((set(v.tasks) for v in decision.victims if v.job == victim.name), set())
+    used = set(decision.placements.values()) | {m.node for m in decision.moves}
+    nodes = sorted({str(cluster.node_of[task]) for task in lost} & used, key=cluster.node_index().__getitem__)
+    return f"; frees {', '.join(nodes)}, eligible for {me.name}" if nodes else ""
 
 
 def why_infeasible(problem: Problem, candidates: CandidateSet | None) -> str:
@@ -77,9 +90,10 @@ def why_infeasible(problem: Problem, candidates: CandidateSet | None) -> str:
     if not problem.victims:
         return f"no candidate victims ({excluded})" if excluded else "no candidate victims"
     everything = _with_all_evicted(problem)
+    inside = " inside one domain of its required topology level" if problem.domains else ""
     return (
         f"even evicting all {len(problem.victims)} candidate job(s) leaves no room: the job needs {need}, "
-        f"and at most {everything} of its required tasks would fit"
+        f"and at most {everything} of its required tasks would fit{inside}"
         + (f"; out of reach: {excluded}" if excluded else "")
     )
 
@@ -170,7 +184,14 @@ def _exclusions(candidates: CandidateSet | None) -> str:
 
 
 def _with_all_evicted(problem: Problem) -> int:
-    """How many required tasks first-fit would place if every candidate lost every task it may lose."""
+    """How many required tasks first-fit would place if every candidate lost every task it may lose (inside the
+    best domain, when a required topology is to be chosen)."""
+    if problem.domains:
+        return max((_all_evicted_on(problem, d) for d in set(problem.domains) - {-1}), default=0)
+    return _all_evicted_on(problem, None)
+
+
+def _all_evicted_on(problem: Problem, domain: int | None) -> int:
     taken: dict[tuple[int, int], int] = {}
     for v, victim in enumerate(problem.victims):
         budget = victim.running if victim.whole_job else victim.surplus
@@ -191,7 +212,9 @@ def _with_all_evicted(problem: Problem) -> int:
                 (
                     n
                     for n, spec in enumerate(problem.nodes)
-                    if spec.schedulable and all(room[n].get(r, 0) >= a for r, a in chunk.requests.items() if a > 0)
+                    if spec.eligible
+                    and (domain is None or problem.domains[n] == domain)
+                    and all(room[n].get(r, 0) >= a for r, a in chunk.requests.items() if a > 0)
                 ),
                 None,
             )

@@ -2,9 +2,10 @@
 
 Field paths follow docs/kubernetes.md:
 
-* a node offers ``status.allocatable`` (``nvidia.com/gpu`` as ``gpu``, ``cpu``, ``memory``); it is schedulable
-  unless ``spec.unschedulable``, not Ready, or tainted ``NoSchedule`` / ``NoExecute``; its GPU model is the
-  ``nvidia.com/gpu.product`` label; time-sliced GPUs (``nvidia.com/gpu.replicas`` > 1) are refused;
+* a node offers ``status.allocatable`` (``nvidia.com/gpu`` as ``gpu``, ``cpu``, ``memory``); it keeps its labels
+  (its taints are read by :mod:`.placement`) and is schedulable unless ``spec.unschedulable`` or not Ready; its
+  GPU model is the ``nvidia.com/gpu.product`` label; time-sliced GPUs (``nvidia.com/gpu.replicas`` > 1) are
+  refused;
 * a pod's effective request is ``max(sum of containers, largest init container) + overhead`` (sidecar init
   containers, ``restartPolicy: Always``, add to the sum and to every later init container); requests default to
   limits;
@@ -110,9 +111,8 @@ def node_entry(obj: KubeObject, report: Report) -> dict[str, Any]:
     product = labels.get("nvidia.com/gpu.product")
     if product:
         entry["gpu_model"] = product
-    gpu_labels = {k: v for k, v in labels.items() if k.startswith("nvidia.com/gpu.") and isinstance(v, str)}
-    if gpu_labels:
-        entry["labels"] = gpu_labels  # GPU feature discovery: product, memory (MiB), count
+    if labels:
+        entry["labels"] = dict(labels)  # what node selectors, affinities and topology levels match
     why = _unschedulable(obj)
     if why:
         entry["schedulable"] = False
@@ -127,9 +127,6 @@ def _unschedulable(obj: KubeObject) -> str | None:
     ready = [c for c in conditions if isinstance(c, dict) and c.get("type") == "Ready"]
     if ready and ready[0].get("status") != "True":
         return "not Ready"
-    for taint in obj.get("spec", "taints") or []:
-        if isinstance(taint, dict) and taint.get("effect") in ("NoSchedule", "NoExecute"):
-            return f"taint {taint.get('key')}:{taint.get('effect')}"
     return None
 
 

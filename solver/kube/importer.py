@@ -28,6 +28,7 @@ from gpu_preempt.models.errors import FieldError, shown
 
 from .core import Pod, Report, effective_requests, instant, node_entry, pod, priority_class_entry, quantities
 from .core import scheduled_at as pod_scheduled_at
+from .placement import kai_topology, node_taints, pod_placement, pod_topology, topology_levels, workload_topology
 from .queues import KAI_GROUP, KUEUE_GROUP, VOLCANO_GROUP, kai_queue, kueue_cluster_queue, kueue_cohort, volcano_queue
 from .read import KubeObject
 
@@ -35,6 +36,8 @@ QueueSource = Literal["kai", "kueue", "volcano", "labels"]
 DEFAULT_QUEUE = "default"
 QUEUE_LABELS = ("kai.scheduler/queue", "kueue.x-k8s.io/queue-name", "scheduling.volcano.sh/queue-name")
 """Pod labels that name a queue (``--queue-source labels``)."""
+KAI_PRIORITY_LABEL = "priorityClassName"
+"""The pod label KAI-Scheduler reads a pod's priority class from."""
 
 IGNORED_KINDS = {
     "Namespace", "Service", "Endpoints", "EndpointSlice", "ConfigMap", "Secret", "ServiceAccount", "Event",
@@ -59,6 +62,11 @@ class Group:
     created_at: float | None = None
     requeue: dict[str, Any] | None = None
     template: Resources | None = None
+    placement: dict[str, Any] = field(default_factory=dict)
+    """A pod template's placement (a Workload's), used when no pod says where it may run."""
+    topology: dict[str, str] = field(default_factory=dict)
+    topology_at: str = ""
+    """The field the topology was read from (for errors)."""
     source: KubeObject | None = None
     pods: list[Pod] = field(default_factory=list)
 
@@ -72,8 +80,10 @@ def import_objects(
     unknown: list[FieldError] = []
     for obj in objects:
         known = (obj.group, obj.kind) in HANDLED
-        if not known and obj.kind in IGNORED_KINDS:
-            report.ignore(obj.kind, obj.key)
+        if known and not obj.name:
+            unknown.append(FieldError(f"{obj.origin}.metadata.name", f"missing: every {obj.kind} has a name"))
+        elif not known and obj.kind in IGNORED_KINDS:
+            report.ignore(obj.kind, obj.key or f"(unnamed, {obj.origin})")
         elif not known:
             message = f"unknown kind {obj.kind} (apiVersion {obj.group + '/' if obj.group else ''}{obj.version})"
             unknown.append(FieldError(obj.ref, message))
@@ -90,6 +100,12 @@ def import_objects(
         now = time.time()
         report.guess("now", "not given (--now): the current time")
     nodes = [node_entry(o, report) for o in kind("", "Node")]
+    for entry, o in zip(nodes, kind("", "Node"), strict=True):
+        taints = node_taints(o)
+        if taints:
+            entry["taints"] = taints
+    _unique(kind("", "Node"))
+    _unique(kind("scheduling.k8s.io", "PriorityClass"))
     classes = [priority_class_entry(o) for o in kind("scheduling.k8s.io", "PriorityClass")]
     queues, local_queues = _queues(source, kind, report)
     groups = _groups(kind, report)
@@ -118,11 +134,15 @@ def import_objects(
         job = _job(group, class_names, queue_names, report)
         if job is not None:
             jobs.append(job)
+    levels = topology_levels([*kind(KAI_TOPOLOGY, "Topology"), *kind(KUEUE_GROUP, "Topology")])
+    _topology_levels(jobs, members, nodes, levels, report)
     for node in nodes:
         taken = load.get(node["name"])
         if taken:
             _take(node, taken, report)
     config: dict[str, Any] = {}
+    if levels:
+        config["topology"] = levels
     if global_default:
         config["default_priority"] = global_default[0].get("value")
     else:
@@ -145,12 +165,50 @@ def import_objects(
     return document, report
 
 
+KAI_TOPOLOGY = "kai.scheduler"
+"""The API group of KAI-Scheduler's Topology objects."""
+
 HANDLED = {
     ("", "Node"), ("", "Pod"), ("scheduling.k8s.io", "PriorityClass"),
-    (KAI_GROUP, "Queue"), (KAI_GROUP, "PodGroup"),
+    (KAI_GROUP, "Queue"), (KAI_GROUP, "PodGroup"), (KAI_TOPOLOGY, "Topology"),
     (KUEUE_GROUP, "ClusterQueue"), (KUEUE_GROUP, "LocalQueue"), (KUEUE_GROUP, "Cohort"), (KUEUE_GROUP, "Workload"),
+    (KUEUE_GROUP, "Topology"),
     (VOLCANO_GROUP, "Queue"), (VOLCANO_GROUP, "PodGroup"),
 }  # fmt: skip
+
+
+def _unique(objects: list[KubeObject]) -> None:
+    """Two objects of one kind with one name are an error naming both input items."""
+    seen: dict[str, KubeObject] = {}
+    for obj in objects:
+        first = seen.setdefault(obj.key, obj)
+        if first is not obj:
+            message = f"{obj.ref} is given twice: here and at {first.origin}"
+            raise SnapshotError.single(f"{obj.origin}.metadata.name", message)
+
+
+def _topology_levels(
+    jobs: list[dict[str, Any]], groups: list[Group], nodes: list[dict[str, Any]], levels: list[str], report: Report
+) -> None:
+    """Check the jobs' topology levels against the declared ``levels`` (adding, reported, one no Topology declares)
+    and the nodes' labels (a required level no node carries is an error naming where the job asks for it)."""
+    carried = {key for node in nodes for key in node.get("labels", {})}
+    by_name = {g.name: g for g in groups}
+    for job in jobs:
+        topology = job.get("placement", {}).get("topology")
+        if not topology:
+            continue
+        group = by_name[job["name"]]
+        where = group.topology_at
+        for level in (topology.get("required"), topology.get("preferred")):
+            if level and level not in levels:
+                levels.append(level)
+                report.guess(where, f"topology level {shown(level)} is in no Topology object: a level of its own")
+        required, preferred = topology.get("required"), topology.get("preferred")
+        if required and required not in carried:
+            raise SnapshotError.single(where, f"required topology level {shown(required)}: no node carries that label")
+        if required and preferred and levels.index(preferred) < levels.index(required):
+            raise SnapshotError.single(where, f"preferred level {shown(preferred)} is coarser than {shown(required)}")
 
 
 def _detect(by_kind: dict[tuple[str, str], list[KubeObject]]) -> QueueSource:
@@ -249,17 +307,22 @@ def _groups(kind: Any, report: Report) -> dict[str, Group]:
             created_at=instant(o, "metadata.creationTimestamp", o.get("metadata", "creationTimestamp")),
             source=o,
         )
+        topology, at = kai_topology(o)
+        if topology:
+            groups[o.key].topology, groups[o.key].topology_at = topology, o.at(at)
     for o in kind(KUEUE_GROUP, "Workload"):
         spec = o.get("spec") or {}
         count = minimum = 0
         template: Resources | None = None
-        for podset in spec.get("podSets") or []:
+        placement: dict[str, Any] = {}
+        for i, podset in enumerate(spec.get("podSets") or []):
             n = podset.get("count", 1)
             count += n
             minimum += podset.get("minCount", n)
             pod_spec = (podset.get("template") or {}).get("spec")
             if template is None and isinstance(pod_spec, dict):
                 template = effective_requests(o, report, pod_spec)
+                placement = pod_placement(o, pod_spec, f"spec.podSets[{i}].template.spec", report)
         requeue = None
         state = o.get("status", "requeueState") or {}
         if state or spec.get("active") is False:
@@ -278,6 +341,9 @@ def _groups(kind: Any, report: Report) -> dict[str, Group]:
             created_at=instant(o, "metadata.creationTimestamp", o.get("metadata", "creationTimestamp")),
             requeue=requeue,
             template=template,
+            placement=placement,
+            topology=workload_topology(o),
+            topology_at=o.at("spec.podSets[].topologyRequest"),
             source=o,
         )
         groups[o.key] = group
@@ -316,32 +382,33 @@ def _assign(
             )
             labels = p.obj.labels
             group.queue = next((labels[k] for k in QUEUE_LABELS if labels.get(k)), None)
-            group.priority_class = p.obj.get("spec", "priorityClassName")
+            group.priority_class = p.obj.get("spec", "priorityClassName") or labels.get(KAI_PRIORITY_LABEL)
             order.append(group)
         group.pods.append(p)
     for group in order:
         group.queue = _leaf(group, source, local, report)
-    return order
+    return [group for group in order if group.queue is not None]
 
 
-def _leaf(group: Group, source: QueueSource, local: dict[str, str], report: Report) -> str:
+def _leaf(group: Group, source: QueueSource, local: dict[str, str], report: Report) -> str | None:
     """The job's leaf queue: a Workload's LocalQueue resolved to its ClusterQueue, else the queue its group or its
-    pods' labels name, else :data:`DEFAULT_QUEUE` (reported)."""
+    pods' labels name, else :data:`DEFAULT_QUEUE` (reported); ``None`` (reported) for a LocalQueue not in the
+    input: the job is left out."""
     if group.source is not None and group.source.group == KUEUE_GROUP:
         namespace = group.source.namespace or "default"
         if not group.queue:
             raise SnapshotError.single(group.source.at("spec.queueName"), "missing: a Workload names its LocalQueue")
         cluster_queue = local.get(f"{namespace}/{group.queue}")
-        if cluster_queue is None:
-            message = f"names LocalQueue {shown(group.queue)}, not in namespace {namespace} of the input"
-            raise SnapshotError.single(group.source.at("spec.queueName"), message)
+        if cluster_queue is None and _asks_gpus(group):
+            where = group.source.at("spec.queueName")
+            report.guess(where, f"LocalQueue {shown(group.queue)} is not in namespace {namespace}: job left out")
         return cluster_queue
     if group.queue and source == "kueue" and group.source is None:  # a plain pod names its LocalQueue by label
         namespace = group.pods[0].obj.namespace or "default" if group.pods else "default"
         cluster_queue = local.get(f"{namespace}/{group.queue}")
-        if cluster_queue is None:
-            message = f"names LocalQueue {shown(group.queue)}, not in namespace {namespace} of the input"
-            raise SnapshotError.single(f"Pod {group.name}: metadata.labels.kueue.x-k8s.io/queue-name", message)
+        if cluster_queue is None and _asks_gpus(group):
+            where = f"Pod {group.name}: metadata.labels.kueue.x-k8s.io/queue-name"
+            report.guess(where, f"LocalQueue {shown(group.queue)} is not in namespace {namespace}: job left out")
         return cluster_queue
     if group.queue:
         return group.queue
@@ -366,7 +433,8 @@ def _job(group: Group, classes: dict[str, int], queues: set[str], report: Report
     assert group.queue is not None
     if group.queue not in queues:
         path = group.source.at("spec.queue") if group.source is not None else f"Pod {group.name}: metadata.labels"
-        raise SnapshotError.single(path, f"names queue {shown(group.queue)}, which is not in the input")
+        report.guess(path, f"queue {shown(group.queue)} is not in the input: job left out")
+        return None
     tasks: list[dict[str, Any]] = []
     for p in gpu_pods:
         task: dict[str, Any] = {"name": p.obj.key, "status": p.status, "resources": quantities(p.requests)}
@@ -384,7 +452,9 @@ def _job(group: Group, classes: dict[str, int], queues: set[str], report: Report
         for t in tasks:
             del t["resources"]
     first = gpu_pods[0].obj if gpu_pods else None
-    pclass = group.priority_class or (first.get("spec", "priorityClassName") if first is not None else None)
+    pclass = group.priority_class or (
+        (first.get("spec", "priorityClassName") or first.labels.get(KAI_PRIORITY_LABEL)) if first is not None else None
+    )
     if pclass in classes:
         job["priority_class"] = pclass
     else:
@@ -416,11 +486,32 @@ def _job(group: Group, classes: dict[str, int], queues: set[str], report: Report
         job["started_at"] = format_time(started)
     if group.requeue is not None:
         job["requeue"] = group.requeue
+    placement = _placement(group, gpu_pods, where, report)
+    if placement:
+        job["placement"] = placement
     job["tasks"] = tasks
     uids = {p.obj.key: p.obj.get("metadata", "uid") for p in gpu_pods if p.obj.get("metadata", "uid")}
     if uids:
         job["annotations"] = {"pod-uids": uids}
     return job
+
+
+def _placement(group: Group, pods: list[Pod], where: str, report: Report) -> dict[str, Any]:
+    """The job's placement: its first pod's (the others', if they differ, reported), else its template's; with the
+    topology its group or its first pod asks for."""
+    placement = dict(group.placement)
+    if pods:
+        first = pods[0].obj
+        placement = pod_placement(first, first.get("spec"), "spec", report)
+        if any(pod_placement(p.obj, p.obj.get("spec"), "spec", Report()) != placement for p in pods[1:]):
+            report.guess(where, f"its pods differ in where they may run: the placement of {first.ref} is used")
+    topology, at = group.topology, group.topology_at
+    if not topology and pods:
+        topology, at = pod_topology(pods[0].obj), pods[0].obj.at("metadata.annotations")
+    if topology:
+        placement["topology"] = topology
+        group.topology_at = at
+    return placement
 
 
 def _take(node: dict[str, Any], load: Resources, report: Report) -> None:

@@ -1,7 +1,10 @@
-"""Kubernetes objects as ``kubectl get ... -o json`` prints them: a ``List`` (or ``XxxList``) of items, or one object.
+"""Kubernetes objects as ``kubectl get ... -o json`` (or ``-o yaml``) prints them: a ``List`` (or ``XxxList``) of
+items, or one object; YAML may hold several documents (``---``), each a List or an object.
 
 Several files (or ``-`` for standard input) may be given; their items are read in order. Every problem names the
-file, and the object's kind, namespace and name with the field path once the object is known.
+file, and the object's kind, namespace and name with the field path once the object is known. An object without a
+name is kept with an empty one (its ``origin`` says where it was): the importer refuses it only if it reads its
+kind.
 
 Examples
 --------
@@ -19,7 +22,7 @@ from typing import IO, Any
 
 from gpu_preempt.models import SnapshotError
 from gpu_preempt.models.errors import FieldError
-from gpu_preempt.models.load.document import parse_document
+from gpu_preempt.models.load.document import parse_document, parse_stream
 
 from .shapes import wrong_types
 
@@ -35,6 +38,8 @@ class KubeObject:
     name: str
     body: dict[str, Any]
     source: str
+    origin: str = ""
+    """Where it was read: the file, and the item (``dump.json: items[3]``)."""
 
     @property
     def ref(self) -> str:
@@ -87,19 +92,25 @@ def read_objects(sources: list[str], stdin: IO[str]) -> list[KubeObject]:
 
 
 def parse_objects(text: str, source: str) -> list[KubeObject]:
-    """The objects of one JSON document (a List or one object)."""
+    """The objects of one file: a JSON document, or a YAML stream of documents (each a List or one object)."""
     if not text.strip():
-        raise SnapshotError.single(source, "the input is empty; expected the JSON that kubectl get -o json prints")
-    document = parse_document(text, json_format=True, source=source)
-    if not isinstance(document, dict) or not isinstance(document.get("kind"), str):
-        raise SnapshotError.single(source, "not a Kubernetes object or List (expected a JSON object with a kind)")
-    if document["kind"] == "List" or (document["kind"].endswith("List") and "items" in document):
-        items = document.get("items")
-        if not isinstance(items, list):
-            raise SnapshotError.single(f"{source}: items", "a List needs an items array")
-        found = [_object(item, f"{source}: items[{i}]", source) for i, item in enumerate(items)]
+        raise SnapshotError.single(source, "the input is empty; expected what kubectl get -o json (or -o yaml) prints")
+    if text.lstrip().startswith(("{", "[")):
+        documents = [parse_document(text, json_format=True, source=source)]
     else:
-        found = [_object(document, source, source)]
+        documents = parse_stream(text, source=source)
+    found: list[KubeObject | FieldError | list[FieldError]] = []
+    for d, document in enumerate(documents):
+        at = source if len(documents) == 1 else f"{source}: document {d + 1}"
+        if not isinstance(document, dict) or not isinstance(document.get("kind"), str):
+            raise SnapshotError.single(at, "not a Kubernetes object or List (expected an object with a kind)")
+        if document["kind"] == "List" or (document["kind"].endswith("List") and "items" in document):
+            items = document.get("items")
+            if not isinstance(items, list):
+                raise SnapshotError.single(f"{at}: items", "a List needs an items array")
+            found += [_object(item, f"{at}: items[{i}]", source) for i, item in enumerate(items)]
+        else:
+            found.append(_object(document, at, source))
     errors = [e for f in found if not isinstance(f, KubeObject) for e in (f if isinstance(f, list) else [f])]
     if errors:
         raise SnapshotError(errors)
@@ -115,13 +126,16 @@ def _object(item: Any, where: str, source: str) -> KubeObject | FieldError | lis
         return FieldError(f"{where}.apiVersion", "missing: every object has an apiVersion")
     if not isinstance(kind, str) or not kind:
         return FieldError(f"{where}.kind", "missing: every object has a kind")
-    if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str) or not metadata["name"]:
-        return FieldError(f"{where}.metadata.name", f"missing: every object has a name (kind {kind})")
-    namespace = metadata.get("namespace")
+    if metadata is not None and not isinstance(metadata, dict):
+        return FieldError(f"{where}.metadata", "not an object")
+    name = (metadata or {}).get("name")
+    if name is not None and not isinstance(name, str):
+        return FieldError(f"{where}.metadata.name", "not a string")
+    namespace = (metadata or {}).get("namespace")
     if namespace is not None and not isinstance(namespace, str):
         return FieldError(f"{where}.metadata.namespace", "not a string")
     group, _, ver = version.rpartition("/")
-    found = KubeObject(kind, group, ver, namespace or None, metadata["name"], item, source)
+    found = KubeObject(kind, group, ver, namespace or None, name or "", item, source, where)
     problems = wrong_types(item, group, kind)
     if problems:
         return [FieldError(found.at(path), message) for path, message in problems]

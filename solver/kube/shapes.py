@@ -54,7 +54,32 @@ def _pod_spec(prefix: str) -> dict[str, str]:
             f"{at}[].resources.limits": _MAP,
             f"{at}[].resources.limits.*": _QUANTITY,
         }
-    return shape | {f"{prefix}.overhead": _MAP, f"{prefix}.overhead.*": _QUANTITY}
+    terms = f"{prefix}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+    for match in ("matchExpressions", "matchFields"):
+        at = f"{terms}[].{match}"
+        shape |= {at: _LIST, f"{at}[]": _MAP, f"{at}[].key": _TEXT, f"{at}[].operator": _TEXT}
+        shape |= {f"{at}[].values": _LIST, f"{at}[].values[]": _TEXT}
+    return shape | {
+        f"{prefix}.overhead": _MAP,
+        f"{prefix}.overhead.*": _QUANTITY,
+        f"{prefix}.nodeSelector": _MAP,
+        f"{prefix}.nodeSelector.*": _TEXT,
+        f"{prefix}.tolerations": _LIST,
+        f"{prefix}.tolerations[]": _MAP,
+        f"{prefix}.tolerations[].key": _TEXT,
+        f"{prefix}.tolerations[].operator": _TEXT,
+        f"{prefix}.tolerations[].value": _TEXT,
+        f"{prefix}.tolerations[].effect": _TEXT,
+        f"{prefix}.affinity": _MAP,
+        f"{prefix}.affinity.nodeAffinity": _MAP,
+        f"{prefix}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution": _MAP,
+        terms: _LIST,
+        f"{terms}[]": _MAP,
+        f"{prefix}.topologySpreadConstraints": _LIST,
+    }
+
+
+_LEVELS = {"spec": _MAP, "spec.levels": _LIST, "spec.levels[]": _MAP, "spec.levels[].nodeLabel": _TEXT}
 
 
 SHAPES: dict[tuple[str, str], dict[str, str]] = {
@@ -63,6 +88,9 @@ SHAPES: dict[tuple[str, str], dict[str, str]] = {
         "spec.unschedulable": _BOOL,
         "spec.taints": _LIST,
         "spec.taints[]": _MAP,
+        "spec.taints[].key": _TEXT,
+        "spec.taints[].value": _TEXT,
+        "spec.taints[].effect": _TEXT,
         "status": _MAP,
         "status.allocatable": _MAP,
         "status.allocatable.*": _QUANTITY,
@@ -96,7 +124,12 @@ SHAPES: dict[tuple[str, str], dict[str, str]] = {
         "spec.queue": _TEXT,
         "spec.priorityClassName": _TEXT,
         "spec.preemptibility": _TEXT,
+        "spec.topologyConstraint": _MAP,
+        "spec.topologyConstraint.requiredTopologyLevel": _TEXT,
+        "spec.topologyConstraint.preferredTopologyLevel": _TEXT,
     },
+    ("kai.scheduler", "Topology"): _LEVELS,
+    (KUEUE, "Topology"): _LEVELS,
     (KUEUE, "ClusterQueue"): {
         "spec": _MAP,
         "spec.resourceGroups": _LIST,
@@ -122,6 +155,9 @@ SHAPES: dict[tuple[str, str], dict[str, str]] = {
         "spec.podSets[].count": _WHOLE,
         "spec.podSets[].minCount": _WHOLE,
         "spec.podSets[].template": _MAP,
+        "spec.podSets[].topologyRequest": _MAP,
+        "spec.podSets[].topologyRequest.required": _TEXT,
+        "spec.podSets[].topologyRequest.preferred": _TEXT,
         **_pod_spec("spec.podSets[].template.spec"),
         "spec.active": _BOOL,
         "spec.queueName": _TEXT,

@@ -13,7 +13,13 @@
   the sum is exact); ``days`` later days become quota changes, one per day of
   simulated time.
 
-A bad row is an error naming the file and line (header = line 1).
+* **PAI machines** (``cluster: {machines: {format: pai}}``): Alibaba PAI's
+  ``pai_machine_spec.csv`` (no header: machine, gpu_type, cap_cpu, cap_mem in GB,
+  cap_gpu) as node groups, one per kind of machine with GPUs (GPU type, GPUs,
+  CPUs and memory), in order of first appearance; ``scale`` keeps that share of
+  each kind (rounded, at least one machine).
+
+A bad row is an error naming the file and line (header = line 1; the machine table has none).
 
 Examples
 --------
@@ -135,6 +141,47 @@ def helios_queues(
             changes.append({"at": offset * 86400.0, "set": changed})
         before = now
     return queues, changes
+
+
+def read_machines(path: Path, where: str, scale: float) -> list[dict[str, Any]]:
+    """Node group documents of a PAI machine table (see the module docstring)."""
+    header, body = _rows(path, where)
+    kinds: dict[tuple[str, int, int, int], int] = {}
+    for line, row in [(1, header), *body]:
+        if len(row) != 5:
+            raise SnapshotError.single(where, f"{path}:{line}: {len(row)} fields, a machine has 5")
+        _, model, cpu_text, memory_text, gpus_text = row
+        try:
+            kind = (model, int(gpus_text), int(cpu_text), int(memory_text))
+        except ValueError:
+            raise SnapshotError.single(
+                where, f"{path}:{line}: cap_cpu, cap_mem and cap_gpu must be whole numbers"
+            ) from None
+        if min(kind[1:]) < 0:
+            raise SnapshotError.single(where, f"{path}:{line}: cap_cpu, cap_mem and cap_gpu must be >= 0")
+        kinds[kind] = kinds.get(kind, 0) + 1
+    groups = []
+    for (gpu_type, gpus, cpu, memory), count in kinds.items():
+        if gpus == 0:
+            continue
+        name = (
+            gpu_type.lower()
+            if sum(1 for k in kinds if k[0] == gpu_type and k[1]) == 1
+            else f"{gpu_type}-{memory}g".lower()
+        )
+        groups.append(
+            {
+                "name": name,
+                "count": max(1, round(count * scale)),
+                "gpu": gpus,
+                "cpu": str(cpu),
+                "memory": f"{memory}G",
+                "gpu_model": gpu_type,
+            }
+        )
+    if not groups:
+        raise SnapshotError.single(where, f"{path}: no machine with GPUs")
+    return groups
 
 
 def _rows(path: Path, where: str) -> tuple[list[str], list[tuple[int, list[str]]]]:

@@ -10,6 +10,7 @@ Definitions (times in seconds, GPU-time in GPU-hours):
   lost: progress destroyed by evictions and gang moves (lost_to_moves: the
   moves' part); overhead: restart
   overhead run; releasing: GPU-time evicted tasks held during the grace period;
+* per GPU model (when the workload draws one per job): the job figures of the jobs of each model;
 * preemptions: whole-job evictions; per 1,000 GPU-hours of held GPU-time; jobs
   preempted repeatedly: evicted twice or more;
 * fairness, per leaf queue: time below its deserved GPUs while wanting more,
@@ -83,6 +84,8 @@ def summary(sim: Simulator) -> dict[str, Any]:
             **job_figures(mine),
             "time_below_deserved_h": _hours(counters.below_deserved.get(queue, 0.0)),
         }
+    models = sorted({j.spec.gpu_model for j in jobs if j.spec.gpu_model is not None})
+    by_model = {model: job_figures([j for j in jobs if j.spec.gpu_model == model]) for model in models}
     return {
         "scenario": sim.scenario.description,
         "offered_load": round(sim.workload.offered_load, 4) if math.isfinite(sim.workload.offered_load) else None,
@@ -92,6 +95,7 @@ def summary(sim: Simulator) -> dict[str, Any]:
         "synthetic": sim.workload.synthetic,
         "overall": job_figures(jobs),
         "queues": queues,
+        **({"gpu_models": by_model} if by_model else {}),
         "gpu_hours": {
             "capacity": _hours(counters.capacity),
             "held": _hours(held),

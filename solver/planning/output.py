@@ -168,6 +168,7 @@ def jobs_table(sim: Simulator) -> pa.Table:
             "job": column([j.spec.name for j in jobs], pa.string()),
             "queue": column([j.spec.queue for j in jobs], pa.string()),
             "priority_class": column([j.spec.priority_class for j in jobs], pa.string()),
+            "gpu_model": column([j.spec.gpu_model for j in jobs], pa.string()),
             "gpus": column([j.spec.gpus for j in jobs], pa.int32()),
             "tasks": column([j.spec.tasks for j in jobs], pa.int32()),
             "min_available": column([j.spec.min_available for j in jobs], pa.int32()),

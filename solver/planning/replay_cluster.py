@@ -17,7 +17,7 @@ from gpu_preempt.models.decision import requeue_dict
 from gpu_preempt.models.scenario import ScheduledChange
 
 from .progress import SimJob
-from .workload import EPOCH, ReplayInput, node_documents
+from .workload import EPOCH, GPU_MODEL_LABEL, ReplayInput, node_documents
 
 
 class ReplayCluster:
@@ -117,6 +117,8 @@ def job_document(job: SimJob) -> dict[str, Any]:
         entry["min_available"] = spec.min_available
     if spec.priority is not None:
         entry["priority"] = spec.priority
+    if spec.gpu_model is not None:
+        entry["placement"] = {"node_selector": {GPU_MODEL_LABEL: spec.gpu_model}}
     if job.started_at is not None and "running" in job.status:
         entry["started_at"] = EPOCH + job.started_at
     requests = [spec.task_resources(i) for i in range(spec.tasks)]

@@ -145,6 +145,12 @@ def inputs(scenario: Scenario, base_dir: Path) -> list[Path]:
     found = [base_dir / scenario.workload.trace.path]
     if scenario.cluster.snapshot is not None:
         found.append(base_dir / scenario.cluster.snapshot)
+    if scenario.cluster.machines is not None:
+        found.append(base_dir / scenario.cluster.machines.path)
+    if scenario.queues_from is not None:
+        found.append(base_dir / scenario.queues_from.path)
+    if scenario.workload.durations is not None:
+        found.append(base_dir / scenario.workload.durations.path)
     return found
 
 

@@ -38,11 +38,14 @@ from gpu_preempt.models import MILLI, Node, RequeueState, Snapshot, SnapshotErro
 from gpu_preempt.models.errors import shown
 from gpu_preempt.models.scenario import ClusterShape, NodeGroup, Scenario, ScheduledChange, SizeClass, Weighted
 
-from .adapters import helios_queues, read_quotas, read_runtimes, runtime_at
+from .adapters import helios_queues, read_machines, read_quotas, read_runtimes, runtime_at
 from .trace import TraceJob, read_trace
 
 EPOCH = 1_767_225_600.0
 """Simulated time 0 as a snapshot instant: 2026-01-01T00:00:00Z."""
+
+GPU_MODEL_LABEL = "nvidia.com/gpu.product"
+"""The node label that names its GPU model (GPU feature discovery's), which a job's drawn model selects."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,8 @@ class JobSpec:
     priority: int | None = None
     task_requests: tuple[dict[str, int], ...] = ()
     """Milli-units per task, when given (a snapshot's job); otherwise GPUs x ``per_gpu``."""
+    gpu_model: str | None = None
+    """The GPU model drawn for the job: it runs only on nodes of that model."""
     starting: bool = False
     """A job of the cluster snapshot, there when the replay starts: ``duration`` is its remaining work, and it has
     no wait or completion time of its own."""
@@ -145,8 +150,14 @@ def node_documents(groups: list[NodeGroup]) -> list[dict[str, Any]]:
                 "name": f"{group.name}-{index}",
                 "resources": {"gpu": group.gpu, "cpu": f"{group.cpu}m", "memory": f"{group.memory}m"},
             }
+            labels = dict(group.labels)
             if group.gpu_model is not None:
                 entry["gpu_model"] = group.gpu_model
+                labels.setdefault(GPU_MODEL_LABEL, group.gpu_model)
+            if labels:
+                entry["labels"] = labels
+            if group.taints:
+                entry["taints"] = [t.model_dump(exclude_defaults=True) for t in group.taints]
             nodes.append(entry)
     return nodes
 
@@ -222,6 +233,10 @@ def _base_document(scenario: Scenario, raw: dict[str, Any], base_dir: Path) -> t
         document.pop("jobs", None)
         if start is not None and not start.jobs:
             start = None
+    elif scenario.cluster.machines is not None:
+        table = scenario.cluster.machines
+        groups = read_machines(base_dir / table.path, "cluster.machines.path", table.scale)
+        document = {"nodes": node_documents([NodeGroup.model_validate(g) for g in groups])}
     else:
         document = {"nodes": node_documents(scenario.cluster.nodes)}
     for key in ("queues", "priority_classes", "config"):
@@ -342,6 +357,14 @@ def _jobs(scenario: Scenario, snapshot: Snapshot, trace: list[TraceJob]) -> tupl
         )
     if assign.preemptible is not None:
         synthetic.append(f"preemptible: {assign.preemptible:g} of jobs preemptible, the rest not")
+    models = _model_widths(snapshot)
+    if assign.gpu_model is not None:
+        unknown = sorted(set(assign.gpu_model.weights) - set(models))
+        if unknown:
+            have = ", ".join(models) or "none"
+            message = f"no node has GPU model {', '.join(unknown)} (the cluster's: {have})"
+            raise SnapshotError.single("workload.assign.gpu_model.weights", message)
+        synthetic.append(f"gpu_model: drawn per job with weights {dict(assign.gpu_model.weights)}")
     scale = workload.time_scale
     first = trace[0].submit if trace else 0.0
     jobs = []
@@ -354,7 +377,8 @@ def _jobs(scenario: Scenario, snapshot: Snapshot, trace: list[TraceJob]) -> tupl
         pclass = t.priority_class or _class_for(assign.priority_class, t, seed)
         if pclass is not None and pclass not in classes:
             raise SnapshotError.single(f"workload (job {t.id})", f"unknown priority class {shown(pclass)}")
-        split = tuple(tasks_of(t.gpus, per_node))
+        model = None if assign.gpu_model is None else pick(assign.gpu_model.weights, draw(seed, "gpu_model", t.id))
+        split = tuple(tasks_of(t.gpus, per_node if model is None else models[model]))
         minimum = None
         if len(split) > 1 and draw(seed, "elastic", t.id) < assign.elastic:
             minimum = max(1, math.ceil(assign.elastic_min * len(split)))
@@ -371,9 +395,19 @@ def _jobs(scenario: Scenario, snapshot: Snapshot, trace: list[TraceJob]) -> tupl
                 minimum,
                 preemptible,
                 per_gpu,
+                gpu_model=model,
             )
         )
     return jobs, synthetic
+
+
+def _model_widths(snapshot: Snapshot) -> dict[str, int]:
+    """Per GPU model of the cluster's nodes, the most GPUs one such node has (how wide a task of the model may be)."""
+    widths: dict[str, int] = {}
+    for node in snapshot.nodes:
+        if node.gpu_model is not None:
+            widths[node.gpu_model] = max(widths.get(node.gpu_model, 0), node.resources.get("gpu", 0) // MILLI)
+    return widths
 
 
 def _node_ratio(snapshot: Snapshot) -> dict[str, int]:

@@ -14,13 +14,16 @@ of the job's path, and for reclaim the line of each leveled victim queue
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from operator import attrgetter, itemgetter
+
+import numpy as np
 
 from gpu_preempt.models import Job, Node, Resources, Task
 from gpu_preempt.models.quantity import add
 from gpu_preempt.rules.candidates import Candidate, CandidateSet, preempt_candidates, reclaim_candidates
+from gpu_preempt.rules.placement import Eligibility, eligibility
 from gpu_preempt.rules.reclaim_gate import reclaim_gate
 from gpu_preempt.rules.reclaim_line import reclaim_line
 from gpu_preempt.rules.victim_order import greedy_key, keep_order, ranked
@@ -73,6 +76,14 @@ class Prepared:
     _problem: Problem | None = field(default=None, init=False, repr=False)
     _levels: tuple[int, ...] | None = field(default=None, init=False, repr=False)
     _moves: bool | None = field(default=None, init=False, repr=False)
+    _where: Eligibility | None = field(default=None, init=False, repr=False)
+
+    @property
+    def where(self) -> Eligibility:
+        """Where the job's new tasks may go (docs/rules.md, "Placement")."""
+        if self._where is None:
+            self._where = eligibility(self.cluster, self.job)
+        return self._where
 
     @property
     def problem(self) -> Problem | None:
@@ -123,13 +134,15 @@ class Prepared:
                 movable = self.candidates.movable
         victims_jobs = [cluster.snapshot.job(c.job) for c in (*chosen, *movable)]
         running = [cluster.tasks(j, "running") for j in victims_jobs]
-        nodes, index = _nodes(cluster, job, self.chunk, running, only_nodes)
+        allowed = self.where
+        nodes, index = _nodes(cluster, job, self.chunk, running, allowed.mask, only_nodes, moves=moves)
         where = nodes if moves else ()
-        fitting: dict[tuple[tuple[str, int], ...], tuple[int, ...]] = {}
+        fitting: dict[tuple[object, ...], tuple[int, ...]] = {}
         victims = tuple(
             _victim(cluster, j, tasks, c, index, where, fitting, evictable=k < len(chosen))
             for k, (j, tasks, c) in enumerate(zip(victims_jobs, running, (*chosen, *movable), strict=True))
         )
+        positions = [cluster.node_index()[room.name] for room in nodes]
         config = cluster.snapshot.config
         required = self.required
         return Problem(
@@ -149,6 +162,9 @@ class Prepared:
             workers=config.solver.workers,
             seed=config.solver.seed,
             levels=self.levels,
+            domains=() if allowed.required is None else tuple(allowed.required[positions].tolist()),
+            spread=() if allowed.preferred is None else tuple(allowed.preferred[positions].tolist()),
+            spread_held=allowed.held,
         )
 
 
@@ -216,10 +232,13 @@ def _nodes(
     job: Job,
     chunk: list[tuple[Task, bool]],
     running: list[list[Task]],
+    allowed: np.ndarray,
     only: set[str] | None = None,
+    *,
+    moves: bool = False,
 ) -> tuple[tuple[NodeRoom, ...], dict[str, int]]:
-    """Schedulable nodes (or ``only`` those), and nodes where a candidate victim (its ``running`` tasks) runs, in
-    document order."""
+    """Nodes eligible for the job (``allowed``; or ``only`` those), nodes where a candidate victim (its ``running``
+    tasks) runs, and, when ``moves``, every schedulable node (a moved task's destination), in document order."""
     node_of = cluster.node_of
     hosting = {node_of[str(t.name)] for tasks in running for t in tasks}
     asked = frozenset(r for t, _ in chunk for r in job.requests(t))
@@ -230,12 +249,19 @@ def _nodes(
         index = cluster.node_index()
         nodes = [nodes[i] for i in sorted({index[name] for name in (*only, *hosting) if name in index})]
         cluster.load_nodes(node.name for node in nodes if node.name not in every)
+    positions = cluster.node_index()
+    ok = None if allowed is cluster.index.schedulable else allowed.tolist()  # None: the schedulable nodes
     for node in nodes:
-        if node.name not in hosting and (not node.schedulable or (only is not None and node.name not in only)):
+        fine = node.schedulable if ok is None else ok[positions[node.name]]
+        if node.name not in hosting and (
+            not (fine or (moves and node.schedulable)) or (only is not None and node.name not in only)
+        ):
             continue
         room = every.get(node.name)
         if room is None:
             room = every[node.name] = _node_room(cluster, node, job.resolved_priority, asked)
+        if not fine and room.eligible:
+            room = replace(room, eligible=False)
         rooms.append(room)
     return tuple(rooms), {room.name: i for i, room in enumerate(rooms)}
 
@@ -253,8 +279,8 @@ def _node_room(cluster: ClusterState, node: Node, priority: int, asked: frozense
         name=name,
         room=room,
         now_room={r: have.get(r, 0) - current.get(r, 0) for r in names},
-        schedulable=node.schedulable,
         free=None if free == room else free,
+        eligible=node.schedulable,
     )
 
 
@@ -265,14 +291,15 @@ def _victim(
     candidate: Candidate,
     index: dict[str, int],
     nodes: tuple[NodeRoom, ...],
-    fitting: dict[tuple[tuple[str, int], ...], tuple[int, ...]],
+    fitting: dict[tuple[object, ...], tuple[int, ...]],
     *,
     evictable: bool = True,
 ) -> Victim:
     """``job`` (its ``running`` tasks) as a victim; with ``nodes``, where each of its tasks could be moved (spec
     "Moves"). A job that is not ``evictable`` (only the reclaim line keeps it out of reach) may only be moved.
-    ``fitting`` keeps, per task shape, the nodes whose free room takes one such task (the same for every victim of
-    one problem)."""
+    ``fitting`` keeps, per task shape and placement, the nodes whose free room takes one such task (the same for
+    every victim of one problem); a move lands only on a node eligible for the moved job (docs/rules.md,
+    "Placement")."""
     slots: dict[tuple[int, tuple[tuple[str, int], ...]], list[str]] = {}
     node_of, shared = cluster.node_of, all(task.resources is None for task in running)
     every = tuple(sorted(job.task_resources.items()))  # what a task without its own requests asks for
@@ -282,6 +309,22 @@ def _victim(
         slots.setdefault((index[str(node_of[name])], requests), []).append(name)
     elapsed = 0 if job.started_at is None else max(0, round((cluster.now - job.started_at) * 1000))
     gang = len(running) <= job.gang_minimum
+    allowed = eligibility(cluster, job).mask if nodes else cluster.index.schedulable
+    positions = cluster.node_index()
+
+    def destinations(home: int, shape: tuple[tuple[str, int], ...]) -> tuple[int, ...]:
+        if not nodes:
+            return ()
+        key = (shape, id(allowed))
+        found = fitting.get(key)
+        if found is None:
+            found = fitting[key] = tuple(
+                n
+                for n, room in enumerate(nodes)
+                if allowed[positions[room.name]] and all(a <= room.free_room().get(r, 0) for r, a in shape if a > 0)
+            )
+        return tuple(n for n in found if n != home)
+
     return Victim(
         job=job.name,
         queue=job.queue,
@@ -289,33 +332,13 @@ def _victim(
         whole_job=candidate.whole_job and evictable,
         surplus=candidate.surplus if evictable else 0,
         slots=tuple(
-            Slot(node, dict(req), tuple(tasks), _destinations(nodes, node, req, fitting))
-            for (node, req), tasks in sorted(slots.items())
+            Slot(node, dict(req), tuple(tasks), destinations(node, req)) for (node, req), tasks in sorted(slots.items())
         ),
         elapsed_ms=elapsed,
         whole_chunk=whole_chunk(job, running, shared=shared),
         move="none" if not nodes else "whole" if gang else "tasks",
         disturb=candidate.surplus if candidate.restrictions else None,
     )
-
-
-def _destinations(
-    nodes: tuple[NodeRoom, ...],
-    home: int,
-    shape: tuple[tuple[str, int], ...],
-    fitting: dict[tuple[tuple[str, int], ...], tuple[int, ...]],
-) -> tuple[int, ...]:
-    """Nodes other than ``home`` whose free room takes one task of ``shape`` (sorted resource, amount pairs)."""
-    if not nodes:
-        return ()
-    found = fitting.get(shape)
-    if found is None:
-        found = fitting[shape] = tuple(
-            n
-            for n, room in enumerate(nodes)
-            if room.schedulable and all(a <= room.free_room().get(r, 0) for r, a in shape if a > 0)
-        )
-    return tuple(n for n in found if n != home)
 
 
 def _moves_possible(prepared: Prepared) -> bool:
@@ -329,21 +352,26 @@ def _moves_possible(prepared: Prepared) -> bool:
     candidates = [*prepared.candidates.candidates, *prepared.candidates.movable]
     if not candidates or len(candidates) > MOVE_CANDIDATES:
         return False
-    tasks: dict[tuple[tuple[str, int], ...], list[str]] = {}  # task shape -> the node of each such task
+    Key = tuple[tuple[tuple[str, int], ...], int]
+    tasks: dict[Key, list[int]] = {}  # (task shape, where it may go) -> the node of each such task
+    masks: dict[int, np.ndarray] = {}
+    index = cluster.node_index()
     for candidate in candidates:
         job = cluster.snapshot.job(candidate.job)
+        allowed = eligibility(cluster, job).mask
+        masks[id(allowed)] = allowed
         for task in cluster.tasks(job, "running"):
             shape = tuple(sorted((r, a) for r, a in job.requests(task).items() if a > 0))
-            tasks.setdefault(shape, []).append(str(cluster.node_of[str(task.name)]))
-    fitting: dict[tuple[tuple[str, int], ...], set[str]] = {shape: set() for shape in tasks}
-    for node in cluster.snapshot.nodes:
+            tasks.setdefault((shape, id(allowed)), []).append(index[str(cluster.node_of[str(task.name)])])
+    fitting: dict[Key, set[int]] = {key: set() for key in tasks}
+    for n, node in enumerate(cluster.snapshot.nodes):
         if not node.schedulable:
             continue
         capacity, load = node.resources, cluster.final_load(node.name)
-        for shape, found in fitting.items():
-            if all(a <= capacity.get(r, 0) - load.get(r, 0) for r, a in shape):
-                found.add(node.name)
-    pairs = sum(len(fitting[shape]) - (home in fitting[shape]) for shape, homes in tasks.items() for home in homes)
+        for (shape, mask), found in fitting.items():
+            if masks[mask][n] and all(a <= capacity.get(r, 0) - load.get(r, 0) for r, a in shape):
+                found.add(n)
+    pairs = sum(len(fitting[key]) - (home in fitting[key]) for key, homes in tasks.items() for home in homes)
     return 0 < pairs <= MOVE_PAIRS
 
 

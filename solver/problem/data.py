@@ -30,7 +30,7 @@ Status = Literal["optimal", "feasible", "infeasible", "unknown"]
 
 @dataclass(frozen=True)
 class NodeRoom:
-    """A node where the chunk may go, or where a victim runs.
+    """A node where the chunk may go, where a victim runs, or where a moved task may land.
 
     ``room`` is what new work may use: allocatable minus the final load
     (running, allocated, pipelined), so it includes capacity that releasing tasks
@@ -41,11 +41,13 @@ class NodeRoom:
     name: str
     room: Resources
     now_room: Resources
-    schedulable: bool = True
     free: Resources | None = None
     """Room with every promise kept (allocatable minus the final load): what a moved task may use
     (docs/snapshot-format.md, "Moves");
     ``None``: the same as ``room``."""
+    eligible: bool = True
+    """Whether the chunk may be placed here: the node is schedulable and matches the job's placement
+    (docs/rules.md, "Placement")."""
 
     def free_room(self) -> Resources:
         return self.room if self.free is None else self.free
@@ -222,6 +224,13 @@ class Problem:
     enforcement, docs/rules.md, "Quota enforcement": among equal sets, the one freeing the least beyond the excess)."""
     guarantee_rule: Literal["strict", "last_chunk"] = "strict"
     """How the guarantee rows read (see :class:`GuaranteeRow`)."""
+    domains: tuple[int, ...] = ()
+    """A ``required`` topology still to choose (docs/rules.md, "Placement"): per node, its domain of the level (-1:
+    none); every task placed lies in one domain. Empty: no choice to make (the eligible nodes say where)."""
+    spread: tuple[int, ...] = ()
+    """A ``preferred`` topology: per node, its domain of the level; after the objective, the decision uses as few
+    domains as possible, counting ``spread_held``, those the job's tasks hold already. Empty: none."""
+    spread_held: frozenset[int] = frozenset()
 
     def members(self, victims: tuple[int, ...]) -> frozenset[int]:
         """``victims`` as a set, made once per tuple (rows of one queue share theirs)."""
@@ -287,6 +296,31 @@ class Solution:
         return sum(self.moved.values())
 
 
+def placed_domains(problem: Problem, solution: Solution, domains: tuple[int, ...]) -> set[int]:
+    """The domains (of ``domains``, per node) where ``solution`` places tasks."""
+    return {domains[n] for (_, n), count in solution.placed.items() if count > 0}
+
+
+def topology_broken(problem: Problem, solution: Solution) -> str | None:
+    """Why ``solution`` breaks the problem's placement (a task on a node it may not use, or a required topology
+    split across domains), or ``None``."""
+    for (_, n), count in solution.placed.items():
+        if count > 0 and not problem.nodes[n].eligible:
+            return f"tasks placed on {problem.nodes[n].name}, which the job may not use"
+    if problem.domains:
+        used = placed_domains(problem, solution, problem.domains)
+        if len(used) > 1 or -1 in used:
+            return "the tasks placed lie in more than one domain of the required topology level"
+    return None
+
+
+def spread_of(problem: Problem, solution: Solution) -> int:
+    """How many domains of the preferred level the job uses after ``solution`` (0 without a preferred level)."""
+    if not problem.spread:
+        return 0
+    return len(problem.spread_held | placed_domains(problem, solution, problem.spread))
+
+
 def gpus_of(requests: Resources) -> int:
     """Whole GPUs in a request (all GPU resources together)."""
     return sum(a for r, a in requests.items() if is_gpu_resource(r)) // MILLI
@@ -317,6 +351,8 @@ def objective_values(problem: Problem, solution: Solution) -> dict[str, object]:
     }
     if solution.moved:
         out["moves"] = solution.moves()
+    if problem.spread:
+        out["domains"] = spread_of(problem, solution)
     return out
 
 

@@ -20,20 +20,22 @@ from .units import free_hosts
 
 
 def solve_allocation(prepared: Prepared) -> tuple[Problem, Solution, str | None] | None:
-    """Place ``prepared``'s chunk without victims; ``None`` when the chunk has several task types."""
+    """Place ``prepared``'s chunk without victims on the nodes it may use; ``None`` when the chunk has several task
+    types or a topology's domains are to be chosen or counted."""
     job = prepared.job
     requests = [job.requests(task) for task, _ in prepared.chunk]
-    if not requests or any(r != requests[0] for r in requests):
+    if not requests or any(r != requests[0] for r in requests) or prepared.where.constrained:
         return None
     request = {r: a for r, a in requests[0].items() if a > 0}
     resources = tuple(sorted(request))
     required = sum(1 for _, is_required in prepared.chunk if is_required)
     cluster = prepared.cluster
-    nodes = cluster.snapshot.nodes
+    nodes, allowed = cluster.snapshot.nodes, prepared.where.mask
     if request:
-        hosted = [(nodes[n].name, count) for n, count in free_hosts(cluster, job.resolved_priority, request, resources)]
+        hosts = free_hosts(cluster, job.resolved_priority, request, resources)
+        hosted = [(nodes[n].name, count) for n, count in hosts if allowed[n]]
     else:
-        hosted = [(node.name, len(prepared.chunk)) for node in nodes if node.schedulable]
+        hosted = [(node.name, len(prepared.chunk)) for n, node in enumerate(nodes) if allowed[n]]
     empty = prepared.build(chosen=[], only_nodes=set())
     cap = len(prepared.chunk)
     for row in empty.limits:

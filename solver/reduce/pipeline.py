@@ -1,9 +1,10 @@
 """The reduced path of a decision: units, options, selection, then the problem restricted to the units kept.
 
 Applies when the chunk is one kind of task, all required (preempt, reclaim, or
-a gang that must start whole), and moves are not considered
+a gang that must start whole), moves are not considered
 (:attr:`~gpu_preempt.problem.builder.Prepared.moves_possible`: a move lands on
-free room of another node, which binds units together).
+free room of another node, which binds units together), and no topology domain is
+to be chosen or counted (that binds units too).
 :func:`reduce_prepared` returns ``None`` when it does not apply; otherwise the
 problem over the kept units' candidates and nodes
 (:meth:`Reduction.problem`), which :func:`gpu_preempt.actions.reduced_path.solve_reduced`
@@ -62,7 +63,7 @@ def reduce_prepared(prepared: Prepared) -> Reduction | None:
     """``prepared`` reduced to the units that can matter, or ``None`` if the reductions do not apply."""
     if prepared.candidates is None or not prepared.chunk or not all(required for _, required in prepared.chunk):
         return None
-    if prepared.moves_possible:
+    if prepared.moves_possible or prepared.where.constrained:
         return None
     job = prepared.job
     requests = [job.requests(task) for task, _ in prepared.chunk]
@@ -78,7 +79,9 @@ def reduce_prepared(prepared: Prepared) -> Reduction | None:
     started = time.perf_counter()
     try:
         found = prepared.candidates
-        units, dropped = build_units(cluster, found.candidates, request, resources, job.resolved_priority, found.rows)
+        units, dropped = build_units(
+            cluster, found.candidates, request, resources, job.resolved_priority, found.rows, prepared.where.mask
+        )
         selection = select(units, needed, request, resources, costs)
     except TooComplex:
         return None

@@ -268,15 +268,17 @@ def build_units(
     resources: tuple[str, ...],
     priority: int,
     rows: np.ndarray | None = None,
+    allowed: np.ndarray | None = None,
 ) -> tuple[list[Unit], int]:
     """Units of the decision (document order of their first node), and how many candidates were dropped.
 
     ``rows`` are the candidates' jobs' positions in the snapshot, if known (:attr:`.CandidateSet.rows`). Node rooms
     are seen by a decision of ``priority``: lower-priority nominations do not hold them (docs/rules.md, "Nominations").
+    ``allowed``: the nodes the job may use (default: the schedulable ones; docs/rules.md, "Placement").
     """
     snapshot = cluster.snapshot
     index = cluster.node_index()
-    mask = cluster.index.schedulable
+    mask = cluster.index.schedulable if allowed is None else allowed
     schedulable = mask.tolist()
     rooms = cluster.rooms(priority, resources)
 
@@ -331,7 +333,7 @@ def build_units(
             unit = groups[root] = Unit(nodes=(), room={}, spanning=[], _local={})
         unit.spanning.append(victim)  # type: ignore[union-attr]
 
-    free = [n for n, _ in free_hosts(cluster, priority, request, resources)]
+    free = [n for n, _ in free_hosts(cluster, priority, request, resources) if mask[n]]
     table, joined = _singles(victims, jobs, (sizes, gpus), len(resources), mask, set(parent), free)
     for n, here in joined.items():
         groups[find(n)].local[n] = here

@@ -25,7 +25,8 @@ queue: judged by it, a queue below its guarantee would let an evicted job take
 back the room just made for one of its small jobs; nor may a job of higher
 priority, judged by room a promise holds, take back the room a reclaim just
 promised); in ``reclaim`` and ``preempt``, each fits some schedulable node's
-capacity (whatever runs there).
+capacity (whatever runs there). Only the nodes the job may use count (docs/rules.md, "Placement"), inside one
+domain of a required topology.
 
 Why it matters: judged by the job it would place, a queue below its guarantee
 goes ahead of a queue over it, so a job evicted for a starved queue is never
@@ -39,12 +40,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+import numpy as np
+
 from gpu_preempt.models import Job, Node, Resources
 from gpu_preempt.models.quantity import add
 from gpu_preempt.state.cluster import ClusterState
 from gpu_preempt.state.node_cache import NodeKey
 from gpu_preempt.state.queue_tree import ROOT
 
+from .placement import Eligibility, eligibility, placement_matters
 from .requeue import queue_order_time
 
 INFINITE = Fraction(10**18)
@@ -113,7 +117,8 @@ def chunk_request(cluster: ClusterState, job: Job) -> Resources:
 class FitsSomeNode:
     """Whether the tasks of a request shape each fit some schedulable node's allocatable (a snapshot's nodes)."""
 
-    shapes: dict[tuple[tuple[tuple[str, int], ...], ...], bool] = field(default_factory=dict)
+    shapes: dict[tuple[object, ...], bool] = field(default_factory=dict)
+    """Request shapes (with the nodes a placement allows, when it narrows them) -> the judgement."""
 
 
 @dataclass(frozen=True)
@@ -131,8 +136,8 @@ class Placeable:
     def __init__(self, cluster: ClusterState, action: str) -> None:
         self.cluster, self.action = cluster, action
         self.known: dict[str, bool] = {}
-        self.rooms: list[Resources] | None = None
-        """Room per schedulable node with every promise holding."""
+        self.rooms: list[Resources | None] | None = None
+        """Room per node with every promise holding (``None``: not schedulable)."""
         self.shapes: dict[tuple[object, ...], bool] = {}
         """Judgements by the requests of the tasks needed next."""
         self.job_keys: dict[str, tuple[object, ...]] = {}
@@ -154,20 +159,28 @@ class Placeable:
             needed = cluster.tasks(job, "pending", "nominated")[: max(1, job.gang_minimum - cluster.active_count(job))]
             requests = [job.requests(t) for t in needed]
         shape = tuple(tuple(sorted(r.items())) for r in requests)
+        where = eligibility(cluster, job) if placement_matters(cluster, job) else None
+        sets = None if where is None else _node_sets(where)
+        key: tuple[object, ...] = shape if sets is None else (shape, *map(tuple, sets))
         if self.action != "allocate":  # static: node capacities only
             known = cluster.for_snapshot(FitsSomeNode).shapes
-            found = known.get(shape)
+            found = known.get(key)
             if found is None:
-                nodes = [n for n in cluster.snapshot.nodes if n.schedulable]
-                found = known[shape] = all(any(_fits(r, n.resources) for n in nodes) for r in requests)
+                nodes = cluster.snapshot.nodes
+                groups = [[n for n in range(len(nodes)) if nodes[n].schedulable]] if sets is None else sets
+                found = known[key] = any(
+                    all(any(_fits(r, nodes[n].resources) for n in group) for r in requests) for group in groups
+                )
             return found
-        judged = self.shapes.get(shape)
+        judged = self.shapes.get(key)
         if judged is None:
-            judged = self.shapes[shape] = self._first_fit(requests)
+            node_groups: list[list[int] | None] = [None] if sets is None else list(sets)
+            judged = self.shapes[key] = any(self._first_fit(requests, group) for group in node_groups)
         return judged
 
-    def _first_fit(self, requests: list[Resources]) -> bool:
-        """Whether every request finds room now, first fit over the nodes in order, every promise holding."""
+    def _first_fit(self, requests: list[Resources], nodes: list[int] | None = None) -> bool:
+        """Whether every request finds room now, first fit over the nodes in order (``nodes`` only, if given),
+        every promise holding."""
         rooms = self.rooms
         if rooms is None:
             cluster = self.cluster
@@ -175,19 +188,32 @@ class Placeable:
             def room(_: int, node: Node) -> Resources | None:
                 return _room(node.resources, cluster.final_load(node.name)) if node.schedulable else None
 
-            rooms = self.rooms = [r for r in cluster.node_values(PROMISE_ROOMS, room) if r is not None]
+            rooms = self.rooms = cluster.node_values(PROMISE_ROOMS, room)
+        order = range(len(rooms)) if nodes is None else nodes
         spots: dict[int, Resources] = {}  # the rooms this judgement used, copied on first use
         for request in requests:
             index = next(
-                (i for i, room in enumerate(rooms) if _fits(request, spots.get(i, room))),
+                (i for i in order if rooms[i] is not None and _fits(request, spots.get(i, rooms[i]))),  # type: ignore
                 None,
             )
             if index is None:
                 return False
-            spot = spots.setdefault(index, dict(rooms[index]))
+            spot = spots.setdefault(index, dict(rooms[index]))  # type: ignore[arg-type]
             for r, a in request.items():
                 spot[r] = spot.get(r, 0) - a
         return True
+
+
+def _node_sets(where: Eligibility) -> list[list[int]]:
+    """The sets of nodes a job's tasks may go to together: the eligible ones, or each domain's eligible ones when a
+    required topology is to be chosen (docs/rules.md, "Placement")."""
+    eligible = np.flatnonzero(where.mask)
+    if where.required is None:
+        return [eligible.tolist()]
+    found: dict[int, list[int]] = {}
+    for n, d in zip(eligible.tolist(), where.required[eligible].tolist(), strict=True):
+        found.setdefault(d, []).append(n)
+    return list(found.values())
 
 
 def _fits(request: Resources, room: Resources) -> bool:

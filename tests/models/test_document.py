@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpu_preempt.models import SnapshotError
-from gpu_preempt.models.load.document import MAX_DEPTH, parse_document
+from gpu_preempt.models.load.document import MAX_DEPTH, parse_document, parse_stream
 
 BUNDLED = sorted([*ROOT.glob("fixtures/**/*.yaml"), *ROOT.glob("docs/**/*.yaml"), *ROOT.glob("benchmarks/**/*.yaml")])
 
@@ -31,7 +31,20 @@ def test_every_bundled_yaml_file_reads_as_pyyaml_reads_it():
     assert len(BUNDLED) > 50
     for path in BUNDLED:
         text = path.read_text(encoding="utf-8")
+        if "\n---\n" in text:  # a stream of documents (a kubectl -o yaml dump)
+            found = parse_stream(text, source=str(path))
+            assert repr(found) == repr([d for d in yaml.safe_load_all(text) if d is not None]), path
+            continue
         assert repr(read(text)) == repr(yaml.safe_load(text)), path
+
+
+def test_a_stream_of_documents_refuses_what_one_document_refuses():
+    with pytest.raises(SnapshotError) as caught:
+        parse_stream("a: 1\n---\nb: 1\nb: 2\n", source="f")
+    assert "duplicate key 'b'" in str(caught.value)
+    with pytest.raises(SnapshotError) as caught:
+        parse_stream("---\n---\n", source="f")
+    assert "empty" in str(caught.value)
 
 
 @pytest.mark.parametrize(

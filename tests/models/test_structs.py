@@ -75,8 +75,13 @@ VALUES = st.one_of(
     st.just({"rack": {"a": [{"b": 1}]}}),
     st.just([{}]),
     st.just({"count": 2, "evicted_at": 5, "requeue_at": 1}),
+    st.just([{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]),  # taints
+    st.just([{"key": "a", "effect": "Sometimes"}]),
+    st.just({"node_selector": {"rack": "r1"}, "tolerations": [{"operator": "Exists"}]}),  # placements
+    st.just({"node_affinity": [[{"key": "metadata.name", "operator": "In", "values": ["n1"]}]]}),
+    st.just({"topology": {"required": "rack"}}),
 )
-NODE_KEYS = ["name", "resources", "gpu_model", "labels", "annotations", "schedulable", "unknown"]
+NODE_KEYS = ["name", "resources", "gpu_model", "labels", "annotations", "schedulable", "taints", "unknown"]
 JOB_KEYS = [
     "name",
     "queue",
@@ -91,6 +96,7 @@ JOB_KEYS = [
     "labels",
     "annotations",
     "requeue",
+    "placement",
     "unknown",
 ]
 TASK_KEYS = ["name", "node", "status", "resources", "unknown"]

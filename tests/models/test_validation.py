@@ -394,6 +394,90 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
         "nodes[0].resources.gpu",
         "node n0 is over-promised: running and nominated tasks would use 10 gpu",
     ),
+    # placement (docs/snapshot-format.md, "Placement")
+    (
+        "unknown affinity operator",
+        lambda d: job(d, "wait").update(placement={"node_affinity": [[{"key": "a", "operator": "Near"}]]}),
+        "jobs[1].placement.node_affinity[0][0].operator",
+        "'In', 'NotIn', 'Exists', 'DoesNotExist', 'Gt' or 'Lt'",
+    ),
+    (
+        "In without values",
+        lambda d: job(d, "wait").update(placement={"node_affinity": [[{"key": "a", "operator": "In"}]]}),
+        "jobs[1].placement.node_affinity[0][0].values",
+        "In needs at least one value",
+    ),
+    (
+        "Exists with values",
+        lambda d: job(d, "wait").update(
+            placement={"node_affinity": [[{"key": "a", "operator": "Exists", "values": ["x"]}]]}
+        ),
+        "jobs[1].placement.node_affinity[0][0].values",
+        "Exists takes no values",
+    ),
+    (
+        "Gt on a non-integer",
+        lambda d: job(d, "wait").update(
+            placement={"node_affinity": [[{"key": "a", "operator": "Gt", "values": ["4.5"]}]]}
+        ),
+        "jobs[1].placement.node_affinity[0][0].values[0]",
+        "Gt needs an integer, not '4.5'",
+    ),
+    (
+        "unknown taint effect",
+        lambda d: d["nodes"][0].update(taints=[{"key": "a", "effect": "Sometimes"}]),
+        "nodes[0].taints[0].effect",
+        "'NoSchedule', 'NoExecute' or 'PreferNoSchedule'",
+    ),
+    (
+        "unknown toleration effect",
+        lambda d: job(d, "wait").update(placement={"tolerations": [{"key": "a", "effect": "Always"}]}),
+        "jobs[1].placement.tolerations[0].effect",
+        "'NoSchedule', 'NoExecute', 'PreferNoSchedule' or ''",
+    ),
+    (
+        "Exists toleration with a value",
+        lambda d: job(d, "wait").update(placement={"tolerations": [{"key": "a", "operator": "Exists", "value": "x"}]}),
+        "jobs[1].placement.tolerations[0].value",
+        "an Exists toleration has no value",
+    ),
+    (
+        "topology level not declared",
+        lambda d: job(d, "wait").update(placement={"topology": {"required": "rack"}}),
+        "jobs[1].placement.topology.required",
+        "unknown topology level 'rack' (config.topology: none)",
+    ),
+    (
+        "preferred coarser than required",
+        lambda d: (
+            d.update(config={"topology": ["zone", "rack"]}),
+            [n.update(labels={"zone": "z1", "rack": "r1"}) for n in d["nodes"]],
+            job(d, "wait").update(placement={"topology": {"required": "rack", "preferred": "zone"}}),
+        ),
+        "jobs[1].placement.topology.preferred",
+        "'zone' is coarser than the required level 'rack'",
+    ),
+    (
+        "required level no node carries",
+        lambda d: (
+            d.update(config={"topology": ["rack"]}),
+            job(d, "wait").update(placement={"topology": {"required": "rack"}}),
+        ),
+        "jobs[1].placement.topology.required",
+        "no node carries the label 'rack'",
+    ),
+    (
+        "topology level twice",
+        lambda d: d.update(config={"topology": ["rack", "rack"]}),
+        "config.topology",
+        "level listed twice: rack",
+    ),
+    (
+        "topology without a level",
+        lambda d: job(d, "wait").update(placement={"topology": {}}),
+        "jobs[1].placement.topology",
+        "name a required level, a preferred level, or both",
+    ),
 ]
 
 

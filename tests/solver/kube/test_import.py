@@ -1,6 +1,6 @@
 """`gpu-preempt import`: Kubernetes objects as kubectl prints them become a valid snapshot, and decide as expected.
 
-The three clusters of fixtures/kube/ (a KAI cluster with a queue tree and pod groups, a Kueue cluster with a
+The clusters of fixtures/kube/ (a KAI cluster with a queue tree and pod groups, a Kueue cluster with a
 cohort, a plain cluster with priority classes and toleration annotations) are imported, validated, and decided;
 their expected victims are worked out in each test's docstring.
 """
@@ -157,8 +157,6 @@ def gpu_pod(name: str, gpus: str = "4", **spec: Any) -> dict[str, Any]:
         ('{"kind": "List", "items": [{"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "a", "name": "b"}}]}',
          "", "dump.json: duplicate key 'name' (line 1 column 90)"),
         ("[" * 5000 + "]" * 5000, "", "dump.json: nested too deeply"),
-        (json.dumps({"kind": "List", "items": [{"kind": "Pod", "apiVersion": "v1", "metadata": {}}]}),
-         "dump.json: items[0].metadata.name", "every object has a name"),
     ],
 )  # fmt: skip
 def test_unreadable_input_names_the_file_and_place(text: str, path: str, words: str):
@@ -176,9 +174,11 @@ def test_unreadable_input_names_the_file_and_place(text: str, path: str, words: 
          "fraction of a GPU"),
         ([NODE, gpu_pod("p", gpus="lots")], "Pod ml/p: spec.containers[0].resources.limits.nvidia.com/gpu",
          "not a quantity"),
-        ([NODE, obj("PodGroup", "g", version="scheduling.run.ai/v2alpha2", spec={"minMember": 1, "queue": "ghost"}),
-          {**gpu_pod("p"), "metadata": {"name": "p", "namespace": "ml", "annotations": {"pod-group-name": "g"}}}],
-         "PodGroup ml/g: spec.queue", "names queue 'ghost'"),
+        ([{"kind": "Pod", "apiVersion": "v1", "metadata": {}}], "dump.json: items[0].metadata.name",
+         "every Pod has a name"),
+        ([NODE, obj("PriorityClass", "train", None, version="scheduling.k8s.io/v1", value=10),
+          obj("PriorityClass", "train", None, version="scheduling.k8s.io/v1", value=20)],
+         "dump.json: items[2].metadata.name", "PriorityClass train is given twice"),
         ([{**NODE, "metadata": {"name": "n0", "labels": {"nvidia.com/gpu.replicas": "4"}}}],
          "Node n0: metadata.labels", "time-sliced"),
     ],

@@ -57,6 +57,10 @@ def test_schema_describes_the_format(cli):
         assert name in schema["$defs"]
     assert "requeue" in schema["$defs"]["Job"]["properties"]  # docs/rules.md, "Requeue with backoff"
     assert "RequeueConfig" in schema["$defs"]
+    # docs/snapshot-format.md, "Placement"
+    assert "placement" in schema["$defs"]["Job"]["properties"] and "taints" in schema["$defs"]["Node"]["properties"]
+    operators = schema["$defs"]["NodeRequirement"]["properties"]["operator"]["enum"]
+    assert operators == ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
 
 
 def test_validate_accepts_its_own_example_document(cli):

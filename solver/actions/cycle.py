@@ -44,6 +44,7 @@ from gpu_preempt.rules.requeue import queue_order_time
 from gpu_preempt.state.cluster import ClusterState
 
 from .job_solver import SolverName, attempt
+from .memo import OutcomeMemo
 from .quota_enforcement import QUOTA_ACTION, enforce, enforcement_order
 
 ACTIONS: tuple[Action, ...] = ("allocate", "reclaim", "preempt")
@@ -63,6 +64,8 @@ class CycleResult:
     decisions: list[Decision] = field(default_factory=list)
     states: list[ClusterState] = field(default_factory=list)
     """The state each decision was made in (for verification)."""
+    repeats: list[Decision] = field(default_factory=list)
+    """With a memo: the earlier outcomes that stood, in place of a decision (:mod:`.memo`)."""
 
     def to_dict(self, *, timing: bool = True) -> dict[str, Any]:
         jobs: dict[str, dict[str, Any]] = {
@@ -93,11 +96,14 @@ def run_cycle(
     solver: SolverName = "cpsat",
     reuse: bool = True,
     previous: ClusterState | None = None,
+    memo: OutcomeMemo | None = None,
 ) -> CycleResult:
     """One scheduling cycle over every pending job (``actions`` default: :func:`default_actions`).
 
     ``previous``, a state of an earlier snapshot of the same nodes (a replay passes its last cycle's end), only
-    saves work: per-node results of nodes it left unchanged are kept (:meth:`ClusterState.of`).
+    saves work: per-node results of nodes it left unchanged are kept (:meth:`ClusterState.of`). ``memo``, kept
+    from cycle to cycle, saves searches: a job's last outcome that still stands is listed in ``repeats`` instead
+    of being decided again (:mod:`.memo`).
     """
     cluster = ClusterState.of(snapshot, previous)
     result = CycleResult(cluster, cluster)
@@ -108,6 +114,8 @@ def run_cycle(
                 enforced = enforce(cluster, queue)
                 result.decisions.append(enforced)
                 result.states.append(cluster)
+                if memo is not None and enforced.evicts:
+                    memo.forget(enforced)
                 if enforced.evicts:
                     cluster = cluster.with_changes(enforced.changes())
             continue
@@ -124,6 +132,10 @@ def run_cycle(
             if job is None:
                 break
             attempted.add(job.name)
+            standing = memo.recall(cluster, job, action) if memo is not None else None  # type: ignore[arg-type]
+            if standing is not None:
+                result.repeats.append(standing)
+                continue
             alike = _likeness(cluster, job) if reuse else None
             if alike is not None and alike in failed:
                 decision = replace(failed[alike], job=job.name, solve_ms=0.0)
@@ -131,6 +143,10 @@ def run_cycle(
                 decision = attempt(cluster, job, action, solver=solver)  # type: ignore[arg-type]
             result.decisions.append(decision)
             result.states.append(cluster)
+            if memo is not None:
+                memo.record(cluster, job, action, decision)  # type: ignore[arg-type]
+                if decision.placed:
+                    memo.forget(decision)
             if decision.placed:
                 cluster = cluster.with_changes(decision.changes())
                 order = None

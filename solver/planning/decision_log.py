@@ -1,10 +1,14 @@
 """The decisions of a replay, kept small: a long replay makes hundreds of thousands of them.
 
 Every decision updates the solver's counters (how many, how many victim
-searches, how many proved, how many unknown, the solve times). Its JSON line for
-``events.jsonl`` goes to a temporary file (only when the replay writes one), and
-only the decisions that changed something (placed tasks, victims, moves) stay
-in memory as objects.
+searches, how many proved, how many unknown, the solve times). A decision that
+changes nothing and repeats its job's last outcome of the same action is only
+counted (``repeated``): the outcomes of a waiting job are logged when they
+change, and a job placed, evicted or moved starts afresh. Every other decision's
+JSON line for ``events.jsonl`` goes to a temporary file (only when the replay
+writes one), and only the decisions that changed something (placed tasks,
+victims, moves) stay in memory as objects. An outcome the memo of the cycle
+(:mod:`gpu_preempt.actions.memo`) let stand is counted as the repeat it is.
 """
 
 from __future__ import annotations
@@ -29,6 +33,10 @@ class DecisionLog:
         self.proved = 0
         """Searches proved: optimal, or infeasible (only a proof gives infeasible)."""
         self.unknown = 0
+        self.repeated = 0
+        """Decisions that repeated their job's last outcome of the same action and changed nothing."""
+        self._last: dict[str, dict[str, str]] = {}
+        """Job (or queue) -> action -> its last outcome that changed nothing."""
         self.solve_ms = array("d")
         self.changing: list[tuple[float, Decision]] = []
         """Decisions that placed tasks, evicted or moved something, with their time."""
@@ -38,17 +46,34 @@ class DecisionLog:
             weakref.finalize(self, self._file.close)
 
     def add(self, at: float, decision: Decision) -> None:
+        self._count(decision, decision.solve_ms)
+        moves = getattr(decision, "moves", None) or []
+        if decision.victims or decision.placements or moves:
+            self.changing.append((at, decision))
+            for job in {decision.job, *(v.job for v in decision.victims), *(m.job for m in moves)}:
+                self._last.pop(job, None)
+        else:
+            last = self._last.setdefault(getattr(decision, "queue", "") or decision.job, {})
+            if last.get(decision.action) == decision.outcome:
+                self.repeated += 1
+                return
+            last[decision.action] = decision.outcome
+        if self._file is not None:
+            line = {"time": round(at, 3), **decision.to_dict(timing=False)}
+            self._file.write(json.dumps(line).encode() + b"\n")
+
+    def repeat(self, decision: Decision) -> None:
+        """Count ``decision``, an outcome that stood without a new search, as it would count made again."""
+        self._count(decision, 0.0)
+        self.repeated += 1
+
+    def _count(self, decision: Decision, solve_ms: float) -> None:
         self.count += 1
-        self.solve_ms.append(decision.solve_ms)
+        self.solve_ms.append(solve_ms)
         if decision.action != "allocate" and decision.outcome != "skipped":
             self.searches += 1
             self.proved += bool(decision.optimal or decision.outcome == "infeasible")
         self.unknown += decision.outcome == "unknown"
-        if decision.victims or decision.placements or getattr(decision, "moves", None):
-            self.changing.append((at, decision))
-        if self._file is not None:
-            line = {"time": round(at, 3), **decision.to_dict(timing=False)}
-            self._file.write(json.dumps(line).encode() + b"\n")
 
     def lines(self) -> Iterator[str]:
         """Every decision's JSON line, in order (empty when the log keeps none)."""

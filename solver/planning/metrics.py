@@ -124,6 +124,7 @@ def summary(sim: Simulator) -> dict[str, Any]:
             "name": sim.settings.solver,
             "cycles": sim.cycles,
             "decisions": log.count,
+            "repeated_outcomes": log.repeated,
             "victim_decisions": log.searches,
             "proved_optimal_share": (
                 round(log.proved / log.searches, 4) if log.searches and sim.settings.solver == "cpsat" else None

@@ -39,14 +39,16 @@ def simulate(
     dump_at: float | None = None,
     check: bool | None = None,
     on_cycle: Callable[[float], None] | None = None,
+    memo: bool = True,
 ) -> Replay:
-    """Replay the scenario in ``path``; write the output folder ``out`` (and the ``--dump-at`` snapshot in it)."""
+    """Replay the scenario in ``path``; write the output folder ``out`` (and the ``--dump-at`` snapshot in it).
+    ``memo=False`` searches every waiting job every cycle (the same files, more slowly: a test holds them equal)."""
     if out is not None:
         check_out(out)
     scenario, workload = load_scenario(path)
     if check is not None:
         scenario = scenario.model_copy(update={"simulation": scenario.simulation.model_copy(update={"check": check})})
-    simulator = Simulator(scenario, workload, dump_at=dump_at, on_cycle=on_cycle)
+    simulator = Simulator(scenario, workload, dump_at=dump_at, on_cycle=on_cycle, memo=memo)
     with contextlib.ExitStack() as stack:
         plotter = None if out is None else stack.enter_context(Plotter())
         try:

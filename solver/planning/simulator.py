@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gpu_preempt.actions.cycle import run_cycle
+from gpu_preempt.actions.memo import OutcomeMemo
 from gpu_preempt.check.verifier import verify_decisions
 from gpu_preempt.models import MILLI, Snapshot
 from gpu_preempt.models.decision import Decision
@@ -55,6 +56,7 @@ class Simulator:
         dump_at: float | None = None,
         on_cycle: Callable[[float], None] | None = None,
         event_lines: bool = True,
+        memo: bool = True,
     ) -> None:
         self.scenario = scenario
         self.settings = scenario.simulation
@@ -98,6 +100,9 @@ class Simulator:
         self.dump_at = dump_at
         self.dump: dict[str, Any] | None = None
         self.dump_decisions: list[dict[str, Any]] | None = None
+        self.memo = OutcomeMemo() if memo else None
+        """The outcomes that stand from cycle to cycle (``memo=False``: every waiting job searched every cycle; the
+        replay's files are the same either way)."""
         self.on_cycle = on_cycle
         self.protections = _protection_durations(workload.snapshot)
         self.arrivals = len(workload.jobs)
@@ -236,6 +241,8 @@ class Simulator:
         self._want_cycle()
 
     def _change(self, index: int) -> None:
+        if self.memo is not None:
+            self.memo.clear()  # queues or nodes changed: what the outcomes rest on is not compared across that
         for at in self.cluster.apply(self.events[index], self.now):
             self.queue.push(at, Kind.WAKE)
         self._want_cycle()
@@ -262,15 +269,19 @@ class Simulator:
             return
         self.last_cycle = self.now
         self.cycles += 1
-        result = run_cycle(self.snapshot(), solver=self.settings.solver, previous=self.last_state)
+        dumping = self.dump_at is not None and self.dump is None and self.now >= self.dump_at
+        memo = None if dumping else self.memo  # the dumped cycle lists every decision, as `gpu-preempt cycle` does
+        result = run_cycle(self.snapshot(), solver=self.settings.solver, previous=self.last_state, memo=memo)
         self.last_state = result.end
-        if self.dump_at is not None and self.dump is None and self.now >= self.dump_at:
+        if dumping:
             self.dump = self.document()
             self.dump_decisions = [d.to_dict(timing=False) for d in result.decisions]
         if self.settings.check:
             self.problems += [f"t={self.now:g}: {p}" for p in verify_decisions(result.decisions, result.states)]
         for decision in result.decisions:
             self.log.add(self.now, decision)
+        for standing in result.repeats:
+            self.log.repeat(standing)
         self.shares = {q: result.start.shares[q].get("gpu", 0) / MILLI for q in self.leaves()}
         apply_cycle(self, result)
         if self.settings.check:

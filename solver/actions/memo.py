@@ -1,0 +1,184 @@
+"""Outcomes that stand: a waiting job is not searched again while nothing its last outcome depends on changed.
+
+A replay runs a cycle after every change, and every waiting job is tried by allocate, reclaim and preempt each
+time; in a deep queue nearly every such try repeats the job's last outcome. :class:`OutcomeMemo` keeps, per job
+and action, the last outcome that placed nothing, with the facts it rests on, and :meth:`OutcomeMemo.recall` gives
+it back when those facts still hold, so that the cycle counts it as a repeat without a search. Each fact is one
+under which the outcome cannot change (docs/planning.md, "How the replay stays fast"):
+
+* every outcome: the job is unchanged (every task pending, the same requeue state);
+* ``skipped`` in backoff: the backoff still runs; by the reclaim gate: the gate is still closed (judged again,
+  cheaply); by the job's priority class or its gang size: always;
+* ``allocate`` ``infeasible`` (one kind of task, no topology to choose): the tasks the free room takes on the
+  nodes the job may use, at its priority, are no more than they were, and no queue on its path holds less;
+* ``preempt`` ``infeasible`` for want of candidates: moreover, the running jobs of its queue are the same ones with
+  the same numbers of tasks, and no protection that kept one of them out has ended.
+
+Anything else is searched again (reclaim's candidates depend on every queue's usage and fair share). A test holds
+replays with and without the memo to the same files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpu_preempt.models import Job, RequeueState
+from gpu_preempt.models.decision import Decision
+from gpu_preempt.problem.data import Action
+from gpu_preempt.reduce.units import free_hosts
+from gpu_preempt.rules.job_order import chunk_request
+from gpu_preempt.rules.placement import eligibility
+from gpu_preempt.rules.reclaim_gate import reclaim_gate
+from gpu_preempt.rules.requeue import backoff_reason
+from gpu_preempt.state.cluster import ClusterState
+
+Facts = tuple[object, ...]
+
+SKIPS = (
+    ("backoff", ("backoff", "deactivated")),
+    ("gate", ("reclaim gate",)),
+    ("static", ("priority class", "the gang needs")),
+)
+"""How a skip's reason says what it rests on (:func:`gpu_preempt.actions.job_solver.attempt`'s words)."""
+
+
+@dataclass(frozen=True)
+class Standing:
+    """A job's last outcome of one action, and what it rests on."""
+
+    decision: Decision
+    requeue: RequeueState | None
+    kind: str
+    """``backoff``, ``gate``, ``static``, ``room`` (allocate) or ``candidates`` (preempt)."""
+    fits: int = 0
+    usage: tuple[int, ...] = ()
+    members: Facts = ()
+    until: float = float("inf")
+
+
+@dataclass
+class _PerState:
+    """What the checks of one state share: tasks that fit per request shape, running jobs per queue."""
+
+    fits: dict[tuple[object, ...], int] = field(default_factory=dict)
+    members: dict[str, Facts] = field(default_factory=dict)
+
+
+class OutcomeMemo:
+    """Per (job, action), the last outcome that placed nothing and what it rests on; carried from cycle to cycle of
+    one replay (cleared when queues or nodes change)."""
+
+    def __init__(self) -> None:
+        self.standing: dict[tuple[str, str], Standing] = {}
+
+    def clear(self) -> None:
+        self.standing.clear()
+
+    def forget(self, decision: Decision) -> None:
+        """Drop what the jobs a decision places, evicts or moves had: they start afresh, as the replay's log does
+        (:mod:`gpu_preempt.planning.decision_log`)."""
+        jobs = {decision.job, *(v.job for v in decision.victims), *(m.job for m in decision.moves)}
+        for key in [key for key in self.standing if key[0] in jobs]:
+            del self.standing[key]
+
+    def recall(self, cluster: ClusterState, job: Job, action: Action) -> Decision | None:
+        """The job's last outcome of ``action`` when it still stands in ``cluster``, else ``None``."""
+        found = self.standing.get((job.name, action))
+        if found is None:
+            return None
+        if found.requeue != job.requeue or cluster.count(job, "pending") != job.task_count:
+            del self.standing[job.name, action]
+            return None
+        if _stands(cluster, job, action, found):
+            return found.decision
+        del self.standing[job.name, action]
+        return None
+
+    def record(self, cluster: ClusterState, job: Job, action: Action, decision: Decision) -> None:
+        """Keep ``decision`` (made in ``cluster``) when it is an outcome that can stand."""
+        key = (job.name, action)
+        self.standing.pop(key, None)
+        if decision.placed or decision.outcome not in ("skipped", "infeasible"):
+            return
+        if cluster.count(job, "pending") != job.task_count:
+            return
+        reason = decision.reason or ""
+        if decision.outcome == "skipped":
+            kind = next((k for k, words in SKIPS if reason.startswith(words)), None)
+            if kind is not None:
+                self.standing[key] = Standing(decision, job.requeue, kind)
+            return
+        fits = _fits(cluster, job)
+        if fits is None:
+            return
+        usage = _usage(cluster, job)
+        if action == "allocate":
+            self.standing[key] = Standing(decision, job.requeue, "room", fits, usage)
+        elif action == "preempt" and decision.candidates == 0:
+            until = min((p.until for p in decision.protected if p.until is not None), default=float("inf"))
+            members = _members(cluster, job.queue)
+            self.standing[key] = Standing(decision, job.requeue, "candidates", fits, usage, members, until)
+
+
+def _stands(cluster: ClusterState, job: Job, action: Action, found: Standing) -> bool:
+    kind = found.kind
+    if kind == "static":
+        return True
+    waiting = backoff_reason(job, cluster.now)
+    if kind == "backoff":
+        return waiting is not None
+    if waiting is not None:  # the job would now be skipped in backoff: another outcome
+        return False
+    if kind == "gate":
+        return reclaim_gate(cluster, job, chunk_request(cluster, job)) is not None
+    fits = _fits(cluster, job)
+    if fits is None or fits > found.fits or not _no_less(_usage(cluster, job), found.usage):
+        return False
+    if kind == "room":
+        return True
+    return cluster.now < found.until and _members(cluster, job.queue) == found.members
+
+
+def _fits(cluster: ClusterState, job: Job) -> int | None:
+    """How many tasks of the job's one kind the free room takes, at its priority, on the nodes it may use; ``None``
+    when the job has several kinds of task, asks for nothing, or has a topology to choose or count."""
+    if not job.uniform:
+        return None
+    request = {r: a for r, a in job.task_resources.items() if a > 0}
+    where = eligibility(cluster, job)
+    if not request or where.constrained:
+        return None
+    kept = cluster.for_state(_PerState).fits
+    key = (job.resolved_priority, tuple(sorted(request.items())), id(where.mask))
+    found = kept.get(key)
+    if found is None:
+        hosts = free_hosts(cluster, job.resolved_priority, request, tuple(sorted(request)))
+        allowed = where.mask
+        found = kept[key] = sum(count for n, count in hosts if allowed[n])
+    return found
+
+
+def _usage(cluster: ClusterState, job: Job) -> tuple[int, ...]:
+    """What each queue on the job's path holds of the resources it asks for (all of it, and the non-preemptible
+    part): a queue holding less could leave room under a limit or a quota."""
+    resources = sorted(r for r, a in job.task_resources.items() if a > 0)
+    out: list[int] = []
+    for name in cluster.tree.upward(job.queue):
+        usage = cluster.usage[name]
+        for r in resources:
+            out += [usage.allocated.get(r, 0), usage.allocated_non_preemptible.get(r, 0)]
+    return tuple(out)
+
+
+def _no_less(now: tuple[int, ...], then: tuple[int, ...]) -> bool:
+    return len(now) == len(then) and all(a >= b for a, b in zip(now, then, strict=True))
+
+
+def _members(cluster: ClusterState, queue: str) -> Facts:
+    """The running jobs of a leaf queue and their running tasks."""
+    kept = cluster.for_state(_PerState).members
+    found = kept.get(queue)
+    if found is None:
+        jobs = cluster.running_by_queue().get(queue, [])
+        found = kept[queue] = tuple((j.name, cluster.running_count(j)) for j in jobs)
+    return found

@@ -1,0 +1,59 @@
+"""Outcomes that stand (:mod:`gpu_preempt.actions.memo`): a cycle that lets a waiting job's last outcome stand must
+decide exactly as one that searches every job again, on every fixture and generated clusters (whole replays:
+tests/solver/planning/test_memo_replay.py)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import FIXTURES, ROOT
+
+from gpu_preempt.actions.cycle import CycleResult, run_cycle
+from gpu_preempt.actions.memo import OutcomeMemo
+from gpu_preempt.actions.next_snapshot import next_snapshot
+from gpu_preempt.models import read_document, snapshot_from_data
+
+
+def outcomes(result: CycleResult) -> tuple[list[dict[str, Any]], Counter[tuple[str, str, str]]]:
+    """The decisions that changed something, in order, and how many times each job got each other outcome (a
+    standing outcome counted as made again)."""
+    changing = [d.to_dict(timing=False) for d in result.decisions if d.placed or d.victims]
+    others = Counter((d.job, d.action, d.outcome) for d in result.decisions if not (d.placed or d.victims))
+    others.update((d.job, d.action, d.outcome) for d in result.repeats)
+    return changing, others
+
+
+def second_cycles_agree(document: dict[str, Any], later: float) -> int:
+    """Cycle 1 with a memo, its decisions carried out, the clock moved ``later`` seconds; cycle 2 with that memo
+    and without one must agree. Returns how many outcomes stood."""
+    memo = OutcomeMemo()
+    first = run_cycle(snapshot_from_data(document), memo=memo)
+    following = next_snapshot(document, first)
+    following["now"] = snapshot_from_data(document).now + later
+    snapshot = snapshot_from_data(following)
+    remembered = run_cycle(snapshot, memo=memo)
+    searched = run_cycle(snapshot)
+    assert outcomes(remembered) == outcomes(searched)
+    return len(remembered.repeats)
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.yaml")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("later", [0.0, 600.0])
+def test_a_standing_outcome_is_what_a_search_finds_on_every_fixture(path: Path, later: float):
+    document = read_document(path)
+    assert isinstance(document, dict)
+    second_cycles_agree(document, later)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_standing_outcome_is_what_a_search_finds_on_generated_clusters(seed: int):
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from generate import generate
+
+    document = generate(40 + 10 * seed, seed=seed, pending=12)
+    assert second_cycles_agree(document, 120.0) >= 1

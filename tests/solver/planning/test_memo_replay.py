@@ -1,0 +1,57 @@
+"""A replay with the memo of standing outcomes (:mod:`gpu_preempt.actions.memo`) writes the same files as one that
+searches every waiting job every cycle, timings aside."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+from helpers import contended_workload, write_scenario
+
+from gpu_preempt.planning.run import simulate
+
+
+def folder(out: Path) -> dict[str, Any]:
+    """A replay's output files, timings aside."""
+    summary = json.loads((out / "summary.json").read_text())
+    summary["solver"].pop("time_ms")
+    return {
+        "summary": summary,
+        "events": (out / "events.jsonl").read_text(),
+        "jobs": pq.read_table(out / "jobs.parquet").to_pylist(),
+        "timeseries": (out / "timeseries.csv").read_text(),
+    }
+
+
+SCENARIOS = {
+    "contended": {"workload": contended_workload(120)},
+    "deep queue, backoff and min-runtime": {
+        "workload": {**contended_workload(160), "time_scale": 400},
+        "config": {"preempt_min_runtime": "10m", "reclaim_min_runtime": "5m", "requeue": {"backoff_base": "5m"}},
+        "priority_classes": [{"name": "low", "value": 10}, {"name": "high", "value": 90}],
+    },
+    "a quota change mid-run": {
+        "workload": contended_workload(120),
+        "events": [{"at": 3000, "set": {"queues.b.deserved.gpu": 4}}],
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_a_replay_writes_the_same_files_with_and_without_the_memo(tmp_path: Path, name: str):
+    changes = dict(SCENARIOS[name])
+    if "priority_classes" in changes:
+        changes["workload"] = {
+            **changes["workload"],
+            "assign": {**changes["workload"]["assign"], "priority_class": {"weights": {"low": 3, "high": 1}}},
+        }
+    path = write_scenario(tmp_path, **changes)
+    remembered = simulate(path, tmp_path / "memo")
+    searched = simulate(path, tmp_path / "every", memo=False)
+    assert folder(tmp_path / "memo") == folder(tmp_path / "every")
+    assert remembered.simulator.log.repeated > 0
+    attempts = remembered.summary["solver"]["decisions"]
+    assert attempts == searched.summary["solver"]["decisions"]

@@ -121,13 +121,14 @@ def run_cycle(
             continue
         attempted: set[str] = set()
         order: WaitingOrder | None = None  # the waiting jobs in order, while the state lasts
+        fits = Placeable(cluster, action)
         failed: dict[Hashable, Decision] = {}  # what jobs alike got in this state
         # docs/rules.md, "Nominations": claims
         wanted = ("pending", "nominated") if action == "allocate" else ("pending",)
         while True:
             if order is None:
                 waiting = [j for j in pending if j.name not in attempted and cluster.count(j, *wanted)]
-                order = WaitingOrder(cluster, waiting, Placeable(cluster, action))
+                order = WaitingOrder(cluster, waiting, fits)
             job = order.pop()
             if job is None:
                 break
@@ -149,6 +150,7 @@ def run_cycle(
                     memo.forget(decision)
             if decision.placed:
                 cluster = cluster.with_changes(decision.changes())
+                fits = fits.carried(cluster, _touched(decision))
                 order = None
                 failed = {}
             elif alike is not None:
@@ -176,6 +178,13 @@ def final_decision(tried: list[Decision]) -> Decision:
     if not decision.placed:
         decision = next((d for d in reversed(tried) if d.outcome != "skipped"), decision)
     return decision
+
+
+def _touched(decision: Decision) -> set[str]:
+    """The jobs a decision changes: the job placed, its victims, the jobs moved, the jobs whose promise it took."""
+    changed = {decision.job, *(v.job for v in decision.victims), *(m.job for m in decision.moves)}
+    changed.update(o.job for o in decision.overrides)
+    return changed
 
 
 def _likeness(cluster: ClusterState, job: Job) -> Hashable | None:

@@ -11,8 +11,9 @@ under which the outcome cannot change (docs/planning.md, "How the replay stays f
   cheaply); by the job's priority class or its gang size: always;
 * ``allocate`` ``infeasible`` (one kind of task, no topology to choose): the tasks the free room takes on the
   nodes the job may use, at its priority, are no more than they were, and no queue on its path holds less;
-* ``preempt`` ``infeasible`` for want of candidates: moreover, the running jobs of its queue are the same ones with
-  the same numbers of tasks, and no protection that kept one of them out has ended.
+* ``preempt`` ``infeasible`` for want of candidates: moreover, the running jobs of its queue that it could ever
+  take (preemptible, of lower priority) are the same ones with the same numbers of tasks, and no protection that
+  kept one of them out has ended.
 
 Anything else is searched again (reclaim's candidates depend on every queue's usage and fair share). A test holds
 replays with and without the memo to the same files.
@@ -27,7 +28,7 @@ from gpu_preempt.models.decision import Decision
 from gpu_preempt.problem.data import Action
 from gpu_preempt.reduce.units import free_hosts
 from gpu_preempt.rules.job_order import chunk_request
-from gpu_preempt.rules.placement import eligibility
+from gpu_preempt.rules.placement import eligibility, placement_mask
 from gpu_preempt.rules.reclaim_gate import reclaim_gate
 from gpu_preempt.rules.requeue import backoff_reason
 from gpu_preempt.state.cluster import ClusterState
@@ -61,7 +62,8 @@ class _PerState:
     """What the checks of one state share: tasks that fit per request shape, running jobs per queue."""
 
     fits: dict[tuple[object, ...], int] = field(default_factory=dict)
-    members: dict[str, Facts] = field(default_factory=dict)
+    members: dict[tuple[str, int], Facts] = field(default_factory=dict)
+    usage: dict[tuple[str, tuple[str, ...]], tuple[int, ...]] = field(default_factory=dict)
 
 
 class OutcomeMemo:
@@ -116,7 +118,7 @@ class OutcomeMemo:
             self.standing[key] = Standing(decision, job.requeue, "room", fits, usage)
         elif action == "preempt" and decision.candidates == 0:
             until = min((p.until for p in decision.protected if p.until is not None), default=float("inf"))
-            members = _members(cluster, job.queue)
+            members = _members(cluster, job)
             self.standing[key] = Standing(decision, job.requeue, "candidates", fits, usage, members, until)
 
 
@@ -136,49 +138,73 @@ def _stands(cluster: ClusterState, job: Job, action: Action, found: Standing) ->
         return False
     if kind == "room":
         return True
-    return cluster.now < found.until and _members(cluster, job.queue) == found.members
+    return cluster.now < found.until and _members(cluster, job) == found.members
 
 
 def _fits(cluster: ClusterState, job: Job) -> int | None:
     """How many tasks of the job's one kind the free room takes, at its priority, on the nodes it may use; ``None``
     when the job has several kinds of task, asks for nothing, or has a topology to choose or count."""
-    if not job.uniform:
+    request = _request(job)
+    if request is None:
         return None
-    request = {r: a for r, a in job.task_resources.items() if a > 0}
-    where = eligibility(cluster, job)
-    if not request or where.constrained:
-        return None
+    if job.placement is None:
+        mask = placement_mask(cluster, job)
+    else:
+        where = eligibility(cluster, job)
+        if where.constrained:
+            return None
+        mask = where.mask
     kept = cluster.for_state(_PerState).fits
-    key = (job.resolved_priority, tuple(sorted(request.items())), id(where.mask))
+    key = (job.resolved_priority, request, id(mask))
     found = kept.get(key)
     if found is None:
-        hosts = free_hosts(cluster, job.resolved_priority, request, tuple(sorted(request)))
-        allowed = where.mask
-        found = kept[key] = sum(count for n, count in hosts if allowed[n])
+        asked = dict(request)
+        hosts = free_hosts(cluster, job.resolved_priority, asked, tuple(r for r, _ in request))
+        found = kept[key] = sum(count for n, count in hosts if mask[n])
     return found
+
+
+def _request(job: Job) -> tuple[tuple[str, int], ...] | None:
+    """What each task of the job asks for (sorted, no zeros), kept on the job model; ``None`` unless every task
+    asks for the same, and something."""
+    found = job.__dict__.get("_memo_request", job)
+    if found is job:
+        request = tuple(sorted((r, a) for r, a in job.task_resources.items() if a > 0))
+        found = job.__dict__["_memo_request"] = request if job.uniform and request else None
+    return found  # type: ignore[no-any-return]
 
 
 def _usage(cluster: ClusterState, job: Job) -> tuple[int, ...]:
     """What each queue on the job's path holds of the resources it asks for (all of it, and the non-preemptible
     part): a queue holding less could leave room under a limit or a quota."""
-    resources = sorted(r for r, a in job.task_resources.items() if a > 0)
-    out: list[int] = []
-    for name in cluster.tree.upward(job.queue):
-        usage = cluster.usage[name]
-        for r in resources:
-            out += [usage.allocated.get(r, 0), usage.allocated_non_preemptible.get(r, 0)]
-    return tuple(out)
+    request = _request(job)
+    resources = () if request is None else tuple(r for r, _ in request)
+    kept = cluster.for_state(_PerState).usage
+    found = kept.get((job.queue, resources))
+    if found is None:
+        out: list[int] = []
+        for name in cluster.tree.upward(job.queue):
+            usage = cluster.usage[name]
+            for r in resources:
+                out += [usage.allocated.get(r, 0), usage.allocated_non_preemptible.get(r, 0)]
+        found = kept[job.queue, resources] = tuple(out)
+    return found
 
 
 def _no_less(now: tuple[int, ...], then: tuple[int, ...]) -> bool:
     return len(now) == len(then) and all(a >= b for a, b in zip(now, then, strict=True))
 
 
-def _members(cluster: ClusterState, queue: str) -> Facts:
-    """The running jobs of a leaf queue and their running tasks."""
+def _members(cluster: ClusterState, job: Job) -> Facts:
+    """The running jobs of the job's queue that preempt could ever take (preemptible, of lower priority) and their
+    running tasks: the others are never its candidates."""
     kept = cluster.for_state(_PerState).members
-    found = kept.get(queue)
+    key = (job.queue, job.resolved_priority)
+    found = kept.get(key)
     if found is None:
-        jobs = cluster.running_by_queue().get(queue, [])
-        found = kept[queue] = tuple((j.name, cluster.running_count(j)) for j in jobs)
+        jobs = cluster.running_by_queue().get(job.queue, [])
+        below = job.resolved_priority
+        found = kept[key] = tuple(
+            (j.name, cluster.running_count(j)) for j in jobs if j.resolved_priority < below and j.is_preemptible
+        )
     return found

@@ -79,37 +79,69 @@ class WaitingOrder:
             by_leaf.setdefault(job.queue, []).append(job)
         self.orders = {leaf: sorted(jobs, key=lambda j: _job_key(cluster, j, fits)) for leaf, jobs in by_leaf.items()}
         self.heads = dict.fromkeys(self.orders, 0)
+        self.offers: dict[str, tuple[tuple[object, ...], Job] | None] = {}
+        """Per queue, the job its subtree offers and that queue's key with it (:func:`_queue_key`), kept until a
+        job of one of its leaves is taken: a pop judges again only the queues on the taken job's path."""
+        self.paths: dict[str, tuple[str, ...]] = {}
 
     def pop(self) -> Job | None:
         """The next job (``None`` when every one was taken)."""
-        best = {leaf: jobs[self.heads[leaf]] for leaf, jobs in self.orders.items() if self.heads[leaf] < len(jobs)}
-        if not best:
+        found = self._offer(ROOT)
+        if found is None:
             return None
-        offer = _offer(self.cluster, ROOT, best, self.fits)
-        if offer is not None:
-            self.heads[offer.queue] += 1
+        offer = found[1]
+        leaf = offer.queue
+        self.heads[leaf] += 1
+        path = self.paths.get(leaf)
+        if path is None:
+            path = self.paths[leaf] = (*self.cluster.tree.upward(leaf), ROOT)
+        offers = self.offers
+        for queue in path:
+            offers.pop(queue, None)
         return offer
 
-
-def _offer(cluster: ClusterState, queue: str, best: dict[str, Job], fits: Placeable) -> Job | None:
-    """The job ``queue``'s subtree offers: its own best job (a leaf), or the offer of its best child."""
-    if queue in best:
-        return best[queue]
-    offers = []
-    for child in cluster.tree.children(queue):
-        job = _offer(cluster, child, best, fits)
-        if job is not None:
-            offers.append((_queue_key(cluster, child, job, fits), job))
-    return min(offers, key=lambda o: o[0])[1] if offers else None
+    def _offer(self, queue: str) -> tuple[tuple[object, ...], Job] | None:
+        """The job ``queue``'s subtree offers, with ``queue``'s key: its own best job (a leaf), or the offer of its
+        best child (the first least key among the children, in order)."""
+        offers = self.offers
+        if queue in offers:
+            return offers[queue]
+        jobs = self.orders.get(queue)
+        job: Job | None = None
+        if jobs is not None:
+            head = self.heads[queue]
+            if head < len(jobs):
+                job = jobs[head]
+        else:
+            best: tuple[object, ...] | None = None
+            for child in self.cluster.tree.children(queue):
+                found = self._offer(child)
+                if found is not None and (best is None or found[0] < best):  # type: ignore[operator]
+                    best, job = found[0], found[1]
+        if job is None:
+            result = None
+        else:  # the key its parent compares it by (the root has none)
+            result = ((), job) if queue == ROOT else (_queue_key(self.cluster, queue, job, self.fits), job)
+        offers[queue] = result
+        return result
 
 
 def chunk_request(cluster: ClusterState, job: Job) -> Resources:
-    """What the job asks for next: its missing gang tasks, or one more task once its gang runs."""
+    """What the job asks for next: its missing gang tasks, or one more task once its gang runs (kept on the job
+    model, for the states that have not changed its tasks: a replay keeps an unchanged job's model from cycle to
+    cycle)."""
+    given = job.name not in cluster.changed_jobs
+    if given:
+        found: Resources | None = job.__dict__.get("_next_chunk")
+        if found is not None:
+            return found
     pending = cluster.tasks(job, "pending", "nominated")
     need = max(1, job.gang_minimum - cluster.active_count(job))
     total: Resources = {}
     for task in pending[:need]:
         total = add(total, job.requests(task))
+    if given:
+        job.__dict__["_next_chunk"] = total
     return total
 
 
@@ -143,6 +175,29 @@ class Placeable:
         self.job_keys: dict[str, tuple[object, ...]] = {}
         self.chunks: dict[str, tuple[tuple[str, int], ...]] = {}
         self.queue_keys: dict[tuple[str, tuple[tuple[str, int], ...], bool], tuple[object, ...]] = {}
+        self.needs: dict[str, tuple[list[Resources], tuple[object, ...]]] = {}
+        """Per job, the requests of the tasks it needs next and their shape."""
+
+    def carried(self, cluster: ClusterState, changed: set[str]) -> Placeable:
+        """This judgement for ``cluster``, a state derived from this one's by changing only the jobs ``changed``:
+        what depends on each job alone is kept for the others (and, in reclaim and preempt, judged on capacities
+        alone, whether each fits); what depends on the state's room and usage is judged again."""
+        new = Placeable(cluster, self.action)
+        for mine, theirs in ((self.chunks, new.chunks), (self.needs, new.needs)):
+            theirs.update((name, value) for name, value in mine.items() if name not in changed)
+        if self.action != "allocate":  # static: node capacities only
+            new.known = {name: value for name, value in self.known.items() if name not in changed}
+            new.job_keys = {name: value for name, value in self.job_keys.items() if name not in changed}
+            return new
+        # allocate places without evicting: rooms only shrink, so tasks of one kind that found no room still do not
+        for name, placeable in self.known.items():
+            if not placeable and name not in changed:
+                requests = self.needs[name][0]
+                if all(r == requests[0] for r in requests):
+                    new.known[name] = False
+                    if name in self.job_keys:
+                        new.job_keys[name] = self.job_keys[name]
+        return new
 
     def __call__(self, job: Job) -> bool:
         found = self.known.get(job.name)
@@ -152,13 +207,10 @@ class Placeable:
 
     def _judge(self, job: Job) -> bool:
         cluster = self.cluster
-        if job.uniform and not cluster.active_count(job):  # the common case: a whole gang of equal tasks waits
-            waiting = cluster.count(job, "pending", "nominated")
-            requests = [job.task_resources] * min(max(1, job.gang_minimum), waiting)
-        else:
-            needed = cluster.tasks(job, "pending", "nominated")[: max(1, job.gang_minimum - cluster.active_count(job))]
-            requests = [job.requests(t) for t in needed]
-        shape = tuple(tuple(sorted(r.items())) for r in requests)
+        need = self.needs.get(job.name)
+        if need is None:
+            need = self.needs[job.name] = self._need(job)
+        requests, shape = need
         where = eligibility(cluster, job) if placement_matters(cluster, job) else None
         sets = None if where is None else _node_sets(where)
         key: tuple[object, ...] = shape if sets is None else (shape, *map(tuple, sets))
@@ -177,6 +229,26 @@ class Placeable:
             node_groups: list[list[int] | None] = [None] if sets is None else list(sets)
             judged = self.shapes[key] = any(self._first_fit(requests, group) for group in node_groups)
         return judged
+
+    def _need(self, job: Job) -> tuple[list[Resources], tuple[object, ...]]:
+        """The requests of the tasks the job needs next, and their shape (kept on the job model, as
+        :func:`chunk_request` keeps its answer)."""
+        cluster = self.cluster
+        given = job.name not in cluster.changed_jobs
+        if given:
+            found: tuple[list[Resources], tuple[object, ...]] | None = job.__dict__.get("_next_need")
+            if found is not None:
+                return found
+        if job.uniform and not cluster.active_count(job):  # the common case: a whole gang of equal tasks waits
+            waiting = cluster.count(job, "pending", "nominated")
+            requests = [job.task_resources] * min(max(1, job.gang_minimum), waiting)
+        else:
+            needed = cluster.tasks(job, "pending", "nominated")[: max(1, job.gang_minimum - cluster.active_count(job))]
+            requests = [job.requests(t) for t in needed]
+        need = requests, tuple(tuple(sorted(r.items())) for r in requests)
+        if given:
+            job.__dict__["_next_need"] = need
+        return need
 
     def _first_fit(self, requests: list[Resources], nodes: list[int] | None = None) -> bool:
         """Whether every request finds room now, first fit over the nodes in order (``nodes`` only, if given),
@@ -227,7 +299,9 @@ def _room(capacity: Resources, load: Resources) -> Resources:
 def _job_key(cluster: ClusterState, job: Job, fits: Placeable) -> tuple[object, ...]:
     key = fits.job_keys.get(job.name)
     if key is None:
-        since = queue_order_time(cluster.snapshot, job)
+        since = job.__dict__.get("_order_time", job)
+        if since is job:  # static for the job model and its snapshot's config
+            since = job.__dict__["_order_time"] = queue_order_time(cluster.snapshot, job)
         key = (not fits(job), -job.resolved_priority, float("inf") if since is None else since, job.name)
         fits.job_keys[job.name] = key
     return key

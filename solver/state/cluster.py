@@ -82,6 +82,11 @@ class ClusterState:
     """Node -> the tasks promised a place there (pipelined or nominated), in the order promised."""
     node_cache: NodeCache
     _waiting: list[Job] | None
+    changed_jobs: frozenset[str]
+    """Jobs whose task statuses differ from the snapshot's (a derived state's changes): the others are as given."""
+    job_counts: dict[str, dict[str, int]]
+    """Job -> its tasks per status, counted when first asked for (a derived state keeps its parent's counts of the
+    jobs it did not change)."""
     _kept: Kept
 
     def __init__(
@@ -130,6 +135,8 @@ class ClusterState:
             count.waiting,
         )
         self.leaving = {}
+        self.changed_jobs = frozenset()
+        self.job_counts = {}
         self._kept = Kept()
 
     def with_changes(self, changes: Iterable[tuple[str, str, str | None]]) -> ClusterState:
@@ -187,7 +194,17 @@ class ClusterState:
         return list(self._waiting)
 
     def count(self, job: Job, *statuses: str) -> int:
-        return sum(1 for t in job.tasks if self.status[str(t.name)] in statuses)
+        """How many of the job's tasks are in one of ``statuses``."""
+        counts = self.job_counts.get(job.name)
+        if counts is None:
+            counts = self.job_counts[job.name] = {}
+            status = self.status
+            for task in job.tasks:
+                state = status[str(task.name)]
+                counts[state] = counts.get(state, 0) + 1
+        if len(statuses) == 1:
+            return counts.get(statuses[0], 0)
+        return sum(counts.get(state, 0) for state in statuses)
 
     def status_counts(self, status: str) -> tuple[int, int]:
         """Jobs with a task in ``status``, and tasks in it: on the snapshot's columns when this state is the

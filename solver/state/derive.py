@@ -42,6 +42,7 @@ def derived(parent: ClusterState, changes: Iterable[tuple[str, str, str | None]]
     new.promised = dict(parent.promised)
     changed_nodes: set[str] = set()
     moved_jobs: set[str] = set()
+    changed_jobs: set[str] = set()
     owner = parent.index.owners
     touched_nodes: set[tuple[int, str]] = set()
     touched_queues: set[str] = set()
@@ -57,6 +58,7 @@ def derived(parent: ClusterState, changes: Iterable[tuple[str, str, str | None]]
         if before == "running" and after in PROMISED and where is not None and there != where:
             new.leaving[where] = dict(new.leaving.get(where, {}))  # moved: the old pod is still there now
             shift(new.leaving[where], requests, 1)
+        changed_jobs.add(job.name)
         running.counts[job.name] += (after == "running") - (before == "running")
         if "running" in (before, after):
             moved_jobs.add(job.name)
@@ -78,6 +80,8 @@ def derived(parent: ClusterState, changes: Iterable[tuple[str, str, str | None]]
             _renominate(new.promised, task, where if before in PROMISED else None, there if after in PROMISED else None)
         new.status[task] = after
         new.node_of[task] = there
+    new.job_counts = {name: counts for name, counts in parent.job_counts.items() if name not in changed_jobs}
+    new.changed_jobs = parent.changed_jobs | changed_jobs
     _update_running(parent, new, moved_jobs)
     new.node_cache = parent.node_cache.passed_on(frozenset(changed_nodes))
     return new

@@ -256,9 +256,10 @@ SHOWN_PROBLEMS = 50
 
 
 @contextmanager
-def replay_progress(source: Path, refused: str, *columns: ProgressColumn) -> Iterator[Progress]:
+def replay_progress(source: Path, refused: str, *columns: ProgressColumn, out: Path) -> Iterator[Progress]:
     """A progress display on stderr while a replay or a sweep runs; a scenario, sweep or trace found bad on the way
-    ends it, and the command exits 2 with every problem (``refused``: what the headline says of ``source``)."""
+    ends it, and the command exits 2 with every problem (``refused``: what the headline says of ``source``). Ctrl-C
+    ends it too (exit 130): the output folder ``out`` is written whole or not at all, so it is left as it was."""
     from rich.progress import Progress
 
     with Progress(*columns, console=err, transient=True) as progress:
@@ -268,6 +269,10 @@ def replay_progress(source: Path, refused: str, *columns: ProgressColumn) -> Ite
             progress.stop()
             print_problems(f"{source} {refused}", error.errors)
             raise typer.Exit(2) from None
+        except KeyboardInterrupt:
+            progress.stop()
+            err.print(f"interrupted: nothing was written to {out} (an earlier output folder there is left as it was)")
+            raise typer.Exit(130) from None
 
 
 def print_problems(headline: str, problems: list[Any]) -> None:

@@ -28,7 +28,7 @@ def simulate(
     ] = False,
 ) -> None:
     """Replay a scenario: waits, preemptions, fairness, utilisation and lost work, as files and plots."""
-    from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     from gpu_preempt.planning.run import simulate as replay
 
@@ -37,12 +37,20 @@ def simulate(
     except ValueError as error:
         err.print(f"error: --dump-at: {error}")
         raise typer.Exit(2) from None
-    columns = (TextColumn("simulated"), BarColumn(), TextColumn("{task.fields[hours]:.1f} h"), TimeElapsedColumn())
-    with replay_progress(scenario, "cannot be simulated", *columns) as progress:
+    columns = (
+        TextColumn("simulated {task.fields[hours]:.1f} h"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("jobs done"),
+        TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
+    )
+    with replay_progress(scenario, "cannot be simulated", *columns, out=out) as progress:
         task = progress.add_task("replay", total=None, hours=0.0)
 
-        def on_cycle(now: float) -> None:
-            progress.update(task, hours=now / 3600)
+        def on_cycle(now: float, done: int, total: int) -> None:
+            progress.update(task, hours=now / 3600, completed=done, total=total)
 
         result = replay(scenario, out, dump_at=at, check=check or None, on_cycle=on_cycle)
     summary: dict[str, Any] = result.summary

@@ -44,7 +44,7 @@ def sweep(
     from gpu_preempt.planning.run_sweep import sweep as run_sweep
 
     columns = (TextColumn("runs"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with replay_progress(file, "cannot be swept", *columns) as progress:
+    with replay_progress(file, "cannot be swept", *columns, out=out) as progress:
         task = progress.add_task("sweep", total=None)
 
         def on_plan(total: int | None) -> None:

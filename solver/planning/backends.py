@@ -74,10 +74,15 @@ def replay_runs(
 
 def _processes(runs: list[Run], base_dir: Path, workers: int) -> Iterator[tuple[Run, dict[str, Any]]]:
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    try:
         futures = {pool.submit(replay_document, run.document, str(base_dir)): run for run in runs}
         for future in as_completed(futures):
             yield futures[future], future.result()
+    except BaseException:  # Ctrl-C, or a failed run: the runs not started are dropped, not waited for
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
 
 
 def _ray(runs: list[Run], base_dir: Path) -> Iterator[tuple[Run, dict[str, Any]]]:

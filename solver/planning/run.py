@@ -38,10 +38,11 @@ def simulate(
     *,
     dump_at: float | None = None,
     check: bool | None = None,
-    on_cycle: Callable[[float], None] | None = None,
+    on_cycle: Callable[[float, int, int], None] | None = None,
     memo: bool = True,
 ) -> Replay:
     """Replay the scenario in ``path``; write the output folder ``out`` (and the ``--dump-at`` snapshot in it).
+    ``on_cycle(now, jobs finished, jobs)`` is called after every cycle.
     ``memo=False`` searches every waiting job every cycle (the same files, more slowly: a test holds them equal)."""
     if out is not None:
         check_out(out)

@@ -54,7 +54,7 @@ class Simulator:
         workload: ReplayInput,
         *,
         dump_at: float | None = None,
-        on_cycle: Callable[[float], None] | None = None,
+        on_cycle: Callable[[float, int, int], None] | None = None,
         event_lines: bool = True,
         memo: bool = True,
     ) -> None:
@@ -287,7 +287,7 @@ class Simulator:
         if self.settings.check:
             self.problems += [f"t={self.now:g}: {p}" for p in self.invariants()]
         if self.on_cycle is not None:
-            self.on_cycle(self.now)
+            self.on_cycle(self.now, len(self.finished), len(self.jobs))
 
     # -- bookkeeping ----------------------------------------------------------------
 

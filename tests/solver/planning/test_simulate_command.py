@@ -92,3 +92,38 @@ def test_plots_are_drawn_here_when_the_plotting_child_cannot_start_or_fails(
     simulate(scenario, tmp_path / "here")
     for name in ("wait_cdf.png", "jct_cdf.png", "allocation.png", "utilisation.png"):
         assert (tmp_path / "here" / name).read_bytes() == (tmp_path / "child" / name).read_bytes(), name
+
+
+def test_ctrl_c_stops_cleanly_and_leaves_the_output_folder_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """An interrupted replay says so and exits 130: no half-written folder, an earlier one left untouched."""
+    from gpu_preempt.planning.simulator import Simulator
+
+    scenario, out = small(tmp_path), tmp_path / "out"
+    assert RUN.invoke(app, ["simulate", str(scenario), "--out", str(out)]).exit_code == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    cycle = Simulator._cycle
+    calls = []
+
+    def interrupted(self: Simulator, payload: None) -> None:
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        cycle(self, payload)
+
+    monkeypatch.setattr(Simulator, "_cycle", interrupted)
+    result = RUN.invoke(app, ["simulate", str(scenario), "--out", str(out)])
+    assert result.exit_code == 130, result.output
+    assert "interrupted: nothing was written to" in result.stderr and "Traceback" not in result.output
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.")] == []  # no staging folder left
+    fresh = tmp_path / "fresh"
+    calls.clear()
+    assert RUN.invoke(app, ["simulate", str(scenario), "--out", str(fresh)]).exit_code == 130
+    assert not fresh.exists()
+
+
+def test_the_progress_callback_counts_jobs_done(tmp_path: Path):
+    seen: list[tuple[float, int, int]] = []
+    simulate(small(tmp_path), None, on_cycle=lambda now, done, total: seen.append((now, done, total)))
+    assert seen and all(total == 40 for _, _, total in seen)
+    assert [done for _, done, _ in seen] == sorted(done for _, done, _ in seen) and seen[-1][1] <= 40

@@ -150,7 +150,8 @@ def run_cycle(
                     memo.forget(decision)
             if decision.placed:
                 cluster = cluster.with_changes(decision.changes())
-                fits = fits.carried(cluster, _touched(decision))
+                shrunk = not (decision.victims or decision.moves or decision.overrides)
+                fits = fits.carried(cluster, _touched(decision), shrunk=shrunk)
                 order = None
                 failed = {}
             elif alike is not None:

@@ -178,10 +178,11 @@ class Placeable:
         self.needs: dict[str, tuple[list[Resources], tuple[object, ...]]] = {}
         """Per job, the requests of the tasks it needs next and their shape."""
 
-    def carried(self, cluster: ClusterState, changed: set[str]) -> Placeable:
+    def carried(self, cluster: ClusterState, changed: set[str], *, shrunk: bool) -> Placeable:
         """This judgement for ``cluster``, a state derived from this one's by changing only the jobs ``changed``:
         what depends on each job alone is kept for the others (and, in reclaim and preempt, judged on capacities
-        alone, whether each fits); what depends on the state's room and usage is judged again."""
+        alone, whether each fits); what depends on the state's room and usage is judged again, but for the jobs
+        of one kind of task that found no room, when the room only ``shrunk`` (no promise was given up)."""
         new = Placeable(cluster, self.action)
         for mine, theirs in ((self.chunks, new.chunks), (self.needs, new.needs)):
             theirs.update((name, value) for name, value in mine.items() if name not in changed)
@@ -189,7 +190,9 @@ class Placeable:
             new.known = {name: value for name, value in self.known.items() if name not in changed}
             new.job_keys = {name: value for name, value in self.job_keys.items() if name not in changed}
             return new
-        # allocate places without evicting: rooms only shrink, so tasks of one kind that found no room still do not
+        if not shrunk:
+            return new
+        # tasks of one kind that found no room still do not: their first fit is the number each node takes
         for name, placeable in self.known.items():
             if not placeable and name not in changed:
                 requests = self.needs[name][0]

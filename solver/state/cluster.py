@@ -103,6 +103,7 @@ class ClusterState:
         self.capacity = cluster_capacity(snapshot)
         self.index = SnapshotIndex(snapshot)
         self._take(count_tasks(snapshot, tree, status, node_of, fill=False))
+        self.changed_jobs = frozenset(job.name for job in snapshot.jobs)  # statuses given apart from the snapshot's
         self.node_cache = NodeCache()
 
     @classmethod

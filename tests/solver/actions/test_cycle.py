@@ -39,3 +39,36 @@ def test_reuse_changes_no_cycle_of_a_replay(tmp_path: Path, minutes: int):
     snapshot = load_snapshot(tmp_path / "out" / "dump.json")
     assert sum(1 for job in snapshot.jobs if job.tasks[0].status == "pending") >= 5
     assert same_with_and_without_reuse(snapshot) >= 15
+
+
+def judged_afresh(snapshot: Snapshot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The job order kept across placements (:meth:`Placeable.carried`) must give the cycle a fresh judgement gives."""
+    from gpu_preempt.rules.job_order import Placeable
+
+    kept = run_cycle(snapshot).to_dict(timing=False)
+    with monkeypatch.context() as patch:
+        patch.setattr(Placeable, "carried", lambda self, cluster, changed, shrunk: Placeable(cluster, self.action))
+        fresh = run_cycle(snapshot).to_dict(timing=False)
+    assert kept == fresh
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.yaml")), ids=lambda p: p.stem)
+def test_the_order_kept_across_placements_is_a_fresh_judgement_on_every_fixture(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    judged_afresh(load_snapshot(path), monkeypatch)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_order_kept_across_placements_is_a_fresh_judgement_on_generated_clusters(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+):
+    snapshot, _ = generated_cases(40 + 10 * seed, seed, pending=12)
+    judged_afresh(snapshot, monkeypatch)
+
+
+def test_the_order_kept_across_placements_is_a_fresh_judgement_in_a_replay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    simulate(FIXTURES / "scenarios" / "itp-cluster10.yaml", tmp_path / "out", dump_at=50 * 60.0)
+    judged_afresh(load_snapshot(tmp_path / "out" / "dump.json"), monkeypatch)

@@ -1,0 +1,82 @@
+"""The cost of a replay's cycle against the length of its queue, with and without the memo of standing outcomes.
+
+Run on demand (never part of the test command):
+
+    .venv/bin/python benchmarks/queue_depth.py                       # cluster04's first 2,500 jobs at 2x
+    .venv/bin/python benchmarks/queue_depth.py --first 1500 --time-scale 2
+
+Every cycle of the replay is timed (``run_cycle`` alone: not the snapshot it is given, nor applying it) with the
+number of jobs waiting when it starts; cycles are grouped by that number, and the mean time of a group is printed
+for a replay that lets outcomes stand (the default) and one that searches every waiting job every cycle. The two
+replays make the same decisions (tests/solver/planning/test_memo_replay.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+TRACE = ROOT.parent / "shared" / "traces" / "microsoft-itp-elasticflow" / "cluster04.csv"
+BUCKETS = [(0, 10), (10, 50), (50, 100), (100, 200), (200, 400), (400, 10**9)]
+
+
+def timed_cycles(path: Path, memo: bool) -> tuple[float, list[tuple[int, float]]]:
+    import gpu_preempt.planning.simulator as simulator
+    from gpu_preempt.planning.run import simulate
+
+    found: list[tuple[int, float]] = []
+    inner = simulator.run_cycle
+
+    def cycle(snapshot: Any, **options: Any) -> Any:
+        waiting = sum(1 for job in snapshot.jobs if any(t.status == "pending" for t in job.tasks))
+        started = time.perf_counter()
+        result = inner(snapshot, **options)
+        found.append((waiting, time.perf_counter() - started))
+        return result
+
+    simulator.run_cycle = cycle  # type: ignore[assignment]
+    try:
+        started = time.perf_counter()
+        simulate(path, None, memo=memo)
+        return time.perf_counter() - started, found
+    finally:
+        simulator.run_cycle = inner
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--first", type=int, default=2500)
+    parser.add_argument("--time-scale", type=float, default=2.0)
+    args = parser.parse_args()
+    document = yaml.safe_load((ROOT / "benchmarks" / "scenarios" / "itp-cluster04.yaml").read_text())
+    document["workload"]["trace"]["path"] = str(TRACE)
+    document["workload"]["window"] = {"first": args.first}
+    document["workload"]["time_scale"] = args.time_scale
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "scenario.yaml"
+        path.write_text(yaml.safe_dump(document))
+        runs = {memo: timed_cycles(path, memo) for memo in (True, False)}
+    print(f"cluster04, first {args.first:,} jobs at {args.time_scale:g}x; mean time of a cycle by jobs waiting")
+    print("| jobs waiting | cycles | outcomes stand | every job searched | ratio |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for low, high in BUCKETS:
+        kept = [t for w, t in runs[True][1] if low <= w < high]
+        every = [t for w, t in runs[False][1] if low <= w < high]
+        if not kept or not every:
+            continue
+        a, b = statistics.mean(kept) * 1000, statistics.mean(every) * 1000
+        label = f"{low}-{high - 1}" if high < 10**9 else f"{low}+"
+        print(f"| {label} | {len(kept):,} | {a:.1f} ms | {b:.1f} ms | {b / a:.2f}x |")
+    print(f"whole replay: {runs[True][0]:.1f} s with the memo, {runs[False][0]:.1f} s without")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

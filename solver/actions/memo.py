@@ -10,10 +10,11 @@ under which the outcome cannot change (docs/planning.md, "How the replay stays f
 * ``skipped`` in backoff: the backoff still runs; by the reclaim gate: the gate is still closed (judged again,
   cheaply); by the job's priority class or its gang size: always;
 * ``allocate`` ``infeasible`` (one kind of task, no topology to choose): the tasks the free room takes on the
-  nodes the job may use, at its priority, are no more than they were, and no queue on its path holds less;
-* ``preempt`` ``infeasible`` for want of candidates: moreover, the running jobs of its queue that it could ever
-  take (preemptible, of lower priority) are the same ones with the same numbers of tasks, and no protection that
-  kept one of them out has ended.
+  nodes the job may use, at its priority, are no more than they were, and no queue on its path holds less under a
+  limit (or, for a non-preemptible job, under a deserved quota) of what it asks for;
+* ``preempt`` ``infeasible`` for want of candidates: moreover, it still has none: the running jobs of its queue
+  that it could ever take (preemptible, of lower priority) are the same ones with the same numbers of tasks and no
+  protection that kept one of them out has ended, or else its candidates, judged again, are none.
 
 Anything else is searched again (reclaim's candidates depend on every queue's usage and fair share). A test holds
 replays with and without the memo to the same files.
@@ -27,6 +28,7 @@ from gpu_preempt.models import Job, RequeueState
 from gpu_preempt.models.decision import Decision
 from gpu_preempt.problem.data import Action
 from gpu_preempt.reduce.units import free_hosts
+from gpu_preempt.rules.candidates import preempt_candidates
 from gpu_preempt.rules.job_order import chunk_request
 from gpu_preempt.rules.placement import eligibility, placement_mask
 from gpu_preempt.rules.reclaim_gate import reclaim_gate
@@ -63,7 +65,7 @@ class _PerState:
 
     fits: dict[tuple[object, ...], int] = field(default_factory=dict)
     members: dict[tuple[str, int], Facts] = field(default_factory=dict)
-    usage: dict[tuple[str, tuple[str, ...]], tuple[int, ...]] = field(default_factory=dict)
+    usage: dict[tuple[str, tuple[str, ...], bool], tuple[int, ...]] = field(default_factory=dict)
 
 
 class OutcomeMemo:
@@ -138,7 +140,9 @@ def _stands(cluster: ClusterState, job: Job, action: Action, found: Standing) ->
         return False
     if kind == "room":
         return True
-    return cluster.now < found.until and _members(cluster, job) == found.members
+    if cluster.now < found.until and _members(cluster, job) == found.members:
+        return True
+    return not preempt_candidates(cluster, job).candidates  # judged again, once per queue and priority in a state
 
 
 def _fits(cluster: ClusterState, job: Job) -> int | None:
@@ -175,19 +179,24 @@ def _request(job: Job) -> tuple[tuple[str, int], ...] | None:
 
 
 def _usage(cluster: ClusterState, job: Job) -> tuple[int, ...]:
-    """What each queue on the job's path holds of the resources it asks for (all of it, and the non-preemptible
-    part): a queue holding less could leave room under a limit or a quota."""
+    """What the queues on the job's path hold where a row of the decision could bind (docs/rules.md, "How a
+    decision is made"): under a limit, all they hold; under a deserved quota, for a non-preemptible job, the
+    non-preemptible part. A queue holding less could leave room under such a row; elsewhere usage binds nothing."""
     request = _request(job)
     resources = () if request is None else tuple(r for r, _ in request)
     kept = cluster.for_state(_PerState).usage
-    found = kept.get((job.queue, resources))
+    key = (job.queue, resources, job.is_preemptible)
+    found = kept.get(key)
     if found is None:
         out: list[int] = []
         for name in cluster.tree.upward(job.queue):
-            usage = cluster.usage[name]
+            queue, usage = cluster.tree.queue(name), cluster.usage[name]
             for r in resources:
-                out += [usage.allocated.get(r, 0), usage.allocated_non_preemptible.get(r, 0)]
-        found = kept[job.queue, resources] = tuple(out)
+                if queue.limit_of(r) is not None:
+                    out.append(usage.allocated.get(r, 0))
+                if not job.is_preemptible and queue.quota_of(r) is not None:
+                    out.append(usage.allocated_non_preemptible.get(r, 0))
+        found = kept[key] = tuple(out)
     return found
 
 

@@ -116,7 +116,7 @@ class WaitingOrder:
             best: tuple[object, ...] | None = None
             for child in self.cluster.tree.children(queue):
                 found = self._offer(child)
-                if found is not None and (best is None or found[0] < best):  # type: ignore[operator]
+                if found is not None and (best is None or found[0] < best):
                     best, job = found[0], found[1]
         if job is None:
             result = None
@@ -184,8 +184,8 @@ class Placeable:
         alone, whether each fits); what depends on the state's room and usage is judged again, but for the jobs
         of one kind of task that found no room, when the room only ``shrunk`` (no promise was given up)."""
         new = Placeable(cluster, self.action)
-        for mine, theirs in ((self.chunks, new.chunks), (self.needs, new.needs)):
-            theirs.update((name, value) for name, value in mine.items() if name not in changed)
+        new.chunks.update((name, chunk) for name, chunk in self.chunks.items() if name not in changed)
+        new.needs.update((name, need) for name, need in self.needs.items() if name not in changed)
         if self.action != "allocate":  # static: node capacities only
             new.known = {name: value for name, value in self.known.items() if name not in changed}
             new.job_keys = {name: value for name, value in self.job_keys.items() if name not in changed}

@@ -4,6 +4,7 @@ Run on demand (never part of the test command):
 
     .venv/bin/python benchmarks/queue_depth.py                       # cluster04's first 2,500 jobs at 2x
     .venv/bin/python benchmarks/queue_depth.py --first 1500 --time-scale 2
+    .venv/bin/python benchmarks/queue_depth.py --plot docs/cycle-cost.png   # also the plot of docs/performance.md
 
 Every cycle of the replay is timed (``run_cycle`` alone: not the snapshot it is given, nor applying it) with the
 number of jobs waiting when it starts; cycles are grouped by that number, and the mean time of a group is printed
@@ -55,6 +56,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--first", type=int, default=2500)
     parser.add_argument("--time-scale", type=float, default=2.0)
+    parser.add_argument("--plot", type=Path, help="also draw each cycle's time against the jobs waiting (PNG)")
     args = parser.parse_args()
     document = yaml.safe_load((ROOT / "benchmarks" / "scenarios" / "itp-cluster04.yaml").read_text())
     document["workload"]["trace"]["path"] = str(TRACE)
@@ -76,6 +78,29 @@ def main() -> None:
         label = f"{low}-{high - 1}" if high < 10**9 else f"{low}+"
         print(f"| {label} | {len(kept):,} | {a:.1f} ms | {b:.1f} ms | {b / a:.2f}x |")
     print(f"whole replay: {runs[True][0]:.1f} s with the memo, {runs[False][0]:.1f} s without")
+    if args.plot is not None:
+        plot(runs, args.plot, f"cluster04, first {args.first:,} jobs at {args.time_scale:g}x")
+
+
+def plot(runs: dict[bool, tuple[float, list[tuple[int, float]]]], path: Path, title: str) -> None:
+    """Each cycle's time against the jobs waiting when it started, with and without the memo."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(7, 4))
+    for memo, label, color in ((False, "every job searched", "tab:red"), (True, "outcomes stand", "tab:blue")):
+        waiting = [w for w, _ in runs[memo][1]]
+        times = [t * 1000 for _, t in runs[memo][1]]
+        axes.scatter(waiting, times, s=3, alpha=0.3, color=color, label=label)
+    axes.set_xlabel("jobs waiting when the cycle starts")
+    axes.set_ylabel("cycle time (ms)")
+    axes.set_yscale("log")
+    axes.set_title(title)
+    axes.legend(markerscale=4)
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
 
 
 if __name__ == "__main__":

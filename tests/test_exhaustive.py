@@ -270,16 +270,13 @@ def test_reclaim_with_moves_matches_exhaustive_search(document):
     check(document, "reclaim")
 
 
-PLACED = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-@PLACED
+@MOVES
 @given(clusters("preempt", placed=True))
 def test_preempt_with_placement_matches_exhaustive_search(document):
     check(document, "preempt")
 
 
-@PLACED
+@MOVES
 @given(clusters("reclaim", placed=True))
 def test_reclaim_with_placement_matches_exhaustive_search(document):
     check(document, "reclaim")

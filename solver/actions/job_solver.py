@@ -21,7 +21,7 @@ from gpu_preempt.models import Job, Resources
 from gpu_preempt.models.decision import BelowLine, Decision, Move, Outcome, VictimTasks
 from gpu_preempt.models.quantity import add
 from gpu_preempt.problem.builder import prepare
-from gpu_preempt.problem.data import Action, Problem, Solution, objective_values
+from gpu_preempt.problem.data import Action, Problem, Solution, could_fit, objective_values
 from gpu_preempt.reduce.allocate import solve_allocation
 from gpu_preempt.rules.nominations import claim, held_against, overrides
 from gpu_preempt.rules.placement import excluded_text, exclusions, placement_matters
@@ -76,11 +76,14 @@ def _attempt(cluster: ClusterState, job: Job, action: Action, solver: SolverName
         full = prepared.problem
         assert full is not None
         problem = full
-        baseline = greedy.solve(problem)
-        try:
-            solution = baseline if solver == "greedy" else cpsat.solve(problem, hint=baseline)
-        except ModelError as error:
-            solution = Solution("unknown", reason=too_large(error))
+        if not could_fit(problem):  # proved without a search: the model would say so after building it
+            solution = Solution("infeasible")
+        else:
+            baseline = greedy.solve(problem)
+            try:
+                solution = baseline if solver == "greedy" else cpsat.solve(problem, hint=baseline)
+            except ModelError as error:
+                solution = Solution("unknown", reason=too_large(error))
     decision = _assemble(cluster, problem, solution, solver)
     if action == "reclaim" and decision.placed:
         decision.below_line = below_line(cluster, job, decision, prepared.required)

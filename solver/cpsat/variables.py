@@ -131,7 +131,12 @@ class Variables:
         return cp_model.LinearExpr.sum(terms) if terms else 0
 
     def moved_out(self, v: int, s: int) -> LinearExpr:
-        terms = [var for (u, k, _), var in self.move.items() if (u, k) == (v, s)]
+        by_slot: dict[tuple[int, int], list[cp_model.IntVar]] | None = self.__dict__.get("_moves_by_slot")
+        if by_slot is None:  # built once: a model asks for every slot's moves, several times
+            by_slot = self.__dict__["_moves_by_slot"] = {}
+            for (u, k, _), var in self.move.items():
+                by_slot.setdefault((u, k), []).append(var)
+        terms = by_slot.get((v, s))
         return cp_model.LinearExpr.sum(terms) if terms else 0
 
     def moved(self) -> LinearExpr:

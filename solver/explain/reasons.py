@@ -19,7 +19,7 @@ from gpu_preempt import cpsat
 from gpu_preempt.models import Job, Resources, format_quantity, format_resources, format_time
 from gpu_preempt.models.decision import Decision, Protected
 from gpu_preempt.models.quantity import add
-from gpu_preempt.problem.data import GuaranteeRow, Problem
+from gpu_preempt.problem.data import GuaranteeRow, Problem, could_fit
 from gpu_preempt.rules.candidates import CandidateSet
 from gpu_preempt.rules.placement import placement_matters
 from gpu_preempt.rules.reclaim_line import reclaim_line
@@ -81,7 +81,8 @@ def _frees(cluster: ClusterState, decision: Decision, victim: Job, me: Job) -> s
 def why_infeasible(problem: Problem, candidates: CandidateSet | None) -> str:
     """A sentence (or a few) on why no allowed victim set makes room for the chunk."""
     need = _need(problem)
-    blame = [family for family in ("limits", "guarantee", "saturation") if _feasible_without(problem, family)]
+    families = ("limits", "guarantee", "saturation") if could_fit(problem) else ()  # else capacity alone
+    blame = [family for family in families if _feasible_without(problem, family)]
     if blame:
         return "; ".join(_family_reason(problem, family) for family in blame)
     if problem.action == "allocate":

@@ -321,6 +321,45 @@ def spread_of(problem: Problem, solution: Solution) -> int:
     return len(problem.spread_held | placed_domains(problem, solution, problem.spread))
 
 
+def could_fit(problem: Problem) -> bool:
+    """Whether the chunk's required tasks could fit even if every task a victim may give up left its node: on
+    each eligible node, its room plus the tasks of victims there that could be evicted (up to the victim's
+    budget: all its tasks, or its surplus) or moved (a slot with somewhere to go), each kind of task counted
+    alone. A relaxation of the model (limits, the reclaim line, saturation, moves' landing room and the topology
+    left out), so ``False`` proves that no answer places the chunk.
+
+    >>> from gpu_preempt.problem.data import ChunkType, NodeRoom, Problem
+    >>> node = NodeRoom("n0", room={"gpu": 4}, now_room={"gpu": 4})
+    >>> chunk = (ChunkType({"gpu": 8}, ("t0",), required=1),)
+    >>> could_fit(Problem("j", "reclaim", nodes=(node,), chunk=chunk, victims=()))
+    False
+    """
+    leaving: dict[int, list[tuple[Slot, int]]] = {}
+    for victim in problem.victims:
+        budget = victim.running if victim.whole_job else victim.surplus
+        for slot in victim.slots:
+            movable = victim.move != "none" and slot.moves_to
+            leaving.setdefault(slot.node, []).append((slot, slot.count if movable else min(slot.count, budget)))
+    for chunk in problem.chunk:
+        asked = [(r, a) for r, a in chunk.requests.items() if a > 0]
+        if not chunk.required or not asked:
+            continue
+        fits = 0
+        for n, node in enumerate(problem.nodes):
+            if not node.eligible:
+                continue
+            room = dict(node.room)
+            for slot, count in leaving.get(n, ()):
+                for r, a in slot.requests.items():
+                    room[r] = room.get(r, 0) + a * count
+            fits += min(room.get(r, 0) // a for r, a in asked)
+            if fits >= chunk.required:
+                break
+        if fits < chunk.required:
+            return False
+    return True
+
+
 def gpus_of(requests: Resources) -> int:
     """Whole GPUs in a request (all GPU resources together)."""
     return sum(a for r, a in requests.items() if is_gpu_resource(r)) // MILLI

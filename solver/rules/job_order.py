@@ -91,14 +91,29 @@ class WaitingOrder:
             return None
         offer = found[1]
         leaf = offer.queue
-        self.heads[leaf] += 1
+        head = self.heads[leaf] = self.heads[leaf] + 1
         path = self.paths.get(leaf)
         if path is None:
             path = self.paths[leaf] = (*self.cluster.tree.upward(leaf), ROOT)
         offers = self.offers
+        jobs = self.orders[leaf]
+        if head < len(jobs) and self._alike(offer, jobs[head]):
+            # the leaf's next job has the same queue keys: every queue on the path offers it in the same place
+            after = jobs[head]
+            for queue in path:
+                kept = offers.get(queue)
+                if kept is not None:
+                    offers[queue] = (kept[0], after)
+            return offer
         for queue in path:
             offers.pop(queue, None)
         return offer
+
+    def _alike(self, job: Job, other: Job) -> bool:
+        """Whether ``other`` gives every queue the key ``job`` gives it (:func:`_queue_key` reads the chunk request
+        and placeability only)."""
+        fits = self.fits
+        return fits(job) == fits(other) and _chunk_of(self.cluster, job, fits) == _chunk_of(self.cluster, other, fits)
 
     def _offer(self, queue: str) -> tuple[tuple[object, ...], Job] | None:
         """The job ``queue``'s subtree offers, with ``queue``'s key: its own best job (a leaf), or the offer of its
@@ -312,14 +327,19 @@ def _job_key(cluster: ClusterState, job: Job, fits: Placeable) -> tuple[object, 
 
 def _queue_key(cluster: ClusterState, queue: str, job: Job, fits: Placeable) -> tuple[object, ...]:
     """The queue's key with ``job`` offered: it reads the job's chunk request and placeability only."""
-    chunk = fits.chunks.get(job.name)
-    if chunk is None:
-        chunk = fits.chunks[job.name] = tuple(sorted(chunk_request(cluster, job).items()))
+    chunk = _chunk_of(cluster, job, fits)
     placeable = fits(job)
     key = fits.queue_keys.get((queue, chunk, placeable))
     if key is None:
         key = fits.queue_keys[(queue, chunk, placeable)] = _judge_queue(cluster, queue, dict(chunk), placeable)
     return key
+
+
+def _chunk_of(cluster: ClusterState, job: Job, fits: Placeable) -> tuple[tuple[str, int], ...]:
+    chunk = fits.chunks.get(job.name)
+    if chunk is None:
+        chunk = fits.chunks[job.name] = tuple(sorted(chunk_request(cluster, job).items()))
+    return chunk
 
 
 def _judge_queue(cluster: ClusterState, queue: str, chunk: Resources, placeable: bool) -> tuple[object, ...]:

@@ -1,0 +1,51 @@
+"""``could_fit`` is a relaxation: when it says no, the full model finds no answer either."""
+
+from __future__ import annotations
+
+from conftest import FIXTURES, base_document, build
+
+from gpu_preempt import cpsat
+from gpu_preempt.models import load_snapshot
+from gpu_preempt.problem.builder import prepare
+from gpu_preempt.problem.data import could_fit
+from gpu_preempt.state.cluster import ClusterState
+
+
+def test_a_refusal_is_never_wrong_on_any_fixture():
+    refused = 0
+    for path in sorted(FIXTURES.glob("*.yaml")):
+        cluster = ClusterState.of(load_snapshot(path))
+        for job in cluster.waiting_jobs():
+            for action in ("allocate", "reclaim", "preempt"):
+                prepared = prepare(cluster, job, action)
+                problem = None if prepared.skip is not None else prepared.problem
+                if problem is None or could_fit(problem):
+                    continue
+                refused += 1
+                assert cpsat.solve(problem).status == "infeasible", (path.name, job.name, action)
+    assert refused >= 10  # the fixtures exercise it
+
+
+def test_a_task_that_could_move_counts_on_its_node():
+    """``g`` is below its queue's line (no victim), but moving it to n1 frees n0 whole: the bound must not refuse
+    what a move makes possible, and refuses it once moves are off."""
+    document = {
+        "nodes": [{"name": "n0", "resources": {"gpu": 8}}, {"name": "n1", "resources": {"gpu": 8}}],
+        "queues": [
+            {"name": "dept", "deserved": {"gpu": 16}},
+            {"name": "a", "parent": "dept", "deserved": {"gpu": 8}},
+            {"name": "b", "parent": "dept", "deserved": {"gpu": 8}},
+        ],
+        "jobs": [
+            {"name": "g", "queue": "a", "task_resources": {"gpu": 4}, "tasks": [{"node": "n0"}]},
+            {"name": "fill", "queue": "b", "task_resources": {"gpu": 4}, "tasks": [{"node": "n1"}]},
+            {"name": "wait", "queue": "b", "task_resources": {"gpu": 8}, "tasks": [{}]},
+        ],
+    }
+    decided = {}
+    for moves in (True, False):
+        snapshot = build({**base_document(), **document}, config={"moves": moves})
+        problem = prepare(ClusterState.of(snapshot), snapshot.job("wait"), "reclaim").problem
+        assert problem is not None
+        decided[moves] = could_fit(problem), cpsat.solve(problem).status
+    assert decided == {True: (True, "optimal"), False: (False, "infeasible")}

@@ -271,6 +271,8 @@ class JobColumns:
     """Per job, :attr:`Job.resolved_priority` (int64)."""
     started: np.ndarray
     """Per job, ``started_at`` (float; NaN when it never started)."""
+    since: np.ndarray
+    """Per job, :attr:`Job.progress_since`, the lost-work clock (float; NaN when it never started)."""
     created: np.ndarray
     """Per job, ``created_at`` (float; NaN when not given)."""
     minimum: np.ndarray
@@ -291,6 +293,7 @@ class JobColumns:
             queues=list(map(attrgetter("queue"), jobs)),
             classes=list(map(attrgetter("priority_class"), jobs)),
             started=list(map(attrgetter("started_at"), jobs)),
+            since=list(map(attrgetter("progress_since"), jobs)),
             created=list(map(attrgetter("created_at"), jobs)),
             minimum=list(map(attrgetter("gang_minimum"), jobs)),
             priority=list(map(attrgetter("resolved_priority"), jobs)),
@@ -315,9 +318,10 @@ class JobColumns:
         marked: list[bool],
         uniform: list[bool],
         resources: list[dict[str, int]],
+        since: list[float | None] | None = None,
     ) -> JobColumns:
         """Columns from lists read elsewhere (per job, in document order; ``resources``: each one's
-        ``task_resources``)."""
+        ``task_resources``; ``since``: the lost-work clock, when a checkpoint makes it differ from ``started``)."""
         count = len(names)
         queue_names, queue = _codes(queues)
         class_names, priority_class = _codes(classes)
@@ -336,7 +340,8 @@ class JobColumns:
             preemptible=np.fromiter(preemptible, dtype=bool, count=count),
             marked=np.fromiter(marked, dtype=bool, count=count),
             priority=np.fromiter(priority, dtype=np.int64, count=count),
-            started=np.array(started, dtype=float).reshape(count),  # None becomes NaN
+            started=(begun := np.array(started, dtype=float).reshape(count)),  # None becomes NaN
+            since=begun if since is None else np.array(since, dtype=float).reshape(count),
             created=np.array(created, dtype=float).reshape(count),
             minimum=np.fromiter(minimum, dtype=np.int64, count=count),
             uniform=np.fromiter(uniform, dtype=bool, count=count),

@@ -10,7 +10,7 @@ from pydantic import BeforeValidator, Field, ValidationInfo, WithJsonSchema, fie
 from .fields import MAX_WEIGHT, Duration, Int32, Name, SnapshotModel
 from .requeue import RequeueConfig
 
-Criterion = Literal["priority", "jobs", "tasks", "lost_work"]
+Criterion = Literal["priority", "jobs", "tasks", "lost_work", "moves"]
 """A victim-choice criterion (docs/snapshot-format.md, "Rules", *Victim choice*)."""
 
 DEFAULT_OBJECTIVE: tuple[Criterion, ...] = ("priority", "jobs", "tasks", "lost_work")

@@ -137,6 +137,9 @@ class Job(LazyPartsModel):
     placement: Placement | None = Field(
         None, description="where its tasks may run (docs/snapshot-format.md, Placement)"
     )
+    checkpointed_at: Time | None = Field(
+        None, description="its last checkpoint: an eviction or a move loses only the progress made since"
+    )
 
     @model_validator(mode="after")
     def _check_tasks(self) -> Job:
@@ -178,6 +181,16 @@ class Job(LazyPartsModel):
     # Derived values, set by the snapshot that resolves them (they depend on its priority classes
     # and config). They live in the instance dict next to the fields, not in pydantic private
     # attributes, which cost a few microseconds per job to create and to read.
+    @property
+    def progress_since(self) -> float | None:
+        """Since when an eviction or a move would lose the job's progress: its last checkpoint after its last
+        start, else its start (``None``: never started). The lost-work clock (docs/snapshot-format.md,
+        "Victim choice")."""
+        started, checkpoint = self.started_at, self.checkpointed_at
+        if started is None or checkpoint is None:
+            return started
+        return max(started, checkpoint)
+
     @property
     def resolved_priority(self) -> int:
         """Priority value: ``priority``, else its class's value, else ``config.default_priority``."""

@@ -89,6 +89,8 @@ def clusters(draw: st.DrawFn, action: str, moves: bool = False, placed: bool = F
         "moves": moves,
         "solver": {"workers": 1},
     }
+    if moves and draw(st.booleans()):  # a move weighed before the victims it spares
+        config["objective"] = draw(st.sampled_from([["priority", "moves", "jobs", "tasks", "lost_work"], ["moves"]]))
     leaves = [q["name"] for q in queues if q["name"] != "d"]
     victim_leaves = leaves if action == "preempt" else [q for q in leaves if q != "a"]
     free = list(capacity)
@@ -115,6 +117,8 @@ def clusters(draw: st.DrawFn, action: str, moves: bool = False, placed: bool = F
             "started_at": NOW - draw(st.integers(60, 3600)),
             "tasks": tasks,
         }
+        if draw(st.integers(0, 3)) == 0:  # a checkpoint: only the progress since is lost
+            job["checkpointed_at"] = NOW - draw(st.integers(0, 3600))
         if len(tasks) == 2 and draw(st.booleans()):
             job["min_available"] = 1
         jobs.append(job)
@@ -161,14 +165,25 @@ def domains(cluster: ClusterState, placements: dict[str, str]) -> int:
     return len({cluster.snapshot.node(str(n)).labels.get("rack", f"alone {n}") for n in nodes})
 
 
-def key(cluster: ClusterState, victims: list[VictimTasks], levels: list[int], moves: int = 0) -> tuple[int, ...]:
+def key(cluster: ClusterState, victims: list[VictimTasks], levels: list[int], moves: list[Move]) -> tuple[int, ...]:
+    """The objective in ``config.objective``'s order (``moves`` last unless it is listed); a task evicted or moved
+    loses its GPUs times the time since its job's checkpoint or start."""
     snapshot = cluster.snapshot
     priorities = [snapshot.job(v.job).resolved_priority for v in victims]
     lost = 0
-    for v in victims:
-        job = snapshot.job(v.job)
-        lost += len(v.tasks) * job.task_resources["gpu"] // MILLI * round((cluster.now - (job.started_at or 0)) * 1000)
-    return (*[priorities.count(p) for p in levels], len(victims), sum(len(v.tasks) for v in victims), lost, moves)
+    for name, tasks in [(v.job, len(v.tasks)) for v in victims] + [(m.job, 1) for m in moves]:
+        job = snapshot.job(name)
+        since = max(job.started_at or 0, job.checkpointed_at or 0)
+        lost += tasks * job.task_resources["gpu"] // MILLI * round((cluster.now - since) * 1000)
+    values = {
+        "priority": [priorities.count(p) for p in levels],
+        "jobs": [len(victims)],
+        "tasks": [sum(len(v.tasks) for v in victims)],
+        "lost_work": [lost],
+        "moves": [len(moves)],
+    }
+    order = snapshot.config.objective
+    return tuple(x for c in (*order, *(() if "moves" in order else ("moves",))) for x in values[c])
 
 
 def fates(cluster: ClusterState, job: Job, moves: bool) -> list[tuple[tuple[str, ...], tuple[Move, ...]]]:
@@ -207,7 +222,7 @@ def exhaustive(cluster: ClusterState, action: str, moves: bool = False) -> tuple
             if tasks
         ]
         moved = [move for _, fate in picks for move in fate]
-        score = key(cluster, victims, levels, len(moved))
+        score = key(cluster, victims, levels, moved)
         if best is not None and score > best[: len(score)]:
             continue
         for where in itertools.product(nodes, repeat=len(chunk)):
@@ -235,7 +250,7 @@ def check(document: dict[str, Any], action: str) -> None:
     assert decision.optimal
     levels = sorted({j.resolved_priority for j in snapshot.jobs if j.name != "want" and cluster.running_count(j)})
     levels.reverse()
-    reached = (*key(cluster, decision.victims, levels, len(decision.moves)), domains(cluster, decision.placements))
+    reached = (*key(cluster, decision.victims, levels, decision.moves), domains(cluster, decision.placements))
     assert reached == best, decision.to_dict()
     assert verify(cluster, decision) == []
 

@@ -7,9 +7,9 @@ validators (quantities, instants, the task status rule), which cost more than re
 ``config``, queues, priority classes) are validated by pydantic as usual, and the whole-document checks
 (:meth:`Snapshot._resolve`) run unchanged.
 
-The common job gives no labels, annotations, requeue state or placement, and its tasks give only their node. In a large
-snapshot it is made when first read, from its struct and the lists (:class:`.job_list.JobList`: a decision reads
-about one job in six); in a small one, at once. Any other job is built at once.
+The common job gives no labels, annotations, requeue state, placement or checkpoint, and its tasks give only their
+node. In a large snapshot it is made when first read, from its struct and the lists (:class:`.job_list.JobList`: a
+decision reads about one job in six); in a small one, at once. Any other job is built at once.
 
 It never decides what is wrong with a document: at the first thing it does not accept it gives up
 (:class:`Refused`), and the caller validates the whole document with pydantic, which gives the error messages.
@@ -127,6 +127,8 @@ class Seen:
         self.own: list[tuple[int, dict[str, int]]] = []
         self.classes: list[str | None] = []
         self.started: list[float | None] = []
+        self.since: list[float | None] | None = None
+        """Per job, the lost-work clock, when a job gives a checkpoint (else ``started`` says it)."""
         self.created: list[float | None] = []
         self.minimum: list[int] = []
         self.uniform: list[bool] = []
@@ -205,6 +207,7 @@ def assembled(head: Snapshot, has_jobs: bool, nodes: list[Node], jobs: list[Job]
             "queues": seen.queues,
             "classes": seen.classes,
             "started": seen.started,
+            "since": seen.since,
             "created": seen.created,
             "minimum": seen.minimum,
             "uniform": seen.uniform,
@@ -354,6 +357,7 @@ def _odd(raw: list[Any]) -> tuple[set[int], tuple[list[list[Any]], list[Any]]]:
         [job.annotations for job in raw],
         [job.requeue for job in raw],
         [job.placement for job in raw],
+        [job.checkpointed_at for job in raw],
     ):
         odd.update(_given_at(column))
     return odd, (tasks, flat)
@@ -464,11 +468,16 @@ def _built_now(odd: list[int], raw: list[Any], seen: Seen, resolved: list[tuple[
         values["annotations"] = free_map(struct.annotations, seen)
         values["requeue"] = None if struct.requeue in (None, UNSET) else RequeueState.model_validate(struct.requeue)
         values["placement"] = None if struct.placement in (None, UNSET) else Placement.model_validate(struct.placement)
+        values["checkpointed_at"] = None if struct.checkpointed_at in (None, UNSET) else instant(struct.checkpointed_at)
         uniform = len(seen.own) == own
         if uniform:
             values["_uniform"] = True
         job = raw[i] = built_model(Job, values, given_set(structs.given(struct)))
         seen.uniform[i] = uniform or job.uniform
+        if job.checkpointed_at is not None:
+            if seen.since is None:
+                seen.since = list(seen.started)
+            seen.since[i] = job.progress_since
 
 
 def _task(struct: Any, job: str, index: int, position: int, seen: Seen) -> Task:
@@ -523,6 +532,7 @@ def _job_values(struct: Any, seen: Seen, i: int, resolved: tuple[int, bool, bool
         "annotations": EMPTY,
         "requeue": None,
         "placement": None,
+        "checkpointed_at": None,
         "_resolved_priority": priority,  # resolved by the snapshot (Snapshot._check_jobs), known here
         "_resolved_preemptible": preemptible,
     }

@@ -285,7 +285,8 @@ def _victim(cluster: ClusterState, job: Job, index: dict[str, int]) -> Victim:
     for task in reversed(running):  # evict-first order: newest task first
         node = index[str(cluster.node_of[str(task.name)])]
         slots.setdefault((node, tuple(sorted(job.requests(task).items()))), []).append(str(task.name))
-    elapsed = 0 if job.started_at is None else max(0, round((cluster.now - job.started_at) * 1000))
+    since = job.progress_since  # the lost-work clock
+    elapsed = 0 if since is None else max(0, round((cluster.now - since) * 1000))
     return Victim(
         job=job.name,
         queue=job.queue,

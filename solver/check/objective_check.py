@@ -16,14 +16,18 @@ def check_objective(cluster: ClusterState, decision: Decision) -> list[str]:
     snapshot = cluster.snapshot
     levels = decision.priority_levels
     priorities = [snapshot.job(v.job).resolved_priority for v in decision.victims]
+    # a task evicted or moved loses its progress since its job's last checkpoint, else its start (a moved task
+    # restarts on its new node)
+    lost = [(entry.job, task) for entry in decision.victims for task in entry.tasks]
+    lost += [(move.job, move.task) for move in decision.moves]
     lost_ms = 0
-    for entry in decision.victims:
-        victim = snapshot.job(entry.job)
-        by_name = {str(t.name): t for t in victim.tasks}
-        elapsed = 0 if victim.started_at is None else max(0, round((cluster.now - victim.started_at) * 1000))
-        for task in entry.tasks:
-            gpus = sum(a for r, a in victim.requests(by_name[task]).items() if is_gpu_resource(r)) // MILLI
-            lost_ms += gpus * elapsed
+    for name, task in lost:
+        victim = snapshot.job(name)
+        since = victim.progress_since
+        elapsed = 0 if since is None else max(0, round((cluster.now - since) * 1000))
+        spec = next(t for t in victim.tasks if str(t.name) == task)
+        gpus = sum(a for r, a in victim.requests(spec).items() if is_gpu_resource(r)) // MILLI
+        lost_ms += gpus * elapsed
     expected = {
         "priority": [priorities.count(p) for p in levels],
         "jobs": len(decision.victims),

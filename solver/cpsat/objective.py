@@ -9,10 +9,12 @@ per row, then ``config.objective``:
   of victim jobs at that level (never evict a higher-priority job where lower
   ones suffice);
 * ``jobs``: victim jobs; ``tasks``: evicted tasks;
-* ``lost_work``: evicted tasks' GPUs times ``now - started_at`` (milliseconds);
+* ``lost_work``: evicted and moved tasks' GPUs times the time since the job's last checkpoint or start
+  (milliseconds; a moved task restarts: docs/snapshot-format.md, "Moves");
+* ``moves``: moved tasks (when the list does not name it, it comes after every criterion below);
 
 then the least freed of each ``problem.least_freed`` row (quota enforcement's
-choice among equal sets, docs/rules.md, "Quota enforcement"), and, below any eviction, the fewest moved
+choice among equal sets, docs/rules.md, "Quota enforcement"), and, unless ordered above, the fewest moved
 tasks (docs/snapshot-format.md, "Moves"), then, for a preferred topology, the fewest domains of its level the job
 uses (docs/rules.md, "Placement"). Stages whose
 expression is constant (no victims) are dropped.
@@ -64,20 +66,30 @@ def stages(vars: Variables) -> list[Stage]:
             total = sum(count.values())
             out.append(Stage("tasks", cp_model.LinearExpr.sum([vars.evicted(v, s) for v, s in slots]), "min", total))
         elif criterion == "lost_work":
+            # a task moved loses its progress as one evicted does (a moved gang moves, and restarts, whole)
             weighted = [
                 (v, s, gpus_of(problem.victims[v].slots[s].requests) * problem.victims[v].elapsed_ms) for v, s in slots
             ]
-            terms = [vars.evicted(v, s) * w for v, s, w in weighted if w > 0]
+            terms = [(vars.evicted(v, s) + vars.moved_out(v, s)) * w for v, s, w in weighted if w > 0]
             if terms:
                 bound = sum(count[v, s] * w for v, s, w in weighted if w > 0)
                 out.append(Stage("lost_work", cp_model.LinearExpr.sum(terms), "min", bound))
+        elif criterion == "moves":
+            out.extend(_moves(vars))
     for row in problem.least_freed:
         bound = vars.max_freed(row.victims, row.resource)
         out.append(Stage(f"freed {row.resource}", vars.freed(row.victims, row.resource), "min", bound))
-    if vars.move:
-        bound = sum(problem.victims[v].slots[s].count for v, s, _ in vars.move)
-        out.append(Stage("moves", vars.moved(), "min", bound))
+    if "moves" not in problem.objective:
+        out.extend(_moves(vars))
     return out + _domains(vars)
+
+
+def _moves(vars: Variables) -> list[Stage]:
+    """The moved tasks: where ``config.objective`` puts ``moves``, else below every other criterion."""
+    if not vars.move:
+        return []
+    bound = sum(vars.problem.victims[v].slots[s].count for v, s, _ in vars.move)
+    return [Stage("moves", vars.moved(), "min", bound)]
 
 
 def _domains(vars: Variables) -> list[Stage]:

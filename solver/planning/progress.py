@@ -58,6 +58,10 @@ class SimJob:
     """Its snapshot model, kept until its tasks change."""
     sums: tuple[int, int, int] | None = None
     """GPUs of its running, releasing and waiting (pending or nominated) tasks; ``None`` until counted again."""
+    every: float = 0.0
+    """Seconds of progress between its checkpoints (``restart.model: checkpoint``); 0: none."""
+    checkpointed: float | None = None
+    """The instant its progress last reached a multiple of ``every`` (brought up to ``since``)."""
 
     def gpus(self, *statuses: str) -> int:
         return sum(g for g, s in zip(self.spec.task_gpus, self.status, strict=True) if s in statuses)
@@ -81,9 +85,22 @@ class SimJob:
         self.model = None
         self.sums = None
 
+    def last_checkpoint(self, now: float) -> float | None:
+        """The instant, up to ``now``, its progress last reached a multiple of ``every`` (``None``: never), which
+        its snapshot model carries as ``checkpointed_at`` (an eviction or a move loses the progress since)."""
+        found = self.checkpointed
+        rate = self.counts()[0] / self.spec.gpus
+        if self.every and rate > 0 and now > self.since:
+            mark = math.floor((self.progress + (now - self.since) * rate) / self.every) * self.every
+            if mark > self.progress:
+                found = self.since + (mark - self.progress) / rate
+        return found
+
     def touch(self, now: float) -> None:
         """Bring progress and the held-GPU ledger up to ``now``."""
         dt = now - self.since
+        if self.every:
+            self.checkpointed = self.last_checkpoint(now)
         if dt > 0:
             running, releasing, _ = self.counts()
             self.progress += dt * running / self.spec.gpus

@@ -49,7 +49,7 @@ class ReplayCluster:
             nodes=self.nodes,
             queues=self.queues,
             priority_classes=self.priority_classes,
-            jobs=[job_model(job) for job in jobs],
+            jobs=[job_model(job, now) for job in jobs],
         )
 
     def document(self, now: float, jobs: Iterable[SimJob]) -> dict[str, Any]:
@@ -60,7 +60,7 @@ class ReplayCluster:
         out["nodes"] = [dict(e) for e in self.node_docs]
         if self.queue_docs:
             out["queues"] = [dict(q) for q in self.queue_docs]
-        out["jobs"] = [job_document(job) for job in jobs]
+        out["jobs"] = [job_document(job, now) for job in jobs]
         return out
 
     def apply(self, change: ScheduledChange, now: float) -> list[float]:
@@ -105,7 +105,7 @@ class ReplayCluster:
         return None
 
 
-def job_document(job: SimJob) -> dict[str, Any]:
+def job_document(job: SimJob, now: float) -> dict[str, Any]:
     """``job`` as a snapshot's job entry."""
     spec = job.spec
     entry: dict[str, Any] = {"name": spec.name, "queue": spec.queue, "created_at": EPOCH + spec.submit}
@@ -121,6 +121,9 @@ def job_document(job: SimJob) -> dict[str, Any]:
         entry["placement"] = {"node_selector": {GPU_MODEL_LABEL: spec.gpu_model}}
     if job.started_at is not None and "running" in job.status:
         entry["started_at"] = EPOCH + job.started_at
+        checkpoint = _checkpoint(job, now)
+        if checkpoint is not None:
+            entry["checkpointed_at"] = checkpoint
     requests = [spec.task_resources(i) for i in range(spec.tasks)]
     uniform = all(r == requests[0] for r in requests)
     entry["task_resources"] = _quantities(requests[0])
@@ -138,11 +141,23 @@ def job_document(job: SimJob) -> dict[str, Any]:
     return entry
 
 
-def job_model(job: SimJob) -> Job:
-    """``job``'s snapshot model, kept until its tasks change (:meth:`.progress.SimJob.changed`)."""
-    if job.model is None:
-        job.model = Job.model_validate(job_document(job))
-    return job.model
+def job_model(job: SimJob, now: float) -> Job:
+    """``job``'s snapshot model at ``now``, kept until its tasks change (:meth:`.progress.SimJob.changed`) or it
+    reaches a checkpoint."""
+    model = job.model
+    if model is not None and job.every and model.checkpointed_at != _checkpoint(job, now):
+        model = None
+    if model is None:
+        model = job.model = Job.model_validate(job_document(job, now))
+    return model
+
+
+def _checkpoint(job: SimJob, now: float) -> float | None:
+    """What ``checkpointed_at`` of ``job``'s model says at ``now`` (:func:`job_document`)."""
+    if job.started_at is None or "running" not in job.status:
+        return None
+    checkpoint = job.last_checkpoint(now)
+    return EPOCH + checkpoint if checkpoint is not None and checkpoint > job.started_at else None
 
 
 def _quantities(resources: dict[str, int]) -> dict[str, Any]:

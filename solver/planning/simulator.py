@@ -112,7 +112,9 @@ class Simulator:
         """Task name -> (job, index)."""
         for spec in workload.jobs:
             self.queue.push(spec.submit, Kind.ARRIVE, spec.name)
-            self.jobs[spec.name] = SimJob(spec, ["pending"] * spec.tasks, [None] * spec.tasks, spec.duration)
+            self.jobs[spec.name] = SimJob(
+                spec, ["pending"] * spec.tasks, [None] * spec.tasks, spec.duration, every=self._checkpoint_every()
+            )
             for i in range(spec.tasks):
                 self.task_of[f"{spec.name}-{i}"] = (spec.name, i)
         for start in workload.initial:
@@ -146,10 +148,22 @@ class Simulator:
     def leaves(self) -> list[str]:
         return self.cluster.leaves()
 
+    def _checkpoint_every(self) -> float:
+        """Seconds of progress between a job's checkpoints: what its snapshot's lost-work clock follows."""
+        restart = self.settings.restart
+        return (restart.interval or 0.0) if restart.model == "checkpoint" else 0.0
+
     def _start(self, start: StartingJob) -> None:
         """Put a job of the cluster snapshot in place at time 0, with its tasks where the snapshot has them."""
         spec = start.spec
-        job = SimJob(spec, list(start.status), list(start.node), spec.duration, started_at=start.started_at)
+        job = SimJob(
+            spec,
+            list(start.status),
+            list(start.node),
+            spec.duration,
+            started_at=start.started_at,
+            every=self._checkpoint_every(),
+        )
         job.requeue, job.order = start.requeue, self.arrived
         self.arrived += 1
         self.jobs[spec.name] = self.active[spec.name] = job

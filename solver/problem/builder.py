@@ -307,7 +307,8 @@ def _victim(
         name = str(task.name)
         requests = every if shared else tuple(sorted(job.requests(task).items()))
         slots.setdefault((index[str(node_of[name])], requests), []).append(name)
-    elapsed = 0 if job.started_at is None else max(0, round((cluster.now - job.started_at) * 1000))
+    since = job.progress_since  # the lost-work clock
+    elapsed = 0 if since is None else max(0, round((cluster.now - since) * 1000))
     gang = len(running) <= job.gang_minimum
     allowed = eligibility(cluster, job).mask if nodes else cluster.index.schedulable
     positions = cluster.node_index()

@@ -366,11 +366,14 @@ def gpus_of(requests: Resources) -> int:
 
 
 def lost_work_ms(problem: Problem, solution: Solution) -> int:
-    """GPU-milliseconds of progress the evicted tasks lose: their GPUs times ``now - started_at``."""
-    return sum(
-        n * gpus_of(problem.victims[v].slots[s].requests) * problem.victims[v].elapsed_ms
-        for (v, s), n in solution.evicted.items()
-    )
+    """GPU-milliseconds of progress the evicted and moved tasks lose: their GPUs times the time since their job's
+    last checkpoint or start (``elapsed_ms``)."""
+    lost = 0
+    for (v, s), n in solution.evicted.items():
+        lost += n * gpus_of(problem.victims[v].slots[s].requests) * problem.victims[v].elapsed_ms
+    for (v, s, _), n in solution.moved.items():
+        lost += n * gpus_of(problem.victims[v].slots[s].requests) * problem.victims[v].elapsed_ms
+    return lost
 
 
 def objective_values(problem: Problem, solution: Solution) -> dict[str, object]:

@@ -37,7 +37,7 @@ from gpu_preempt.rules.victim_order import NO_VICTIMS
 
 from .units import CandidateTasks, Cost, CostModel, Loss, Member, SingleNodeUnits, TooComplex, Unit, add, tasks_fitting
 
-_STARTED, _PRIORITY, _SECOND = itemgetter("started_at"), itemgetter("_resolved_priority"), itemgetter(1)
+_PRIORITY, _SECOND = itemgetter("_resolved_priority"), itemgetter(1)
 
 ENUMERATION_LIMIT = 4096
 """Most combinations enumerated for one node, or for the multi-node victims of one unit."""
@@ -257,11 +257,11 @@ def lower_bounds(
             raise OverflowError  # the differences below could wrap around
         rooms = np.array([unit.room[unit.nodes[0]] for unit in units], dtype=np.int64).reshape(count, width)
         need = np.array(wanted, dtype=np.int64) * np.array(each, dtype=np.int64)[:, None] - rooms
-        unit_of, running, surplus, whole, size, gpus, started, priority = _victim_columns(units, width)
+        unit_of, running, surplus, whole, size, gpus, clock, priority = _victim_columns(units, width)
     except OverflowError:
         return [lower_bound(unit, request, resources, costs, t) for unit, t in zip(units, each, strict=True)]
     crowd = int(np.bincount(unit_of, minlength=1).max()) + 1
-    since = np.where(np.isnan(started), 0.0, np.maximum(0.0, np.rint((costs.now - started) * 1000)))  # elapsed()
+    since = np.where(np.isnan(clock), 0.0, np.maximum(0.0, np.rint((costs.now - clock) * 1000)))  # elapsed()
     most = np.where(whole, running, surplus)
     least = np.where(surplus > 0, 1, running)
     # Running sums over all units wrap around in int64, but their differences within one unit are exact as long as
@@ -342,7 +342,7 @@ def _victim_columns(
             table.whole[rows],
             table.size[rows].reshape(len(rows), width),
             table.gpus[rows],
-            table.started[rows],
+            table.since[rows],
             table.priority[rows],
         )
     local = [unit.local.get(unit.nodes[0], []) for unit in units]
@@ -356,7 +356,7 @@ def _victim_columns(
         np.fromiter((v.whole for v in victims), dtype=bool, count=count),
         np.array([v.size for v in victims], dtype=np.int64).reshape(count, width),
         np.fromiter((v.gpus for v in victims), dtype=np.int64, count=count),
-        np.array(list(map(_STARTED, fields)), dtype=float).reshape(count),  # None: NaN
+        np.array([v.job.progress_since for v in victims], dtype=float).reshape(count),  # None: NaN
         np.fromiter(map(_PRIORITY, fields), dtype=np.int64, count=count),
     )
 

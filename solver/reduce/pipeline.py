@@ -75,7 +75,8 @@ def reduce_prepared(prepared: Prepared) -> Reduction | None:
     resources = tuple(sorted(request))
     needed = len(prepared.chunk)
     cluster = prepared.cluster
-    costs = CostModel(cluster.snapshot.config.objective, prepared.levels, cluster.now, cluster)
+    objective = tuple(c for c in cluster.snapshot.config.objective if c != "moves")  # nothing moves on this path
+    costs = CostModel(objective, prepared.levels, cluster.now, cluster)
     started = time.perf_counter()
     try:
         found = prepared.candidates

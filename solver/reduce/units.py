@@ -120,8 +120,8 @@ class SingleNodeUnits:
     surplus: np.ndarray
     job: np.ndarray
     """Per row, the position of its job in :attr:`everyone`."""
-    started: np.ndarray
-    """Per row, its job's ``started_at`` (float, NaN when it never started)."""
+    since: np.ndarray
+    """Per row, its job's lost-work clock (:attr:`Job.progress_since`; float, NaN when it never started)."""
     priority: np.ndarray
     """Per row, its job's resolved priority (int64)."""
     everyone: list[Job]
@@ -219,7 +219,8 @@ class CostModel:
         return sum(len(self.levels) if c == "priority" else 1 for c in self.objective)
 
     def elapsed(self, job: Job) -> int:
-        return 0 if job.started_at is None else max(0, round((self.now - job.started_at) * 1000))
+        since = job.progress_since
+        return 0 if since is None else max(0, round((self.now - since) * 1000))
 
     def key(self, job: Job) -> EvictKey:
         assert self.cluster is not None
@@ -298,7 +299,7 @@ def build_units(
         shape=shape.reshape(len(rows)),
         whole=np.fromiter(map(_WHOLE, candidates), dtype=bool, count=len(candidates)),
         surplus=np.fromiter(map(_SURPLUS, candidates), dtype=np.int64, count=len(candidates)),
-        started=columns.started[rows],
+        since=columns.since[rows],
         priority=columns.priority[rows],
     )
     new = tuple.__new__
@@ -366,7 +367,7 @@ class _Candidates(NamedTuple):
     shape: np.ndarray
     whole: np.ndarray
     surplus: np.ndarray
-    started: np.ndarray
+    since: np.ndarray
     priority: np.ndarray
 
 
@@ -395,8 +396,8 @@ def _singles(
     shape = victims.shape[one]
     size = np.array(sizes, dtype=np.int64).reshape(len(sizes), width)[shape]
     gpu = np.array(gpus, dtype=np.int64)[shape]
-    per_row = (victims.running, victims.whole, victims.surplus, victims.job, victims.started, victims.priority)
-    running, whole, surplus, job, started, priority = (column[one] for column in per_row)
+    per_row = (victims.running, victims.whole, victims.surplus, victims.job, victims.since, victims.priority)
+    running, whole, surplus, job, since, priority = (column[one] for column in per_row)
     reached = np.zeros(len(schedulable), dtype=bool)
     reached[list(joined)] = True
 
@@ -405,7 +406,7 @@ def _singles(
         at = node[rows]
         starts = np.r_[np.searchsorted(at, units, side="left"), len(rows)].astype(np.int64)
         columns = (one[rows], running[rows], size[rows], gpu[rows], whole[rows], surplus[rows], job[rows])
-        return SingleNodeUnits(units, starts, *columns, started[rows], priority[rows], everyone)
+        return SingleNodeUnits(units, starts, *columns, since[rows], priority[rows], everyone)
 
     usable = schedulable[node]
     inside = np.flatnonzero(usable & reached[node])

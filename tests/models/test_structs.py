@@ -43,6 +43,7 @@ BASE: dict[str, Any] = {
             "task_resources": {"gpu": 4},
             "created_at": 1767268000,
             "started_at": "2026-01-01T11:00:00Z",
+            "checkpointed_at": 1767268900,
             "tasks": [{"node": "n1"}, {"node": "n2", "status": "releasing"}],
         },
         {
@@ -97,6 +98,7 @@ JOB_KEYS = [
     "annotations",
     "requeue",
     "placement",
+    "checkpointed_at",
     "unknown",
 ]
 TASK_KEYS = ["name", "node", "status", "resources", "unknown"]

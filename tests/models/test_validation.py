@@ -277,6 +277,18 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
     # times and required fields
     ("time without zone", lambda d: d.update(now="2026-01-01T12:00:00"), "now", "no time zone"),
     ("bad started_at", lambda d: job(d).update(started_at="yesterday"), "jobs[0].started_at", "not an RFC 3339 time"),
+    (
+        "bad checkpointed_at",
+        lambda d: job(d).update(checkpointed_at="2026-01-01T12:00:00"),
+        "jobs[0].checkpointed_at",
+        "no time zone",
+    ),
+    (
+        "unknown criterion",
+        lambda d: d.setdefault("config", {}).update(objective=["moves", "hops"]),
+        "config.objective[1]",
+        "'moves'",
+    ),
     ("missing now", lambda d: d.pop("now"), "now", "required field is missing"),
     ("missing queues", lambda d: d.pop("queues"), "queues", "required field is missing"),
     ("name not a string", lambda d: d["nodes"][0].update(name=7), "nodes[0].name", "valid string"),

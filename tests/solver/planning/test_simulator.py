@@ -48,6 +48,32 @@ def test_one_reclaim_by_hand(tmp_path: Path):
     assert s["unfinished"] == []
 
 
+def test_a_reclaim_after_a_checkpoint_loses_only_what_came_since(tmp_path: Path):
+    """As above, with a checkpoint every 300 s of progress and B arriving at 700: A checkpointed at 600, so the
+    snapshot of the cycle at 700 says so, the decision counts 100 s x 8 GPUs lost, and so does the replay."""
+    (tmp_path / "trace.csv").write_text("id,submit,duration,gpus,queue\nA,0,1000,8,a\nB,700,500,8,b\n")
+    columns = {"id": "id", "submit": "submit", "duration": "duration", "gpus": "gpus", "queue": "queue"}
+    path = write_scenario(
+        tmp_path,
+        cluster={"nodes": [{"count": 1, "gpu": 8}]},
+        workload={"trace": {"format": "csv", "path": "trace.csv", "columns": columns}},
+        simulation={"period": 10, "grace_period": 30, "seed": 1, "restart": {"model": "checkpoint", "interval": 300}},
+    )
+    replay = simulate(path, tmp_path / "out", check=True, dump_at=700.0)
+    sim = replay.simulator
+    assert sim.problems == []
+    dumped = json.loads((tmp_path / "out" / "dump.json").read_text())
+    a = next(j for j in dumped["jobs"] if j["name"] == "A")
+    assert a["checkpointed_at"] - a["started_at"] == 600.0
+    when, decision = next((at, d) for at, d in sim.decisions if d.victims)
+    assert when == 700.0 and [v.job for v in decision.victims] == ["A"]
+    assert decision.objective["lost_work"] == 800.0
+    assert sim.jobs["A"].lost == 800.0  # the replay's restart model agrees
+    result = run_cycle(load_snapshot(tmp_path / "out" / "dump.json"))
+    reproduced = json.loads((tmp_path / "out" / "dump-decisions.json").read_text())["decisions"]
+    assert [d.to_dict(timing=False) for d in result.decisions] == reproduced
+
+
 def contended(tmp_path: Path, **changes: object) -> Path:
     """The bundled cluster10 trace, first 120 jobs, on 2 x 8 GPUs, arrivals compressed 50x."""
     return write_scenario(tmp_path, workload=contended_workload(120), **changes)

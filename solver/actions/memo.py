@@ -16,8 +16,10 @@ under which the outcome cannot change (docs/planning.md, "How the replay stays f
   that it could ever take (preemptible, of lower priority) are the same ones with the same numbers of tasks and no
   protection that kept one of them out has ended, or else its candidates, judged again, are none.
 
-Anything else is searched again (reclaim's candidates depend on every queue's usage and fair share). A test holds
-replays with and without the memo to the same files.
+Jobs whose outcomes rest on the same facts (queue, priority, request, placement, and the numbers above) are judged
+once per state for all of them; only the job's own backoff is read job by job. Anything else is searched again
+(reclaim's candidates depend on every queue's usage and fair share). A test holds replays with and without the memo
+to the same files.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from gpu_preempt.problem.data import Action
 from gpu_preempt.reduce.units import free_hosts
 from gpu_preempt.rules.candidates import preempt_candidates
 from gpu_preempt.rules.job_order import chunk_request
-from gpu_preempt.rules.placement import eligibility, placement_mask
+from gpu_preempt.rules.placement import eligibility, placement_key, placement_mask
 from gpu_preempt.rules.reclaim_gate import reclaim_gate
 from gpu_preempt.rules.requeue import backoff_reason
 from gpu_preempt.state.cluster import ClusterState
@@ -57,15 +59,24 @@ class Standing:
     usage: tuple[int, ...] = ()
     members: Facts = ()
     until: float = float("inf")
+    model: Job | None = None
+    """The job model it was recorded for, when its statuses were the model's: the same model, unchanged in a later
+    state, is the same job with every task pending."""
+    facts: Facts | None = None
+    """What the judgement reads besides the job's backoff, shared by every job recorded alike (one object): a state
+    judges it once for all of them. ``None``: judged job by job."""
 
 
 @dataclass
 class _PerState:
-    """What the checks of one state share: tasks that fit per request shape, running jobs per queue."""
+    """What the checks of one state share: tasks that fit per request shape, running jobs per queue, and the
+    judgement of each shared set of facts."""
 
     fits: dict[tuple[object, ...], int] = field(default_factory=dict)
     members: dict[tuple[str, int], Facts] = field(default_factory=dict)
     usage: dict[tuple[str, tuple[str, ...], bool], tuple[int, ...]] = field(default_factory=dict)
+    verdicts: dict[int, bool] = field(default_factory=dict)
+    """``id`` of a :attr:`Standing.facts` -> whether outcomes resting on it stand."""
 
 
 class OutcomeMemo:
@@ -74,9 +85,12 @@ class OutcomeMemo:
 
     def __init__(self) -> None:
         self.standing: dict[tuple[str, str], Standing] = {}
+        self.facts: dict[Facts, Facts] = {}
+        """Every set of facts recorded, once (their ids key the states' verdicts, so they are kept alive)."""
 
     def clear(self) -> None:
         self.standing.clear()
+        self.facts.clear()
 
     def forget(self, decision: Decision) -> None:
         """Drop what the jobs a decision places, evicts or moves had: they start afresh, as the replay's log does
@@ -90,7 +104,8 @@ class OutcomeMemo:
         found = self.standing.get((job.name, action))
         if found is None:
             return None
-        if found.requeue != job.requeue or cluster.count(job, "pending") != job.task_count:
+        same = found.model is job and job.name not in cluster.changed_jobs
+        if not same and (found.requeue != job.requeue or cluster.count(job, "pending") != job.task_count):
             del self.standing[job.name, action]
             return None
         if _stands(cluster, job, action, found):
@@ -107,21 +122,33 @@ class OutcomeMemo:
         if cluster.count(job, "pending") != job.task_count:
             return
         reason = decision.reason or ""
+        model = job if job.name not in cluster.changed_jobs else None
         if decision.outcome == "skipped":
             kind = next((k for k, words in SKIPS if reason.startswith(words)), None)
-            if kind is not None:
-                self.standing[key] = Standing(decision, job.requeue, kind)
+            if kind == "gate":
+                chunk = tuple(sorted(chunk_request(cluster, job).items()))
+                facts = self._shared(("gate", job.queue, chunk, job.is_preemptible))
+                self.standing[key] = Standing(decision, job.requeue, kind, model=model, facts=facts)
+            elif kind is not None:
+                self.standing[key] = Standing(decision, job.requeue, kind, model=model)
             return
         fits = _fits(cluster, job)
         if fits is None:
             return
         usage = _usage(cluster, job)
+        alike = (job.queue, job.resolved_priority, _request(job), job.is_preemptible, _placement_key(job), fits, usage)
         if action == "allocate":
-            self.standing[key] = Standing(decision, job.requeue, "room", fits, usage)
+            facts = self._shared(("room", *alike))
+            self.standing[key] = Standing(decision, job.requeue, "room", fits, usage, model=model, facts=facts)
         elif action == "preempt" and decision.candidates == 0:
             until = min((p.until for p in decision.protected if p.until is not None), default=float("inf"))
             members = _members(cluster, job)
-            self.standing[key] = Standing(decision, job.requeue, "candidates", fits, usage, members, until)
+            facts = self._shared(("candidates", *alike, members, until))
+            standing = Standing(decision, job.requeue, "candidates", fits, usage, members, until, model, facts)
+            self.standing[key] = standing
+
+    def _shared(self, facts: Facts) -> Facts:
+        return self.facts.setdefault(facts, facts)
 
 
 def _stands(cluster: ClusterState, job: Job, action: Action, found: Standing) -> bool:
@@ -133,6 +160,19 @@ def _stands(cluster: ClusterState, job: Job, action: Action, found: Standing) ->
         return waiting is not None
     if waiting is not None:  # the job would now be skipped in backoff: another outcome
         return False
+    if found.facts is None:
+        return _judged(cluster, job, found)
+    verdicts = cluster.for_state(_PerState).verdicts
+    verdict = verdicts.get(id(found.facts))
+    if verdict is None:
+        verdict = verdicts[id(found.facts)] = _judged(cluster, job, found)
+    return verdict
+
+
+def _judged(cluster: ClusterState, job: Job, found: Standing) -> bool:
+    """Whether ``found`` stands for ``job``, out of backoff, in ``cluster``: what its facts say (the same for every
+    job that shares them)."""
+    kind = found.kind
     if kind == "gate":
         return reclaim_gate(cluster, job, chunk_request(cluster, job)) is not None
     fits = _fits(cluster, job)
@@ -175,6 +215,14 @@ def _request(job: Job) -> tuple[tuple[str, int], ...] | None:
     if found is job:
         request = tuple(sorted((r, a) for r, a in job.task_resources.items() if a > 0))
         found = job.__dict__["_memo_request"] = request if job.uniform and request else None
+    return found  # type: ignore[no-any-return]
+
+
+def _placement_key(job: Job) -> str | None:
+    """The job's placement as a key (kept on the job model)."""
+    found = job.__dict__.get("_memo_placement", job)
+    if found is job:
+        found = job.__dict__["_memo_placement"] = None if job.placement is None else placement_key(job.placement)
     return found  # type: ignore[no-any-return]
 
 

@@ -162,7 +162,7 @@ def chunk_request(cluster: ClusterState, job: Job) -> Resources:
 
 @dataclass
 class FitsSomeNode:
-    """Whether the tasks of a request shape each fit some schedulable node's allocatable (a snapshot's nodes)."""
+    """Whether the tasks of a request shape each fit some schedulable node's allocatable (kept for the node models)."""
 
     shapes: dict[tuple[object, ...], bool] = field(default_factory=dict)
     """Request shapes (with the nodes a placement allows, when it narrows them) -> the judgement."""
@@ -233,7 +233,7 @@ class Placeable:
         sets = None if where is None else _node_sets(where)
         key: tuple[object, ...] = shape if sets is None else (shape, *map(tuple, sets))
         if self.action != "allocate":  # static: node capacities only
-            known = cluster.for_snapshot(FitsSomeNode).shapes
+            known = cluster.for_nodes(FitsSomeNode).shapes
             found = known.get(key)
             if found is None:
                 nodes = cluster.snapshot.nodes
@@ -316,12 +316,24 @@ def _room(capacity: Resources, load: Resources) -> Resources:
 
 def _job_key(cluster: ClusterState, job: Job, fits: Placeable) -> tuple[object, ...]:
     key = fits.job_keys.get(job.name)
-    if key is None:
-        since = job.__dict__.get("_order_time", job)
-        if since is job:  # static for the job model and its snapshot's config
-            since = job.__dict__["_order_time"] = queue_order_time(cluster.snapshot, job)
-        key = (not fits(job), -job.resolved_priority, float("inf") if since is None else since, job.name)
-        fits.job_keys[job.name] = key
+    if key is not None:
+        return key
+    # in reclaim and preempt, static for the job model as given and the node models: kept on the job model
+    token = cluster.for_nodes(FitsSomeNode) if fits.action != "allocate" else None
+    static = token is not None and job.name not in cluster.changed_jobs
+    if static:
+        kept = job.__dict__.get("_order_key")
+        if kept is not None and kept[0] is token:
+            key = fits.job_keys[job.name] = kept[1]
+            fits.known[job.name] = not key[0]
+            return key
+    since = job.__dict__.get("_order_time", job)
+    if since is job:  # static for the job model and its snapshot's config
+        since = job.__dict__["_order_time"] = queue_order_time(cluster.snapshot, job)
+    key = (not fits(job), -job.resolved_priority, float("inf") if since is None else since, job.name)
+    fits.job_keys[job.name] = key
+    if static:
+        job.__dict__["_order_key"] = (token, key)
     return key
 
 
@@ -336,9 +348,16 @@ def _queue_key(cluster: ClusterState, queue: str, job: Job, fits: Placeable) -> 
 
 
 def _chunk_of(cluster: ClusterState, job: Job, fits: Placeable) -> tuple[tuple[str, int], ...]:
+    """:func:`chunk_request` as a key (kept on the job model as :func:`chunk_request` keeps its answer)."""
     chunk = fits.chunks.get(job.name)
     if chunk is None:
-        chunk = fits.chunks[job.name] = tuple(sorted(chunk_request(cluster, job).items()))
+        given = job.name not in cluster.changed_jobs
+        chunk = job.__dict__.get("_chunk_key") if given else None
+        if chunk is None:
+            chunk = tuple(sorted(chunk_request(cluster, job).items()))
+            if given:
+                job.__dict__["_chunk_key"] = chunk
+        fits.chunks[job.name] = chunk
     return chunk
 
 

@@ -42,7 +42,8 @@ class EligibleNodes:
     """Each node's taints (an index into the distinct sets of taints)."""
 
 
-def _key(placement: Placement) -> str:
+def placement_key(placement: Placement) -> str:
+    """What decides a placement's eligible nodes, as a key (its topology aside)."""
     return placement.model_dump_json(exclude={"topology"})
 
 
@@ -122,7 +123,7 @@ def placement_mask(cluster: ClusterState, job: Job) -> np.ndarray:
         if not kept.tainted:
             return cluster.index.schedulable
         placement = NO_PLACEMENT
-    key = _key(placement)
+    key = placement_key(placement)
     mask = kept.masks.get(key)
     if mask is None:
         mask = kept.masks[key] = _compute(kept, cluster, placement)

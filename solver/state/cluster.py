@@ -88,6 +88,9 @@ class ClusterState:
     """Job -> its tasks per status, counted when first asked for (a derived state keeps its parent's counts of the
     jobs it did not change)."""
     _kept: Kept
+    nodes_kept: Kept
+    """Caches of what depends on the node models alone (capacities, labels, taints): shared by the states of
+    every snapshot with the same node models (a replay's cycles while no node changes)."""
 
     def __init__(
         self,
@@ -105,6 +108,7 @@ class ClusterState:
         self._take(count_tasks(snapshot, tree, status, node_of, fill=False))
         self.changed_jobs = frozenset(job.name for job in snapshot.jobs)  # statuses given apart from the snapshot's
         self.node_cache = NodeCache()
+        self.nodes_kept = Kept()
 
     @classmethod
     def of(cls, snapshot: Snapshot, previous: ClusterState | None = None) -> ClusterState:
@@ -123,8 +127,10 @@ class ClusterState:
             cluster._take(count_tasks(snapshot, tree, {}, {}, fill=True))
         cluster.shares = fair_shares(snapshot, tree, cluster.usage, cluster.capacity)
         cluster.node_cache = NodeCache()
+        cluster.nodes_kept = Kept()
         if previous is not None and same_nodes:
             cluster.node_cache = previous.node_cache.passed_on(changed_nodes(cluster, previous))
+            cluster.nodes_kept = previous.nodes_kept
         return cluster
 
     def _take(self, count: Count) -> None:
@@ -153,6 +159,12 @@ class ClusterState:
         state derived from it: a cache of a layer above, named, typed and owned by the module that defines ``kind``
         (results that depend on the snapshot, its queue tree and config only)."""
         return self.index.kept.of(kind)
+
+    def for_nodes(self, kind: type[K]) -> K:
+        """The one instance of ``kind`` kept for this snapshot's node models: shared with the states of later
+        snapshots of the same node models (:meth:`of` with ``previous``). For results that depend on the nodes as
+        given (capacities, labels, taints, schedulable) and on job models as given."""
+        return self.nodes_kept.of(kind)
 
     def for_state(self, kind: type[K]) -> K:
         """The one instance of ``kind`` kept while this state lasts (a derived state starts without it)."""

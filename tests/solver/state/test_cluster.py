@@ -287,3 +287,22 @@ def test_job_positions_are_found_by_scan_or_map_alike() -> None:
     names = [job["name"] for job in jobs]
     one_by_one = [state.job_positions([name])[0] for name in reversed(names)]  # scanned
     assert state.job_positions(reversed(names)) == one_by_one == list(reversed(range(12)))  # 12 > 8: the map
+
+
+def test_caches_of_the_node_models_pass_to_a_later_snapshot_of_the_same_nodes_only() -> None:
+    """``for_nodes`` holds what depends on the node models alone: a replay's next snapshot of the same node models
+    (and the states derived from it) shares it; a snapshot with other node models starts afresh."""
+
+    class Seen(dict[str, int]):
+        pass
+
+    first = load_snapshot(FIXTURES / "cycle-no-double-booking.yaml")
+    state = ClusterState.of(first)
+    state.for_nodes(Seen)["judged"] = 1
+    later = first.model_copy(update={"now": first.now + 60})
+    following = ClusterState.of(later, state)
+    assert following.for_nodes(Seen) == {"judged": 1}
+    assert following.with_changes([]).for_nodes(Seen) is following.for_nodes(Seen)
+    assert following.for_snapshot(Seen) == {}  # a snapshot's own caches do not pass on
+    other = later.model_copy(update={"nodes": [node.model_copy() for node in later.nodes]})
+    assert ClusterState.of(other, following).for_nodes(Seen) == {}

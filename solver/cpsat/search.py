@@ -10,10 +10,13 @@
    coefficients weaken the LP bound, so that a large quota decision is proved
    sooner staged than folded. The greedy answer, when given, hints the first
    solve.
-2. **Time**: one wall-clock budget (``problem.time_limit``) covers every solve.
+2. **Time**: one wall-clock budget (``problem.time_limit``) covers the stages.
    A stage that ends without proof makes the answer ``feasible`` (not
    optimal); no solution at all before the limit is ``unknown``. Only a proof
-   gives ``infeasible`` or ``optimal``.
+   gives ``infeasible`` or ``optimal``. The tie-break below has a budget of its
+   own in CP-SAT's deterministic time (a count of work, ``time_limit`` units),
+   with one worker, so that where it stops is a function of the input alone,
+   not of the machine or its load.
 3. **Canonical answer**: equal optima are common (identical jobs, identical
    nodes). Once every stage is proved, ties are broken by a fixed rule, one
    variable at a time (on small models the keep order in one weighted solve,
@@ -60,6 +63,8 @@ class _Runner:
         constraints.add_all(self.vars, skip)
         self.deadline = time.perf_counter() + problem.time_limit
         self.timed_out = False
+        self.tie_budget: float | None = None
+        """Deterministic time left for the tie-break, once it started (``None``: the stages, on the wall clock)."""
 
     def run(self, expr: LinearExpr | None = None, sense: str = "min") -> tuple[str, Solution | None, int]:
         """Solve once; returns (status, solution or None, objective value)."""
@@ -70,13 +75,20 @@ class _Runner:
             model.minimize(expr)
         else:
             model.maximize(expr)
-        remaining = self.deadline - time.perf_counter()
-        if remaining <= 0:
-            self.timed_out = True
-            return "unknown", None, 0
         solver = cp_model.CpSolver()
-        solver.parameters.max_time_in_seconds = remaining
-        solver.parameters.num_workers = self.problem.workers
+        if self.tie_budget is None:
+            remaining = self.deadline - time.perf_counter()
+            if remaining <= 0:
+                self.timed_out = True
+                return "unknown", None, 0
+            solver.parameters.max_time_in_seconds = remaining
+            solver.parameters.num_workers = self.problem.workers
+        else:
+            if self.tie_budget <= 0:
+                self.timed_out = True
+                return "unknown", None, 0
+            solver.parameters.max_deterministic_time = self.tie_budget
+            solver.parameters.num_workers = 1  # one worker's deterministic time is the same on every machine
         solver.parameters.random_seed = self.problem.seed
         solver.parameters.log_search_progress = False
         if self.problem.full_linearization:
@@ -89,6 +101,8 @@ class _Runner:
             solver.parameters.cut_level = 0
             solver.parameters.add_lp_constraints_lazily = False
         status = solver.solve(model)
+        if self.tie_budget is not None:
+            self.tie_budget -= solver.response_proto.deterministic_time
         if status == cp_model.OPTIMAL:
             name = "optimal"
         elif status == cp_model.FEASIBLE:
@@ -243,6 +257,7 @@ def _canonical(runner: _Runner, current: Solution) -> Solution:
     """Break ties among equal optima by the fixed rule of the module docstring."""
     problem, vars = runner.problem, runner.vars
     done = current.stages
+    runner.tie_budget = problem.time_limit
     # 1. keep victims in keep_order
     current = _keep_in_order(runner, current)
     # 2. peel rather than evict whole, then peel the newest tasks first

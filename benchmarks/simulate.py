@@ -6,12 +6,14 @@ Run on demand (never part of the test command):
     .venv/bin/python benchmarks/simulate.py cluster10          # the bundled scenario, CP-SAT and greedy
     .venv/bin/python benchmarks/simulate.py cluster04          # ITP cluster04 compressed 1.25x, CP-SAT and greedy
     .venv/bin/python benchmarks/simulate.py cluster04 --first 4000 --time-scale 2   # its first 4,000 jobs, 2x
+    .venv/bin/python benchmarks/simulate.py cluster05 --time-scale 40   # ITP cluster05 on the bundled 32 x 8 GPUs
     .venv/bin/python benchmarks/simulate.py all-itp            # the ten ITP clusters on their ElasticFlow sizes
     .venv/bin/python benchmarks/simulate.py sweep              # 100 runs of the bundled scenario, 2 workers
 
 Every replay is the ``gpu-preempt`` command in a child process, so the wall time includes starting Python and
 writing every output and plot; the peak RSS is that child's (``wait4``). For a sweep it is the largest worker's.
-Results print as Markdown tables; docs/performance.md quotes them.
+Results print as Markdown tables; docs/performance.md quotes them. ``--timeout S`` stops a replay after S seconds
+and reports it unfinished (to compare with code too slow to wait for: run this script with that code's Python).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -35,13 +38,25 @@ NODES = {"01": 64, "02": 64, "03": 64, "04": 128, "05": 64, "06": 64, "07": 128,
 """ElasticFlow's cluster sizes (8-GPU nodes), docs/planning.md, "Traces"."""
 
 
+TIMEOUT: float | None = None
+"""Seconds after which a replay is stopped (``--timeout``)."""
+
+
 def timed(argv: list[str]) -> tuple[float, float, int]:
-    """Wall seconds, peak RSS in MB of the child and of its own children, and the exit code."""
+    """Wall seconds, peak RSS in MB of the child and of its own children, and the exit code (-9: stopped at
+    ``TIMEOUT``)."""
     started = time.perf_counter()
     child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    timer = threading.Timer(TIMEOUT, child.kill) if TIMEOUT else None
+    if timer is not None:
+        timer.start()
     _, status, usage = os.wait4(child.pid, 0)
+    if timer is not None:
+        timer.cancel()
     wall = time.perf_counter() - started
     code = os.waitstatus_to_exitcode(status)
+    if code == -9 and TIMEOUT:
+        return wall, usage.ru_maxrss / 1024, code
     if code != 0:
         assert child.stderr is not None
         sys.exit(f"{' '.join(argv)} failed ({code}):\n{child.stderr.read().decode()}")
@@ -57,13 +72,17 @@ def replay(scenario: Path, out: Path, solver: str) -> dict[str, Any]:
     path = out / f"{scenario.stem}-{solver}.yaml"
     path.write_text(yaml.safe_dump(document, sort_keys=False))
     folder = out / f"{scenario.stem}-{solver}"
-    wall, rss, _ = timed([*CLI, "simulate", str(path), "--out", str(folder)])
+    wall, rss, code = timed([*CLI, "simulate", str(path), "--out", str(folder)])
+    if code != 0:
+        return {"wall": wall, "rss": rss, "summary": None}
     summary = json.loads((folder / "summary.json").read_text())
     return {"wall": wall, "rss": rss, "summary": summary}
 
 
 def row(name: str, solver: str, found: dict[str, Any]) -> str:
     s = found["summary"]
+    if s is None:
+        return f"| {name} | {solver} | stopped after {found['wall']:.0f} s, unfinished |" + " |" * 13
     pre, hours, sol = s["preemptions"], s["gpu_hours"], s["solver"]
     proved = sol["proved_optimal_share"]
     wait = s["overall"]["wait"]
@@ -104,6 +123,20 @@ def cluster04(out: Path, first: int | None, scale: float | None, solvers: list[s
     print(HEADER)
     for solver in solvers:
         print(row(scenario.stem, solver, replay(scenario, out, solver)), flush=True)
+
+
+def cluster05(out: Path, scale: float, solvers: list[str]) -> None:
+    """ITP cluster05 (3,629 jobs) on the bundled scenario's cluster (32 x 8 GPUs) and queues, arrivals compressed
+    ``scale`` times."""
+    document = yaml.safe_load((ROOT / "fixtures" / "scenarios" / "itp-cluster10.yaml").read_text())
+    document["description"] = f"ITP cluster05 on the bundled 32 x 8 GPUs, arrivals compressed {scale:g}x"
+    document["workload"]["trace"]["path"] = str(TRACES / "cluster05.csv")
+    document["workload"]["time_scale"] = scale
+    path = out / f"itp-cluster05-x{scale:g}.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    print(HEADER)
+    for solver in solvers:
+        print(row(path.stem, solver, replay(path, out, solver)), flush=True)
 
 
 def all_itp(out: Path, solvers: list[str]) -> None:
@@ -147,13 +180,16 @@ def sweep(out: Path, runs: int, workers: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["cluster10", "cluster04", "all-itp", "sweep"])
+    parser.add_argument("what", choices=["cluster10", "cluster04", "cluster05", "all-itp", "sweep"])
     parser.add_argument("--first", type=int, help="cluster04: only the first N jobs")
-    parser.add_argument("--time-scale", type=float, help="cluster04: compress arrivals this much instead")
+    parser.add_argument("--time-scale", type=float, help="compress arrivals (cluster04; cluster05: 40)")
+    parser.add_argument("--timeout", type=float, help="stop a replay after this many seconds (reported unfinished)")
     parser.add_argument("--solvers", nargs="+", default=["cpsat", "greedy"])
     parser.add_argument("--runs", type=int, default=100, help="sweep: runs (half the seeds, both solvers)")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
+    global TIMEOUT
+    TIMEOUT = args.timeout
     with tempfile.TemporaryDirectory(prefix="gpu-preempt-bench-") as folder:
         out = Path(folder)
         if args.what == "cluster10":
@@ -163,6 +199,8 @@ def main() -> None:
                 print(row("itp-cluster10", solver, found), flush=True)
         elif args.what == "cluster04":
             cluster04(out, args.first, args.time_scale, args.solvers)
+        elif args.what == "cluster05":
+            cluster05(out, args.time_scale or 40.0, args.solvers)
         elif args.what == "all-itp":
             all_itp(out, args.solvers)
         else:

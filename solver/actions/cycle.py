@@ -129,33 +129,35 @@ def run_cycle(
             if order is None:
                 waiting = [j for j in pending if j.name not in attempted and cluster.count(j, *wanted)]
                 order = WaitingOrder(cluster, waiting, fits)
-            job = order.pop()
-            if job is None:
+            run = order.pop_run()  # jobs taken one after the other while the state lasts
+            if not run:
                 break
-            attempted.add(job.name)
-            standing = memo.recall(cluster, job, action) if memo is not None else None  # type: ignore[arg-type]
-            if standing is not None:
-                result.repeats.append(standing)
-                continue
-            alike = _likeness(cluster, job) if reuse else None
-            if alike is not None and alike in failed:
-                decision = replace(failed[alike], job=job.name, solve_ms=0.0)
-            else:
-                decision = attempt(cluster, job, action, solver=solver)  # type: ignore[arg-type]
-            result.decisions.append(decision)
-            result.states.append(cluster)
-            if memo is not None:
-                memo.record(cluster, job, action, decision)  # type: ignore[arg-type]
+            for job in run:
+                attempted.add(job.name)
+                standing = memo.recall(cluster, job, action) if memo is not None else None  # type: ignore[arg-type]
+                if standing is not None:
+                    result.repeats.append(standing)
+                    continue
+                alike = _likeness(cluster, job) if reuse else None
+                if alike is not None and alike in failed:
+                    decision = replace(failed[alike], job=job.name, solve_ms=0.0)
+                else:
+                    decision = attempt(cluster, job, action, solver=solver)  # type: ignore[arg-type]
+                result.decisions.append(decision)
+                result.states.append(cluster)
+                if memo is not None:
+                    memo.record(cluster, job, action, decision)  # type: ignore[arg-type]
+                    if decision.placed:
+                        memo.forget(decision)
                 if decision.placed:
-                    memo.forget(decision)
-            if decision.placed:
-                cluster = cluster.with_changes(decision.changes())
-                shrunk = not (decision.victims or decision.moves or decision.overrides)
-                fits = fits.carried(cluster, _touched(decision), shrunk=shrunk)
-                order = None
-                failed = {}
-            elif alike is not None:
-                failed[alike] = decision
+                    cluster = cluster.with_changes(decision.changes())
+                    shrunk = not (decision.victims or decision.moves or decision.overrides)
+                    fits = fits.carried(cluster, _touched(decision), shrunk=shrunk)
+                    order = None  # the rest of the run is judged again in the new state
+                    failed = {}
+                    break
+                if alike is not None:
+                    failed[alike] = decision
     result.end = cluster
     return result
 

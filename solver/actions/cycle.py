@@ -125,9 +125,15 @@ def run_cycle(
         failed: dict[Hashable, Decision] = {}  # what jobs alike got in this state
         # docs/rules.md, "Nominations": claims
         wanted = ("pending", "nominated") if action == "allocate" else ("pending",)
+        wants = {j.name for j in pending if cluster.count(j, *wanted)}
+        touched: set[str] = set()  # jobs this action's decisions changed: the others still want what they wanted
         while True:
             if order is None:
-                waiting = [j for j in pending if j.name not in attempted and cluster.count(j, *wanted)]
+                waiting = [
+                    j
+                    for j in pending
+                    if j.name not in attempted and (cluster.count(j, *wanted) if j.name in touched else j.name in wants)
+                ]
                 order = WaitingOrder(cluster, waiting, fits)
             run = order.pop_run()  # jobs taken one after the other while the state lasts
             if not run:
@@ -152,7 +158,9 @@ def run_cycle(
                 if decision.placed:
                     cluster = cluster.with_changes(decision.changes())
                     shrunk = not (decision.victims or decision.moves or decision.overrides)
-                    fits = fits.carried(cluster, _touched(decision), shrunk=shrunk)
+                    changed = _touched(decision)
+                    touched |= changed
+                    fits = fits.carried(cluster, changed, shrunk=shrunk)
                     order = None  # the rest of the run is judged again in the new state
                     failed = {}
                     break

@@ -83,8 +83,6 @@ class WaitingOrder:
         """Per queue, the job its subtree offers and that queue's key with it (:func:`_queue_key`), kept until a
         job of one of its leaves is taken: a pop judges again only the queues on the taken job's path."""
         self.paths: dict[str, tuple[str, ...]] = {}
-        self.runs: dict[str, list[int]] = {}
-        """Per leaf, per position, where the run of jobs alike from there ends (:meth:`pop_run`)."""
 
     def pop_run(self) -> list[Job]:
         """The next job and the jobs after it in its leaf that give every queue the keys it gives: :meth:`pop`
@@ -94,26 +92,18 @@ class WaitingOrder:
             return []
         leaf = found[1].queue
         jobs, start = self.orders[leaf], self.heads[leaf]
-        ends = self.runs.get(leaf)
-        if ends is None:
-            ends = self.runs[leaf] = self._run_ends(jobs)
-        end = self.heads[leaf] = ends[start]
+        fits, cluster = self.fits, self.cluster
+        mark = (fits(jobs[start]), _chunk_of(cluster, jobs[start], fits))
+        end = start + 1
+        while end < len(jobs) and (fits(jobs[end]), _chunk_of(cluster, jobs[end], fits)) == mark:
+            end += 1
+        self.heads[leaf] = end
         path = self.paths.get(leaf)
         if path is None:
             path = self.paths[leaf] = (*self.cluster.tree.upward(leaf), ROOT)
         for queue in path:
             self.offers.pop(queue, None)
         return jobs[start:end]
-
-    def _run_ends(self, jobs: list[Job]) -> list[int]:
-        fits, cluster = self.fits, self.cluster
-        marks = [(fits(job), _chunk_of(cluster, job, fits)) for job in jobs]
-        ends, end = [0] * len(jobs), len(jobs)
-        for i in range(len(jobs) - 1, -1, -1):
-            if i + 1 < len(jobs) and marks[i] != marks[i + 1]:
-                end = i + 1
-            ends[i] = end
-        return ends
 
     def pop(self) -> Job | None:
         """The next job (``None`` when every one was taken)."""

@@ -62,6 +62,8 @@ class SimJob:
     """Seconds of progress between its checkpoints (``restart.model: checkpoint``); 0: none."""
     checkpointed: float | None = None
     """The instant its progress last reached a multiple of ``every`` (brought up to ``since``)."""
+    model_until: float = float("inf")
+    """Until when its snapshot model's ``checkpointed_at`` holds: the next checkpoint at its present width."""
 
     def gpus(self, *statuses: str) -> int:
         return sum(g for g, s in zip(self.spec.task_gpus, self.status, strict=True) if s in statuses)
@@ -95,6 +97,16 @@ class SimJob:
             if mark > self.progress:
                 found = self.since + (mark - self.progress) / rate
         return found
+
+    def next_checkpoint(self, now: float) -> float:
+        """The instant after ``now`` its progress reaches the next multiple of ``every`` at its present width
+        (infinite without checkpoints or while nothing runs)."""
+        rate = self.counts()[0] / self.spec.gpus
+        if not self.every or rate <= 0:
+            return float("inf")
+        progress = self.progress + max(0.0, now - self.since) * rate
+        mark = (math.floor(progress / self.every) + 1) * self.every
+        return self.since + (mark - self.progress) / rate
 
     def touch(self, now: float) -> None:
         """Bring progress and the held-GPU ledger up to ``now``."""

@@ -145,10 +145,14 @@ def job_model(job: SimJob, now: float) -> Job:
     """``job``'s snapshot model at ``now``, kept until its tasks change (:meth:`.progress.SimJob.changed`) or it
     reaches a checkpoint."""
     model = job.model
-    if model is not None and job.every and model.checkpointed_at != _checkpoint(job, now):
-        model = None
     if model is None:
         model = job.model = Job.model_validate(job_document(job, now))
+    elif now >= job.model_until:  # a checkpoint since: set in place (a running job's only field that moves)
+        model.__dict__["checkpointed_at"] = _checkpoint(job, now)
+        model.__pydantic_fields_set__.add("checkpointed_at")
+    else:
+        return model
+    job.model_until = job.next_checkpoint(now) if job.every else float("inf")
     return model
 
 

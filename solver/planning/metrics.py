@@ -33,7 +33,7 @@ BOUND = 10.0
 """Seconds: the bound of the bounded slowdown."""
 
 
-def percentiles(values: Sequence[float], *points: int) -> dict[str, float | None]:
+def percentiles(values: Sequence[float] | np.ndarray, *points: int) -> dict[str, float | None]:
     """``{"p50": ..., ...}`` of ``values`` (``None`` when there are none)."""
     if not len(values):
         return {f"p{p}": None for p in points}

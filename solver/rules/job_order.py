@@ -343,11 +343,11 @@ def _job_key(cluster: ClusterState, job: Job, fits: Placeable) -> tuple[object, 
     token = cluster.for_nodes(FitsSomeNode) if fits.action != "allocate" else None
     static = token is not None and job.name not in cluster.changed_jobs
     if static:
-        kept = job.__dict__.get("_order_key")
+        kept: tuple[FitsSomeNode, tuple[object, ...]] | None = job.__dict__.get("_order_key")
         if kept is not None and kept[0] is token:
-            key = fits.job_keys[job.name] = kept[1]
-            fits.known[job.name] = not key[0]
-            return key
+            found = fits.job_keys[job.name] = kept[1]
+            fits.known[job.name] = not found[0]
+            return found
     since = job.__dict__.get("_order_time", job)
     if since is job:  # static for the job model and its snapshot's config
         since = job.__dict__["_order_time"] = queue_order_time(cluster.snapshot, job)

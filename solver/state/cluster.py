@@ -210,11 +210,20 @@ class ClusterState:
         """How many of the job's tasks are in one of ``statuses``."""
         counts = self.job_counts.get(job.name)
         if counts is None:
-            counts = self.job_counts[job.name] = {}
-            status = self.status
-            for task in job.tasks:
-                state = status[str(task.name)]
-                counts[state] = counts.get(state, 0) + 1
+            if job.name not in self.changed_jobs:  # as given: counted once per job model (a replay keeps them)
+                counts = job.__dict__.get("_status_counts")
+                if counts is None:
+                    counts = job.__dict__["_status_counts"] = {}
+                    for task in job.tasks:
+                        state = task.status
+                        counts[state] = counts.get(state, 0) + 1  # type: ignore[index]
+                self.job_counts[job.name] = counts
+            else:
+                counts = self.job_counts[job.name] = {}
+                status = self.status
+                for task in job.tasks:
+                    state = status[str(task.name)]
+                    counts[state] = counts.get(state, 0) + 1
         if len(statuses) == 1:
             return counts.get(statuses[0], 0)
         return sum(counts.get(state, 0) for state in statuses)

@@ -38,6 +38,8 @@ class DecisionLog:
         self._last: dict[str, dict[str, str]] = {}
         """Job (or queue) -> action -> its last outcome that changed nothing."""
         self.solve_ms = array("d")
+        """Each searched decision's solve time; a repeat's (no search, 0 ms) is only counted, in ``stood``."""
+        self.stood = 0
         self.changing: list[tuple[float, Decision]] = []
         """Decisions that placed tasks, evicted or moved something, with their time."""
         # the file lives as long as the log: closed by close(), or when the log is freed
@@ -64,12 +66,15 @@ class DecisionLog:
 
     def repeat(self, decision: Decision) -> None:
         """Count ``decision``, an outcome that stood without a new search, as it would count made again."""
-        self._count(decision, 0.0)
+        self._count(decision, None)
         self.repeated += 1
 
-    def _count(self, decision: Decision, solve_ms: float) -> None:
+    def _count(self, decision: Decision, solve_ms: float | None) -> None:
         self.count += 1
-        self.solve_ms.append(solve_ms)
+        if solve_ms is None:
+            self.stood += 1
+        else:
+            self.solve_ms.append(solve_ms)
         if decision.action != "allocate" and decision.outcome != "skipped":
             self.searches += 1
             self.proved += bool(decision.optimal or decision.outcome == "infeasible")

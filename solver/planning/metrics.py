@@ -33,12 +33,28 @@ BOUND = 10.0
 """Seconds: the bound of the bounded slowdown."""
 
 
-def percentiles(values: Sequence[float] | np.ndarray, *points: int) -> dict[str, float | None]:
-    """``{"p50": ..., ...}`` of ``values`` (``None`` when there are none)."""
-    if not len(values):
+def percentiles(values: Sequence[float] | np.ndarray, *points: int, zeros: int = 0) -> dict[str, float | None]:
+    """``{"p50": ..., ...}`` of ``values`` and ``zeros`` more zeros (``None`` when there are none), as
+    ``np.percentile`` (linear) gives them, without making the zeros (``values`` are never negative).
+
+    >>> percentiles([4.0, 2.0], 50, 100, zeros=2) == percentiles([0.0, 0.0, 4.0, 2.0], 50, 100)
+    True
+    """
+    n = len(values) + zeros
+    if not n:
         return {f"p{p}": None for p in points}
-    found = np.percentile(np.asarray(values, dtype=float), points)
-    return {f"p{p}": round(float(v), 3) for p, v in zip(points, found, strict=True)}
+    if not zeros:
+        found = np.percentile(np.asarray(values, dtype=float), points)
+        return {f"p{p}": round(float(v), 3) for p, v in zip(points, found, strict=True)}
+    ranked = np.sort(np.asarray(values, dtype=float))
+    out: dict[str, float | None] = {}
+    for p in points:
+        at = p / 100 * (n - 1)
+        low, high = math.floor(at), math.ceil(at)
+        a = 0.0 if low < zeros else float(ranked[low - zeros])
+        b = 0.0 if high < zeros else float(ranked[high - zeros])
+        out[f"p{p}"] = round(a + (b - a) * (at - low), 3)
+    return out
 
 
 def _hours(seconds: float) -> float:
@@ -131,7 +147,7 @@ def summary(sim: Simulator) -> dict[str, Any]:
                 round(log.proved / log.searches, 4) if log.searches and sim.settings.solver == "cpsat" else None
             ),  # greedy proves nothing
             "unknown": log.unknown,
-            "time_ms": percentiles(np.frombuffer(log.solve_ms), 50, 99),  # one per decision: millions, no copy
+            "time_ms": percentiles(np.frombuffer(log.solve_ms), 50, 99, zeros=log.stood),  # millions: no copy
         },
         "unfinished": sorted(j.spec.name for j in jobs if j.finish is None),
         "notes": [

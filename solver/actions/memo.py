@@ -108,7 +108,7 @@ class OutcomeMemo:
         if not same and (found.requeue != job.requeue or cluster.count(job, "pending") != job.task_count):
             del self.standing[job.name, action]
             return None
-        if _stands(cluster, job, action, found):
+        if _stands(cluster, job, found):
             return found.decision
         del self.standing[job.name, action]
         return None
@@ -151,7 +151,7 @@ class OutcomeMemo:
         return self.facts.setdefault(facts, facts)
 
 
-def _stands(cluster: ClusterState, job: Job, action: Action, found: Standing) -> bool:
+def _stands(cluster: ClusterState, job: Job, found: Standing) -> bool:
     kind = found.kind
     if kind == "static":
         return True

@@ -92,16 +92,12 @@ class WaitingOrder:
             return []
         leaf = found[1].queue
         jobs, start = self.orders[leaf], self.heads[leaf]
-        fits, cluster = self.fits, self.cluster
-        mark = (fits(jobs[start]), _chunk_of(cluster, jobs[start], fits))
+        mark = self._mark(jobs[start])
         end = start + 1
-        while end < len(jobs) and (fits(jobs[end]), _chunk_of(cluster, jobs[end], fits)) == mark:
+        while end < len(jobs) and self._mark(jobs[end]) == mark:
             end += 1
         self.heads[leaf] = end
-        path = self.paths.get(leaf)
-        if path is None:
-            path = self.paths[leaf] = (*self.cluster.tree.upward(leaf), ROOT)
-        for queue in path:
+        for queue in self._path(leaf):
             self.offers.pop(queue, None)
         return jobs[start:end]
 
@@ -113,12 +109,10 @@ class WaitingOrder:
         offer = found[1]
         leaf = offer.queue
         head = self.heads[leaf] = self.heads[leaf] + 1
-        path = self.paths.get(leaf)
-        if path is None:
-            path = self.paths[leaf] = (*self.cluster.tree.upward(leaf), ROOT)
+        path = self._path(leaf)
         offers = self.offers
         jobs = self.orders[leaf]
-        if head < len(jobs) and self._alike(offer, jobs[head]):
+        if head < len(jobs) and self._mark(offer) == self._mark(jobs[head]):
             # the leaf's next job has the same queue keys: every queue on the path offers it in the same place
             after = jobs[head]
             for queue in path:
@@ -130,11 +124,17 @@ class WaitingOrder:
             offers.pop(queue, None)
         return offer
 
-    def _alike(self, job: Job, other: Job) -> bool:
-        """Whether ``other`` gives every queue the key ``job`` gives it (:func:`_queue_key` reads the chunk request
-        and placeability only)."""
-        fits = self.fits
-        return fits(job) == fits(other) and _chunk_of(self.cluster, job, fits) == _chunk_of(self.cluster, other, fits)
+    def _path(self, leaf: str) -> tuple[str, ...]:
+        """The queues from ``leaf`` up to the root."""
+        path = self.paths.get(leaf)
+        if path is None:
+            path = self.paths[leaf] = (*self.cluster.tree.upward(leaf), ROOT)
+        return path
+
+    def _mark(self, job: Job) -> tuple[bool, tuple[tuple[str, int], ...]]:
+        """What :func:`_queue_key` reads of a job (its placeability and chunk request): jobs of equal marks give
+        every queue the same key."""
+        return self.fits(job), _chunk_of(self.cluster, job, self.fits)
 
     def _offer(self, queue: str) -> tuple[tuple[object, ...], Job] | None:
         """The job ``queue``'s subtree offers, with ``queue``'s key: its own best job (a leaf), or the offer of its

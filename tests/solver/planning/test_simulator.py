@@ -22,17 +22,25 @@ def job(sim: Simulator, name: str) -> tuple[float | None, float | None, int, flo
     return j.first_start, j.finish, j.evictions, j.lost
 
 
+def a_then_b(tmp_path: Path, b_arrives: int, **changes: object) -> Path:
+    """One 8-GPU node; A (queue a, deserved 0, 8 GPUs) arrives at 0 for 1000 s, B (queue b, deserved 8, 8 GPUs) at
+    ``b_arrives`` for 500 s."""
+    rows = f"id,submit,duration,gpus,queue\nA,0,1000,8,a\nB,{b_arrives},500,8,b\n"
+    (tmp_path / "trace.csv").write_text(rows)
+    columns = {"id": "id", "submit": "submit", "duration": "duration", "gpus": "gpus", "queue": "queue"}
+    return write_scenario(
+        tmp_path,
+        cluster={"nodes": [{"count": 1, "gpu": 8}]},
+        workload={"trace": {"format": "csv", "path": "trace.csv", "columns": columns}},
+        **changes,
+    )
+
+
 def test_one_reclaim_by_hand(tmp_path: Path):
     """One 8-GPU node. A (queue a, deserved 0) starts at 0 for 1000 s; B (queue b, deserved 8) arrives at 100.
     The cycle at 100 reclaims A (releasing for the 30 s grace, 100 s x 8 GPUs lost), B is nominated and runs from
     130 to 630; A, back after its backoff, runs again from 630 to 1630. Every GPU-second is held: utilisation 1."""
-    (tmp_path / "trace.csv").write_text("id,submit,duration,gpus,queue\nA,0,1000,8,a\nB,100,500,8,b\n")
-    columns = {"id": "id", "submit": "submit", "duration": "duration", "gpus": "gpus", "queue": "queue"}
-    path = write_scenario(
-        tmp_path,
-        cluster={"nodes": [{"count": 1, "gpu": 8}]},
-        workload={"trace": {"format": "csv", "path": "trace.csv", "columns": columns}},
-    )
+    path = a_then_b(tmp_path, 100)
     replay = simulate(path, tmp_path / "out", check=True)
     sim = replay.simulator
     assert sim.problems == []
@@ -51,14 +59,8 @@ def test_one_reclaim_by_hand(tmp_path: Path):
 def test_a_reclaim_after_a_checkpoint_loses_only_what_came_since(tmp_path: Path):
     """As above, with a checkpoint every 300 s of progress and B arriving at 700: A checkpointed at 600, so the
     snapshot of the cycle at 700 says so, the decision counts 100 s x 8 GPUs lost, and so does the replay."""
-    (tmp_path / "trace.csv").write_text("id,submit,duration,gpus,queue\nA,0,1000,8,a\nB,700,500,8,b\n")
-    columns = {"id": "id", "submit": "submit", "duration": "duration", "gpus": "gpus", "queue": "queue"}
-    path = write_scenario(
-        tmp_path,
-        cluster={"nodes": [{"count": 1, "gpu": 8}]},
-        workload={"trace": {"format": "csv", "path": "trace.csv", "columns": columns}},
-        simulation={"period": 10, "grace_period": 30, "seed": 1, "restart": {"model": "checkpoint", "interval": 300}},
-    )
+    checkpoint = {"model": "checkpoint", "interval": 300}
+    path = a_then_b(tmp_path, 700, simulation={"period": 10, "grace_period": 30, "seed": 1, "restart": checkpoint})
     replay = simulate(path, tmp_path / "out", check=True, dump_at=700.0)
     sim = replay.simulator
     assert sim.problems == []

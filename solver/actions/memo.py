@@ -14,12 +14,14 @@ under which the outcome cannot change (docs/planning.md, "How the replay stays f
   limit (or, for a non-preemptible job, under a deserved quota) of what it asks for;
 * ``preempt`` ``infeasible`` for want of candidates: moreover, it still has none: the running jobs of its queue
   that it could ever take (preemptible, of lower priority) are the same ones with the same numbers of tasks and no
-  protection that kept one of them out has ended, or else its candidates, judged again, are none.
+  protection that kept one of them out has ended, or else its candidates, judged again, are none;
+* ``reclaim`` ``infeasible`` with no victim to take or move, when the free room took fewer of its tasks than its gang
+  needs: the room still takes no more, the reclaim gate is still open (else it would be skipped), and the victims,
+  judged again (once per queue, priority and request in a state), are still none.
 
 Jobs whose outcomes rest on the same facts (queue, priority, request, placement, and the numbers above) are judged
-once per state for all of them; only the job's own backoff is read job by job. Anything else is searched again
-(reclaim's candidates depend on every queue's usage and fair share). A test holds replays with and without the memo
-to the same files.
+once per state for all of them; only the job's own backoff is read job by job. Anything else is searched again. A
+test holds replays with and without the memo to the same files.
 """
 
 from __future__ import annotations
@@ -28,9 +30,10 @@ from dataclasses import dataclass, field
 
 from gpu_preempt.models import Job, RequeueState
 from gpu_preempt.models.decision import Decision
+from gpu_preempt.problem.builder import Prepared
 from gpu_preempt.problem.data import Action
 from gpu_preempt.reduce.units import free_hosts
-from gpu_preempt.rules.candidates import preempt_candidates
+from gpu_preempt.rules.candidates import preempt_candidates, reclaim_candidates
 from gpu_preempt.rules.job_order import chunk_request
 from gpu_preempt.rules.placement import eligibility, placement_key, placement_mask
 from gpu_preempt.rules.reclaim_gate import reclaim_gate
@@ -54,7 +57,8 @@ class Standing:
     decision: Decision
     requeue: RequeueState | None
     kind: str
-    """``backoff``, ``gate``, ``static``, ``room`` (allocate) or ``candidates`` (preempt)."""
+    """``backoff``, ``gate``, ``static``, ``room`` (allocate), ``candidates`` (preempt) or ``unreached``
+    (reclaim)."""
     fits: int = 0
     usage: tuple[int, ...] = ()
     members: Facts = ()
@@ -77,6 +81,8 @@ class _PerState:
     usage: dict[tuple[str, tuple[str, ...], bool], tuple[int, ...]] = field(default_factory=dict)
     verdicts: dict[int, bool] = field(default_factory=dict)
     """``id`` of a :attr:`Standing.facts` -> whether outcomes resting on it stand."""
+    victimless: dict[tuple[object, ...], bool] = field(default_factory=dict)
+    """(queue, priority, request) -> whether a reclaim by such a job finds no victim to take or move."""
 
 
 class OutcomeMemo:
@@ -140,6 +146,10 @@ class OutcomeMemo:
         if action == "allocate":
             facts = self._shared(("room", *alike))
             self.standing[key] = Standing(decision, job.requeue, "room", fits, usage, model=model, facts=facts)
+        elif action == "reclaim" and reason.startswith("no candidate victims") and fits < _gang(job):
+            chunk = tuple(sorted(chunk_request(cluster, job).items()))
+            facts = self._shared(("unreached", *alike[:5], fits, chunk))
+            self.standing[key] = Standing(decision, job.requeue, "unreached", fits, model=model, facts=facts)
         elif action == "preempt" and decision.candidates == 0:
             until = min((p.until for p in decision.protected if p.until is not None), default=float("inf"))
             members = _members(cluster, job)
@@ -176,6 +186,8 @@ def _judged(cluster: ClusterState, job: Job, found: Standing) -> bool:
     if kind == "gate":
         return reclaim_gate(cluster, job, chunk_request(cluster, job)) is not None
     fits = _fits(cluster, job)
+    if kind == "unreached":
+        return fits is not None and fits <= found.fits and _victimless(cluster, job)
     if fits is None or fits > found.fits or not _no_less(_usage(cluster, job), found.usage):
         return False
     if kind == "room":
@@ -205,6 +217,30 @@ def _fits(cluster: ClusterState, job: Job) -> int | None:
         asked = dict(request)
         hosts = free_hosts(cluster, job.resolved_priority, asked, tuple(r for r, _ in request))
         found = kept[key] = sum(count for n, count in hosts if mask[n])
+    return found
+
+
+def _gang(job: Job) -> int:
+    """How many tasks the chunk of a job with every task pending holds."""
+    return max(1, job.gang_minimum)
+
+
+def _victimless(cluster: ClusterState, job: Job) -> bool:
+    """Whether ``job`` may reclaim (the gate is open) and finds no running job to take, nor one to move when moves
+    are considered (the same for every job of its queue, priority and request in a state)."""
+    chunk = chunk_request(cluster, job)
+    kept = cluster.for_state(_PerState).victimless
+    key = (job.queue, job.resolved_priority, job.is_preemptible, tuple(sorted(chunk.items())))
+    found = kept.get(key)
+    if found is None:
+        if reclaim_gate(cluster, job, chunk) is not None:
+            found = False
+        else:
+            victims = reclaim_candidates(cluster, job, chunk)
+            # a job only the line keeps is a victim only when moves are considered (docs/snapshot-format.md, "Moves")
+            unmoved = not victims.movable or not Prepared(cluster, job, "reclaim", candidates=victims).moves_possible
+            found = not victims.candidates and unmoved
+        kept[key] = found
     return found
 
 

@@ -57,3 +57,22 @@ def test_a_standing_outcome_is_what_a_search_finds_on_generated_clusters(seed: i
 
     document = generate(40 + 10 * seed, seed=seed, pending=12)
     assert second_cycles_agree(document, 120.0) >= 1
+
+
+def test_a_reclaim_that_found_no_victim_stands_until_a_protection_ends():
+    """infeasible-all-protected: every job a-job could reclaim is protected until 12:05. Its reclaim stands without
+    a search at 12:04, and is searched again (and places it) at 12:06."""
+    document = read_document(FIXTURES / "infeasible-all-protected.yaml")
+    assert isinstance(document, dict)
+    memo = OutcomeMemo()
+    first = run_cycle(snapshot_from_data(document), memo=memo)
+    assert [(d.action, d.outcome) for d in first.decisions if d.job == "a-job"] == [
+        ("allocate", "infeasible"),
+        ("reclaim", "infeasible"),
+        ("preempt", "infeasible"),
+    ]
+    still = run_cycle(snapshot_from_data({**document, "now": "2026-01-01T12:04:00Z"}), memo=memo)
+    assert ("a-job", "reclaim", "infeasible") in {(d.job, d.action, d.outcome) for d in still.repeats}
+    assert not [d for d in still.decisions if d.action == "reclaim"]
+    later = run_cycle(snapshot_from_data({**document, "now": "2026-01-01T12:06:00Z"}), memo=memo)
+    assert [(d.action, d.placed) for d in later.decisions if d.job == "a-job"] == [("reclaim", True)]

@@ -39,6 +39,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import partial
 
 import numpy as np
 
@@ -77,7 +78,8 @@ class WaitingOrder:
         by_leaf: dict[str, list[Job]] = {}
         for job in waiting:
             by_leaf.setdefault(job.queue, []).append(job)
-        self.orders = {leaf: sorted(jobs, key=lambda j: _job_key(cluster, j, fits)) for leaf, jobs in by_leaf.items()}
+        rank = partial(_rank, cluster)
+        self.orders = {leaf: _placeable_first(sorted(jobs, key=rank), fits) for leaf, jobs in by_leaf.items()}
         self.heads = dict.fromkeys(self.orders, 0)
         self.offers: dict[str, tuple[tuple[object, ...], Job] | None] = {}
         """Per queue, the job its subtree offers and that queue's key with it (:func:`_queue_key`), kept until a
@@ -208,7 +210,6 @@ class Placeable:
         """Room per node with every promise holding (``None``: not schedulable)."""
         self.shapes: dict[tuple[object, ...], bool] = {}
         """Judgements by the requests of the tasks needed next."""
-        self.job_keys: dict[str, tuple[object, ...]] = {}
         self.chunks: dict[str, tuple[tuple[str, int], ...]] = {}
         self.queue_keys: dict[tuple[str, tuple[tuple[str, int], ...], bool], tuple[object, ...]] = {}
         self.needs: dict[str, tuple[list[Resources], tuple[object, ...]]] = {}
@@ -224,7 +225,6 @@ class Placeable:
         new.needs.update((name, need) for name, need in self.needs.items() if name not in changed)
         if self.action != "allocate":  # static: node capacities only
             new.known = {name: value for name, value in self.known.items() if name not in changed}
-            new.job_keys = {name: value for name, value in self.job_keys.items() if name not in changed}
             return new
         if not shrunk:
             return new
@@ -234,14 +234,26 @@ class Placeable:
                 requests = self.needs[name][0]
                 if all(r == requests[0] for r in requests):
                     new.known[name] = False
-                    if name in self.job_keys:
-                        new.job_keys[name] = self.job_keys[name]
         return new
 
     def __call__(self, job: Job) -> bool:
         found = self.known.get(job.name)
         if found is None:
-            found = self.known[job.name] = self._judge(job)
+            found = self.known[job.name] = self._kept(job)
+        return found
+
+    def _kept(self, job: Job) -> bool:
+        """:meth:`_judge`; in reclaim and preempt kept on the job model for the node models, while its tasks are
+        as given."""
+        cluster = self.cluster
+        if self.action == "allocate" or job.name in cluster.changed_jobs:
+            return self._judge(job)
+        token = cluster.for_nodes(FitsSomeNode)
+        kept: tuple[FitsSomeNode, bool] | None = job.__dict__.get("_fits_some")
+        if kept is not None and kept[0] is token:
+            return kept[1]
+        found = self._judge(job)
+        job.__dict__["_fits_some"] = (token, found)
         return found
 
     def _judge(self, job: Job) -> bool:
@@ -335,27 +347,22 @@ def _room(capacity: Resources, load: Resources) -> Resources:
     return {r: capacity.get(r, 0) - load.get(r, 0) for r in {*capacity, *load}}
 
 
-def _job_key(cluster: ClusterState, job: Job, fits: Placeable) -> tuple[object, ...]:
-    key = fits.job_keys.get(job.name)
-    if key is not None:
-        return key
-    # in reclaim and preempt, static for the job model as given and the node models: kept on the job model
-    token = cluster.for_nodes(FitsSomeNode) if fits.action != "allocate" else None
-    static = token is not None and job.name not in cluster.changed_jobs
-    if static:
-        kept: tuple[FitsSomeNode, tuple[object, ...]] | None = job.__dict__.get("_order_key")
-        if kept is not None and kept[0] is token:
-            found = fits.job_keys[job.name] = kept[1]
-            fits.known[job.name] = not found[0]
-            return found
-    since = job.__dict__.get("_order_time", job)
-    if since is job:  # static for the job model and its snapshot's config
-        since = job.__dict__["_order_time"] = queue_order_time(cluster.snapshot, job)
-    key = (not fits(job), -job.resolved_priority, float("inf") if since is None else since, job.name)
-    fits.job_keys[job.name] = key
-    if static:
-        job.__dict__["_order_key"] = (token, key)
-    return key
+def _rank(cluster: ClusterState, job: Job) -> tuple[int, float, str]:
+    """A job's place within its leaf but for placeability: highest priority, then oldest queue-order time, then
+    name (kept on the job model: it reads the model and its snapshot's config only)."""
+    found: tuple[int, float, str] | None = job.__dict__.get("_rank")
+    if found is None:
+        since = queue_order_time(cluster.snapshot, job)
+        found = job.__dict__["_rank"] = (-job.resolved_priority, float("inf") if since is None else since, job.name)
+    return found
+
+
+def _placeable_first(jobs: list[Job], fits: Placeable) -> list[Job]:
+    """``jobs`` (ranked) with the placeable ones first, each part in rank order."""
+    flags = list(map(fits, jobs))
+    if all(flags) or not any(flags):
+        return jobs
+    return [j for j, f in zip(jobs, flags, strict=True) if f] + [j for j, f in zip(jobs, flags, strict=True) if not f]
 
 
 def _queue_key(cluster: ClusterState, queue: str, job: Job, fits: Placeable) -> tuple[object, ...]:

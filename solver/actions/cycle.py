@@ -107,7 +107,8 @@ def run_cycle(
     """
     cluster = ClusterState.of(snapshot, previous)
     result = CycleResult(cluster, cluster)
-    pending = cluster.waiting_jobs()
+    pending = cluster.waiting_jobs()  # each has a pending or a nominated task
+    held: dict[bool, set[str]] = {}  # per claim (allocate), the jobs that want a place in the cycle's first state
     for action in default_actions(snapshot) if actions is None else actions:
         if action == QUOTA_ACTION:
             for queue in enforcement_order(cluster):
@@ -125,8 +126,21 @@ def run_cycle(
         failed: dict[Hashable, Decision] = {}  # what jobs alike got in this state
         # docs/rules.md, "Nominations": claims
         wanted = ("pending", "nominated") if action == "allocate" else ("pending",)
-        wants = {j.name for j in pending if cluster.count(j, *wanted)}
+        claims = action == "allocate"
+        if claims not in held:
+            held[claims] = {j.name for j in pending if claims or result.start.count(j, "pending")}
+        wants = held[claims]
+        if cluster.changed_jobs:  # jobs changed since the first state: counted again
+            changed = cluster.changed_jobs
+            wants = {n for n in wants if n not in changed}
+            wants.update(j.name for j in pending if j.name in changed and cluster.count(j, *wanted))
         touched: set[str] = set()  # jobs this action's decisions changed: the others still want what they wanted
+        stood: dict[str, Decision | None] | None = None  # the memo's answers, while the action's first state lasts
+        if memo is not None:
+            stood = {j.name: memo.recall(cluster, j, action) for j in pending if j.name in wants}  # type: ignore[arg-type]
+            if None not in stood.values():  # nothing to search: the order changes nothing
+                result.repeats.extend(d for d in stood.values() if d is not None)
+                continue
         while True:
             if order is None:
                 waiting = [
@@ -140,7 +154,10 @@ def run_cycle(
                 break
             for job in run:
                 attempted.add(job.name)
-                standing = memo.recall(cluster, job, action) if memo is not None else None  # type: ignore[arg-type]
+                if stood is not None:
+                    standing = stood[job.name]
+                else:
+                    standing = memo.recall(cluster, job, action) if memo is not None else None  # type: ignore[arg-type]
                 if standing is not None:
                     result.repeats.append(standing)
                     continue
@@ -162,6 +179,7 @@ def run_cycle(
                     touched |= changed
                     fits = fits.carried(cluster, changed, shrunk=shrunk)
                     order = None  # the rest of the run is judged again in the new state
+                    stood = None
                     failed = {}
                     break
                 if alike is not None:

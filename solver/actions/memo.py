@@ -106,18 +106,15 @@ class OutcomeMemo:
             del self.standing[key]
 
     def recall(self, cluster: ClusterState, job: Job, action: Action) -> Decision | None:
-        """The job's last outcome of ``action`` when it still stands in ``cluster``, else ``None``."""
+        """The job's last outcome of ``action`` when it still stands in ``cluster``, else ``None`` (the outcome is
+        kept: its facts may hold again in a later state, and a new outcome of the job replaces it)."""
         found = self.standing.get((job.name, action))
         if found is None:
             return None
         same = found.model is job and job.name not in cluster.changed_jobs
         if not same and (found.requeue != job.requeue or cluster.count(job, "pending") != job.task_count):
-            del self.standing[job.name, action]
             return None
-        if _stands(cluster, job, found):
-            return found.decision
-        del self.standing[job.name, action]
-        return None
+        return found.decision if _stands(cluster, job, found) else None
 
     def record(self, cluster: ClusterState, job: Job, action: Action, decision: Decision) -> None:
         """Keep ``decision`` (made in ``cluster``) when it is an outcome that can stand."""

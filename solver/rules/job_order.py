@@ -258,13 +258,7 @@ class Placeable:
 
     def _judge(self, job: Job) -> bool:
         cluster = self.cluster
-        need = self.needs.get(job.name)
-        if need is None:
-            need = self.needs[job.name] = self._need(job)
-        requests, shape = need
-        where = eligibility(cluster, job) if placement_matters(cluster, job) else None
-        sets = None if where is None else _node_sets(where)
-        key: tuple[object, ...] = shape if sets is None else (shape, *map(tuple, sets))
+        requests, key, sets = self._shape(job)
         if self.action != "allocate":  # static: node capacities only
             known = cluster.for_nodes(FitsSomeNode).shapes
             found = known.get(key)
@@ -280,6 +274,29 @@ class Placeable:
             node_groups: list[list[int] | None] = [None] if sets is None else list(sets)
             judged = self.shapes[key] = any(self._first_fit(requests, group) for group in node_groups)
         return judged
+
+    def _shape(self, job: Job) -> tuple[list[Resources], tuple[object, ...], list[list[int]] | None]:
+        """The requests of the tasks the job needs next, what the judgement is kept by (their shape, and the sets of
+        nodes they may go to together when the job may not use every node), and those sets; kept on the job model
+        for the node models, while its tasks are as given."""
+        cluster = self.cluster
+        given = job.name not in cluster.changed_jobs
+        token = cluster.for_nodes(FitsSomeNode)
+        if given:
+            kept = job.__dict__.get("_fit_shape")
+            if kept is not None and kept[0] is token:
+                self.needs[job.name] = kept[4]
+                return kept[1], kept[2], kept[3]
+        need = self.needs.get(job.name)
+        if need is None:
+            need = self.needs[job.name] = self._need(job)
+        requests, shape = need
+        where = eligibility(cluster, job) if placement_matters(cluster, job) else None
+        sets = None if where is None else _node_sets(where)
+        key: tuple[object, ...] = shape if sets is None else (shape, *map(tuple, sets))
+        if given:
+            job.__dict__["_fit_shape"] = (token, requests, key, sets, need)
+        return requests, key, sets
 
     def _need(self, job: Job) -> tuple[list[Resources], tuple[object, ...]]:
         """The requests of the tasks the job needs next, and their shape (kept on the job model, as

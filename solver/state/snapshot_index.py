@@ -60,19 +60,20 @@ class SnapshotIndex:
     def job_positions(self, names: Iterable[str]) -> list[int]:
         """The positions in the snapshot of the jobs ``names``.
 
-        A snapshot whose jobs are made when read maps names to positions already. Otherwise a few are found by
-        scanning the list of names (in C); more through a map of every name, built once.
+        A snapshot whose jobs are made when read maps names to positions already. In a large one (validation built
+        its columns) a few are found by scanning the list of names (in C); otherwise through a map of every name,
+        built once.
         """
         wanted = names if isinstance(names, list) else list(names)
-        index = self.snapshot.jobs_by_name()
+        snapshot = self.snapshot
+        index = snapshot.jobs_by_name()
         if isinstance(index, JobIndex):  # a snapshot of jobs made when read knows their positions
             return list(map(index.position, wanted))
-        known = self.snapshot.job_columns().names
         found = self._job_positions
-        if found is None and len(wanted) <= SCANNED:
-            return list(map(known.index, wanted))
+        if found is None and len(wanted) <= SCANNED and snapshot.built_columns() is not None:
+            return list(map(snapshot.job_columns().names.index, wanted))
         if found is None:
-            found = self._job_positions = dict(zip(known, range(len(known)), strict=True))
+            found = self._job_positions = {job.name: i for i, job in enumerate(snapshot.jobs)}
         return list(map(found.__getitem__, wanted))
 
 

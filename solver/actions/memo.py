@@ -17,7 +17,10 @@ under which the outcome cannot change (docs/planning.md, "How the replay stays f
   protection that kept one of them out has ended, or else its candidates, judged again, are none;
 * ``reclaim`` ``infeasible`` with no victim to take or move, when the free room took fewer of its tasks than its gang
   needs: the room still takes no more, the reclaim gate is still open (else it would be skipped), and the victims,
-  judged again (once per queue, priority and request in a state), are still none.
+  judged again (once per queue, priority and request in a state), are still none;
+* ``reclaim`` ``infeasible`` because even every victim leaving would leave too little room: the gate is still open
+  and that is still so (:func:`gpu_preempt.problem.data.could_fit` on the problem built again, once per queue,
+  priority, request and placement in a state).
 
 Jobs whose outcomes rest on the same facts (queue, priority, request, placement, and the numbers above) are judged
 once per state for all of them; only the job's own backoff is read job by job. Anything else is searched again. A
@@ -30,8 +33,8 @@ from dataclasses import dataclass, field
 
 from gpu_preempt.models import Job, RequeueState
 from gpu_preempt.models.decision import Decision
-from gpu_preempt.problem.builder import Prepared
-from gpu_preempt.problem.data import Action
+from gpu_preempt.problem.builder import Prepared, prepare
+from gpu_preempt.problem.data import Action, could_fit
 from gpu_preempt.reduce.units import free_hosts
 from gpu_preempt.rules.candidates import preempt_candidates, reclaim_candidates
 from gpu_preempt.rules.job_order import chunk_request
@@ -57,8 +60,8 @@ class Standing:
     decision: Decision
     requeue: RequeueState | None
     kind: str
-    """``backoff``, ``gate``, ``static``, ``room`` (allocate), ``candidates`` (preempt) or ``unreached``
-    (reclaim)."""
+    """``backoff``, ``gate``, ``static``, ``room`` (allocate), ``candidates`` (preempt), ``unreached`` or
+    ``exhausted`` (reclaim)."""
     fits: int = 0
     usage: tuple[int, ...] = ()
     members: Facts = ()
@@ -83,6 +86,8 @@ class _PerState:
     """``id`` of a :attr:`Standing.facts` -> whether outcomes resting on it stand."""
     victimless: dict[tuple[object, ...], bool] = field(default_factory=dict)
     """(queue, priority, request) -> whether a reclaim by such a job finds no victim to take or move."""
+    exhausted: dict[tuple[object, ...], bool] = field(default_factory=dict)
+    """(queue, priority, request, placement) -> whether a reclaim by such a job is refused by the relaxation."""
 
 
 class OutcomeMemo:
@@ -147,6 +152,10 @@ class OutcomeMemo:
             chunk = tuple(sorted(chunk_request(cluster, job).items()))
             facts = self._shared(("unreached", *alike[:5], fits, chunk))
             self.standing[key] = Standing(decision, job.requeue, "unreached", fits, model=model, facts=facts)
+        elif action == "reclaim" and reason.startswith("even evicting all"):
+            chunk = tuple(sorted(chunk_request(cluster, job).items()))
+            facts = self._shared(("exhausted", *alike[:5], chunk))
+            self.standing[key] = Standing(decision, job.requeue, "exhausted", model=model, facts=facts)
         elif action == "preempt" and decision.candidates == 0:
             until = min((p.until for p in decision.protected if p.until is not None), default=float("inf"))
             members = _members(cluster, job)
@@ -182,6 +191,8 @@ def _judged(cluster: ClusterState, job: Job, found: Standing) -> bool:
     kind = found.kind
     if kind == "gate":
         return reclaim_gate(cluster, job, chunk_request(cluster, job)) is not None
+    if kind == "exhausted":
+        return _exhausted(cluster, job)
     fits = _fits(cluster, job)
     if kind == "unreached":
         return fits is not None and fits <= found.fits and _victimless(cluster, job)
@@ -238,6 +249,20 @@ def _victimless(cluster: ClusterState, job: Job) -> bool:
             unmoved = not victims.movable or not Prepared(cluster, job, "reclaim", candidates=victims).moves_possible
             found = not victims.candidates and unmoved
         kept[key] = found
+    return found
+
+
+def _exhausted(cluster: ClusterState, job: Job) -> bool:
+    """Whether ``job`` may reclaim (the gate is open) and no victim set could make room for it: the relaxation
+    refuses the problem built again (the same for every job of its queue, priority, request and placement in a
+    state)."""
+    kept = cluster.for_state(_PerState).exhausted
+    key = (job.queue, job.resolved_priority, job.is_preemptible, _request(job), id(placement_mask(cluster, job)))
+    found = kept.get(key)
+    if found is None:
+        prepared = prepare(cluster, job, "reclaim")
+        problem = prepared.problem
+        found = kept[key] = problem is not None and not could_fit(problem)
     return found
 
 

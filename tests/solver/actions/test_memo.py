@@ -76,3 +76,28 @@ def test_a_reclaim_that_found_no_victim_stands_until_a_protection_ends():
     assert not [d for d in still.decisions if d.action == "reclaim"]
     later = run_cycle(snapshot_from_data({**document, "now": "2026-01-01T12:06:00Z"}), memo=memo)
     assert [(d.action, d.placed) for d in later.decisions if d.job == "a-job"] == [("reclaim", True)]
+
+
+def test_a_reclaim_that_no_victim_set_could_serve_stands_until_room_could_be_made():
+    """a-job's gang of two 4-GPU tasks: evicting b-0 frees n0 only, as b-1 (non-preemptible) holds n1. The reclaim
+    stands while that holds, and is searched again (and places the gang) once b-1 has gone."""
+    job = {"queue": "b", "started_at": "2026-01-01T11:00:00Z"}
+    document: dict[str, Any] = {
+        "now": "2026-01-01T12:00:00Z",
+        "nodes": [{"name": "n0", "resources": {"gpu": 4}}, {"name": "n1", "resources": {"gpu": 4}}],
+        "queues": [{"name": "a", "deserved": {"gpu": 8}}, {"name": "b", "deserved": {"gpu": 0}}],
+        "jobs": [
+            {"name": "b-0", **job, "task_resources": {"gpu": 1}, "tasks": [{"node": "n0"}]},
+            {"name": "b-1", **job, "task_resources": {"gpu": 4}, "preemptible": False, "tasks": [{"node": "n1"}]},
+            {"name": "a-job", "queue": "a", "task_resources": {"gpu": 4}, "tasks": [{}, {}]},
+        ],
+    }
+    memo = OutcomeMemo()
+    first = run_cycle(snapshot_from_data(document), memo=memo)
+    (reclaim,) = [d for d in first.decisions if d.action == "reclaim"]
+    assert reclaim.outcome == "infeasible" and (reclaim.reason or "").startswith("even evicting all 1 candidate")
+    still = run_cycle(snapshot_from_data({**document, "now": "2026-01-01T12:01:00Z"}), memo=memo)
+    assert ("a-job", "reclaim", "infeasible") in {(d.job, d.action, d.outcome) for d in still.repeats}
+    gone = [j for j in document["jobs"] if j["name"] != "b-1"]
+    later = run_cycle(snapshot_from_data({**document, "now": "2026-01-01T12:02:00Z", "jobs": gone}), memo=memo)
+    assert [(d.action, d.placed) for d in later.decisions] == [("allocate", False), ("reclaim", True)]

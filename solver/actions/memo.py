@@ -17,7 +17,7 @@ under which the outcome cannot change (docs/planning.md, "How the replay stays f
   protection that kept one of them out has ended, or else its candidates, judged again, are none;
 * ``reclaim`` ``infeasible`` with no victim to take or move, when the free room took fewer of its tasks than its gang
   needs: the room still takes no more, the reclaim gate is still open (else it would be skipped), and the victims,
-  judged again (once per queue, priority and request in a state), are still none;
+  judged again (once per queue and priority in a state), are still none;
 * ``reclaim`` ``infeasible`` because even every victim leaving would leave too little room: the gate is still open
   and that is still so (:func:`gpu_preempt.problem.data.could_fit` on the problem built again, once per queue,
   priority, request and placement in a state).
@@ -85,7 +85,7 @@ class _PerState:
     verdicts: dict[int, bool] = field(default_factory=dict)
     """``id`` of a :attr:`Standing.facts` -> whether outcomes resting on it stand."""
     victimless: dict[tuple[object, ...], bool] = field(default_factory=dict)
-    """(queue, priority, request) -> whether a reclaim by such a job finds no victim to take or move."""
+    """(queue, priority, preemptible) -> whether a reclaim by such a job finds no victim to take or move."""
     exhausted: dict[tuple[object, ...], bool] = field(default_factory=dict)
     """(queue, priority, request, placement) -> whether a reclaim by such a job is refused by the relaxation."""
 
@@ -235,20 +235,19 @@ def _gang(job: Job) -> int:
 
 def _victimless(cluster: ClusterState, job: Job) -> bool:
     """Whether ``job`` may reclaim (the gate is open) and finds no running job to take, nor one to move when moves
-    are considered (the same for every job of its queue, priority and request in a state)."""
+    are considered. The victims are the same for every job of its queue and priority in a state: the reclaim line,
+    the one thing that reads the request, only tells the victims to take from those to move."""
     chunk = chunk_request(cluster, job)
+    if reclaim_gate(cluster, job, chunk) is not None:
+        return False
     kept = cluster.for_state(_PerState).victimless
-    key = (job.queue, job.resolved_priority, job.is_preemptible, tuple(sorted(chunk.items())))
+    key = (job.queue, job.resolved_priority, job.is_preemptible)
     found = kept.get(key)
     if found is None:
-        if reclaim_gate(cluster, job, chunk) is not None:
-            found = False
-        else:
-            victims = reclaim_candidates(cluster, job, chunk)
-            # a job only the line keeps is a victim only when moves are considered (docs/snapshot-format.md, "Moves")
-            unmoved = not victims.movable or not Prepared(cluster, job, "reclaim", candidates=victims).moves_possible
-            found = not victims.candidates and unmoved
-        kept[key] = found
+        victims = reclaim_candidates(cluster, job, chunk)
+        # a job only the line keeps is a victim only when moves are considered (docs/snapshot-format.md, "Moves")
+        unmoved = not victims.movable or not Prepared(cluster, job, "reclaim", candidates=victims).moves_possible
+        found = kept[key] = not victims.candidates and unmoved
     return found
 
 

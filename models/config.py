@@ -47,9 +47,14 @@ QuotaMiss = Annotated[
 class SolverConfig(SnapshotModel):
     """CP-SAT limits. ``workers: 0`` means all cores."""
 
-    time_limit: Duration = Field(1.0, description="wall-clock budget of one decision")
+    time_limit: Duration = Field(1.0, description="budget of one decision, on the clock `clock` names")
     workers: int = Field(0, ge=0, le=1024, description="CP-SAT search workers; 0 = all cores")
     seed: int = Field(0, ge=0, le=2**31 - 1, description="CP-SAT random seed")
+    clock: Literal["wall", "work"] = Field(
+        "wall",
+        description="wall: time_limit in seconds of wall clock; work: in CP-SAT's deterministic time (a count of "
+        "work) with one worker, so that the answer is the same on any machine under any load (replays use it)",
+    )
 
     @field_validator("time_limit")
     @classmethod

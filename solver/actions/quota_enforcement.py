@@ -217,11 +217,13 @@ def _settle(
 
 
 def _solve(problem: Problem, deadline: float) -> Solution:
-    """Solve within what is left of the decision's budget (``config.solver.time_limit`` covers every solve)."""
-    remaining = deadline - time.perf_counter()
-    if remaining <= 0:
-        return Solution("unknown", reason="time limit reached before an answer or a proof")
-    problem = dataclasses.replace(problem, time_limit=remaining)
+    """Solve within what is left of the decision's budget (``config.solver.time_limit`` covers every solve); on the
+    ``work`` clock each solve has the whole budget, so that none depends on the machine."""
+    if problem.clock == "wall":
+        remaining = deadline - time.perf_counter()
+        if remaining <= 0:
+            return Solution("unknown", reason="time limit reached before an answer or a proof")
+        problem = dataclasses.replace(problem, time_limit=remaining)
     try:
         return cpsat.solve(problem, hint=greedy_hint(problem))
     except ModelError as error:
@@ -363,6 +365,7 @@ def _problem(
         time_limit=config.solver.time_limit,
         workers=1,  # one worker with the full LP proves these covering problems; a 2-worker portfolio did not
         seed=config.solver.seed,
+        clock=config.solver.clock,
         full_linearization=True,
         excess=excess,
         least_freed=overshoot,

@@ -10,13 +10,15 @@
    coefficients weaken the LP bound, so that a large quota decision is proved
    sooner staged than folded. The greedy answer, when given, hints the first
    solve.
-2. **Time**: one wall-clock budget (``problem.time_limit``) covers the stages.
-   A stage that ends without proof makes the answer ``feasible`` (not
+2. **Time**: one budget (``problem.time_limit``) covers the stages: on the wall
+   clock, or on the ``work`` clock (``config.solver.clock``) in CP-SAT's
+   deterministic time with one worker, where it ends is a function of the input
+   alone, not of the machine or its load (a replay's trajectory must not depend
+   on them). A stage that ends without proof makes the answer ``feasible`` (not
    optimal); no solution at all before the limit is ``unknown``. Only a proof
    gives ``infeasible`` or ``optimal``. The tie-break below has a budget of its
-   own in CP-SAT's deterministic time (a count of work, ``time_limit`` units),
-   with one worker, so that where it stops is a function of the input alone,
-   not of the machine or its load.
+   own in deterministic time (``time_limit`` units), with one worker, whatever
+   the clock.
 3. **Canonical answer**: equal optima are common (identical jobs, identical
    nodes). Once every stage is proved, ties are broken by a fixed rule, one
    variable at a time (on small models the keep order in one weighted solve,
@@ -63,8 +65,10 @@ class _Runner:
         constraints.add_all(self.vars, skip)
         self.deadline = time.perf_counter() + problem.time_limit
         self.timed_out = False
+        self.work_left = problem.time_limit
+        """Deterministic time left for the stages on the ``work`` clock."""
         self.tie_budget: float | None = None
-        """Deterministic time left for the tie-break, once it started (``None``: the stages, on the wall clock)."""
+        """Deterministic time left for the tie-break, once it started (``None``: the stages)."""
 
     def run(self, expr: LinearExpr | None = None, sense: str = "min") -> tuple[str, Solution | None, int]:
         """Solve once; returns (status, solution or None, objective value)."""
@@ -76,7 +80,10 @@ class _Runner:
         else:
             model.maximize(expr)
         solver = cp_model.CpSolver()
-        if self.tie_budget is None:
+        work = self.tie_budget
+        if work is None and self.problem.clock == "work":
+            work = self.work_left
+        if work is None:
             remaining = self.deadline - time.perf_counter()
             if remaining <= 0:
                 self.timed_out = True
@@ -84,10 +91,10 @@ class _Runner:
             solver.parameters.max_time_in_seconds = remaining
             solver.parameters.num_workers = self.problem.workers
         else:
-            if self.tie_budget <= 0:
+            if work <= 0:
                 self.timed_out = True
                 return "unknown", None, 0
-            solver.parameters.max_deterministic_time = self.tie_budget
+            solver.parameters.max_deterministic_time = work
             solver.parameters.num_workers = 1  # one worker's deterministic time is the same on every machine
         solver.parameters.random_seed = self.problem.seed
         solver.parameters.log_search_progress = False
@@ -103,6 +110,8 @@ class _Runner:
         status = solver.solve(model)
         if self.tie_budget is not None:
             self.tie_budget -= solver.response_proto.deterministic_time
+        elif self.problem.clock == "work":
+            self.work_left -= solver.response_proto.deterministic_time
         if status == cp_model.OPTIMAL:
             name = "optimal"
         elif status == cp_model.FEASIBLE:
@@ -149,6 +158,10 @@ GUARDED_SIZE = 2000
 GRACE = 0.25
 """Seconds a guarded solve may run past the time limit before the child process is killed."""
 
+WORK_WALL = 10
+"""On the ``work`` clock, how many seconds of wall clock per unit of the budget a guarded solve may take before it is
+killed (a stop for a runaway presolve, far beyond what the work takes on a loaded machine)."""
+
 
 def solve(
     problem: Problem,
@@ -177,7 +190,8 @@ def _guarded(problem: Problem, hint: Solution | None, skip: Collection[str], fea
     child.start()
     send.close()
     try:
-        if receive.poll(problem.time_limit + GRACE):
+        wall = problem.time_limit if problem.clock == "wall" else WORK_WALL * problem.time_limit
+        if receive.poll(wall + GRACE):
             outcome = receive.recv()
         else:
             outcome = Solution("unknown", reason="time limit reached: the solver was stopped at the deadline")

@@ -67,6 +67,7 @@ class Simulator:
                 "time_limit": self.settings.time_limit,
                 "seed": self.settings.seed,
                 "workers": config.solver.workers if "workers" in config.solver.model_fields_set else 1,
+                "clock": "work",  # a replay's trajectory must not depend on the machine or its load
             }
         )
         self.cluster = ReplayCluster(workload, config.model_copy(update={"solver": solver}))

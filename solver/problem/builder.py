@@ -161,6 +161,7 @@ class Prepared:
             time_limit=config.solver.time_limit,
             workers=config.solver.workers,
             seed=config.solver.seed,
+            clock=config.solver.clock,
             levels=self.levels,
             domains=() if allowed.required is None else tuple(allowed.required[positions].tolist()),
             spread=() if allowed.preferred is None else tuple(allowed.preferred[positions].tolist()),

@@ -206,6 +206,8 @@ class Problem:
     time_limit: float = 1.0
     workers: int = 0
     seed: int = 0
+    clock: Literal["wall", "work"] = "wall"
+    """``work``: ``time_limit`` counts CP-SAT's deterministic time, searched by one worker (``config.solver.clock``)."""
     levels: tuple[int, ...] | None = None
     """Priority levels of the ``priority`` vector; default: the victims' distinct priorities."""
     full_linearization: bool = False

@@ -294,6 +294,8 @@ def _canonical(runner: _Runner, current: Solution) -> Solution:
         current = _settle(runner, current, expr, "min", sum(current.moved_of(v, s) for s in slots), 0)
     for v in movable:
         victim = problem.victims[v]
+        if not any(current.moved_of(v, s) for s in range(len(victim.slots))):
+            continue  # its moves are fixed at none: every slot's and destination's are none
         for s in sorted(range(len(victim.slots)), key=lambda s: victim.slots[s].tasks[0], reverse=True):
             most = victim.slots[s].count - current.evicted.get((v, s), 0)
             current = _settle(runner, current, vars.moved_out(v, s), "max", current.moved_of(v, s), most)

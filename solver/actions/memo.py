@@ -144,17 +144,18 @@ class OutcomeMemo:
         if fits is None:
             return
         usage = _usage(cluster, job)
-        alike = (job.queue, job.resolved_priority, _request(job), job.is_preemptible, _placement_key(job), fits, usage)
+        shape = (job.queue, job.resolved_priority, _request(job), job.is_preemptible, _placement_key(job))
+        alike = (*shape, fits, usage)
         if action == "allocate":
             facts = self._shared(("room", *alike))
             self.standing[key] = Standing(decision, job.requeue, "room", fits, usage, model=model, facts=facts)
         elif action == "reclaim" and reason.startswith("no candidate victims") and fits < _gang(job):
             chunk = tuple(sorted(chunk_request(cluster, job).items()))
-            facts = self._shared(("unreached", *alike[:5], fits, chunk))
+            facts = self._shared(("unreached", *shape, fits, chunk))
             self.standing[key] = Standing(decision, job.requeue, "unreached", fits, model=model, facts=facts)
         elif action == "reclaim" and reason.startswith("even evicting all"):
             chunk = tuple(sorted(chunk_request(cluster, job).items()))
-            facts = self._shared(("exhausted", *alike[:5], chunk))
+            facts = self._shared(("exhausted", *shape, chunk))
             self.standing[key] = Standing(decision, job.requeue, "exhausted", model=model, facts=facts)
         elif action == "preempt" and decision.candidates == 0:
             until = min((p.until for p in decision.protected if p.until is not None), default=float("inf"))

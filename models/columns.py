@@ -34,7 +34,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from itertools import chain, repeat
 from operator import attrgetter
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -288,18 +288,23 @@ class JobColumns:
     @classmethod
     def of(cls, jobs: list[Job]) -> JobColumns:
         """The columns of ``jobs``, read from the models (resolved by their snapshot)."""
+        if not jobs:
+            rows: list[tuple[Any, ...]] = [()] * 10
+        else:
+            rows = list(zip(*map(_row, jobs), strict=True))
+        names, queues, classes, started, created, minimum, priority, preemptible, marked, uniform = rows
         return cls.assemble(
-            names=list(map(attrgetter("name"), jobs)),
-            queues=list(map(attrgetter("queue"), jobs)),
-            classes=list(map(attrgetter("priority_class"), jobs)),
-            started=list(map(attrgetter("started_at"), jobs)),
-            since=list(map(attrgetter("progress_since"), jobs)),
-            created=list(map(attrgetter("created_at"), jobs)),
-            minimum=list(map(attrgetter("gang_minimum"), jobs)),
-            priority=list(map(attrgetter("resolved_priority"), jobs)),
-            preemptible=list(map(attrgetter("is_preemptible"), jobs)),
-            marked=[job.preemptible is False for job in jobs],
-            uniform=list(map(attrgetter("uniform"), jobs)),
+            names=list(names),
+            queues=list(queues),
+            classes=list(classes),
+            started=list(started),
+            since=list(map(attrgetter("progress_since"), jobs)),  # a replay moves a model's checkpoint in place
+            created=list(created),
+            minimum=list(minimum),
+            priority=list(priority),
+            preemptible=list(preemptible),
+            marked=list(marked),
+            uniform=list(uniform),
             resources=list(map(attrgetter("task_resources"), jobs)),
         )
 
@@ -348,6 +353,25 @@ class JobColumns:
             shapes=[resources[i] for i in first[order].tolist()],
             shape=rank[shape.reshape(count)],
         )
+
+
+def _row(job: Job) -> tuple[Any, ...]:
+    """What :meth:`JobColumns.of` reads of a job model but its checkpoint and requests, kept on the model."""
+    found: tuple[Any, ...] | None = job.__dict__.get("_columns_row")
+    if found is None:
+        found = job.__dict__["_columns_row"] = (
+            job.name,
+            job.queue,
+            job.priority_class,
+            job.started_at,
+            job.created_at,
+            job.gang_minimum,
+            job.resolved_priority,
+            job.is_preemptible,
+            job.preemptible is False,
+            job.uniform,
+        )
+    return found
 
 
 def _codes(values: list[H]) -> tuple[list[H], np.ndarray]:

@@ -275,6 +275,7 @@ class Snapshot(LazyPartsModel):
             resolved, preemptible = resolution(config, priority, job.preemptible)
             job.__dict__["_resolved_priority"] = resolved
             job.__dict__["_resolved_preemptible"] = preemptible
+            job.__dict__.pop("_columns_row", None)  # read with the resolution (JobColumns.of)
             if gathered is not None:
                 resolved_priorities.append(resolved)
                 resolved_preemptible.append(preemptible)

@@ -131,13 +131,13 @@ def run_cycle(
             held[claims] = {j.name for j in pending if claims or result.start.count(j, "pending")}
         wants = held[claims]
         if cluster.changed_jobs:  # jobs changed since the first state: counted again
-            changed = cluster.changed_jobs
-            wants = {n for n in wants if n not in changed}
-            wants.update(j.name for j in pending if j.name in changed and cluster.count(j, *wanted))
+            since = cluster.changed_jobs
+            wants = {n for n in wants if n not in since}
+            wants.update(j.name for j in pending if j.name in since and cluster.count(j, *wanted))
         touched: set[str] = set()  # jobs this action's decisions changed: the others still want what they wanted
         stood: dict[str, Decision | None] | None = None  # the memo's answers, while the action's first state lasts
         if memo is not None:
-            stood = {j.name: memo.recall(cluster, j, action) for j in pending if j.name in wants}  # type: ignore[arg-type]
+            stood = memo.recall_all(cluster, [j for j in pending if j.name in wants], action)  # type: ignore[arg-type]
             if None not in stood.values():  # nothing to search: the order changes nothing
                 result.repeats.extend(d for d in stood.values() if d is not None)
                 continue

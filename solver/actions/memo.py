@@ -29,6 +29,7 @@ test holds replays with and without the memo to the same files.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from gpu_preempt.models import Job, RequeueState
@@ -113,13 +114,42 @@ class OutcomeMemo:
     def recall(self, cluster: ClusterState, job: Job, action: Action) -> Decision | None:
         """The job's last outcome of ``action`` when it still stands in ``cluster``, else ``None`` (the outcome is
         kept: its facts may hold again in a later state, and a new outcome of the job replaces it)."""
-        found = self.standing.get((job.name, action))
-        if found is None:
-            return None
-        same = found.model is job and job.name not in cluster.changed_jobs
-        if not same and (found.requeue != job.requeue or cluster.count(job, "pending") != job.task_count):
-            return None
-        return found.decision if _stands(cluster, job, found) else None
+        return self.recall_all(cluster, [job], action)[job.name]
+
+    def recall_all(self, cluster: ClusterState, jobs: Iterable[Job], action: Action) -> dict[str, Decision | None]:
+        """:meth:`recall` of each of ``jobs``, by name (one loop: the cycle asks it of every waiting job)."""
+        standing, changed, now = self.standing, cluster.changed_jobs, cluster.now
+        verdicts = cluster.for_state(_PerState).verdicts
+        out: dict[str, Decision | None] = {}
+        for job in jobs:
+            name = job.name
+            found = standing.get((name, action))
+            if found is None:
+                out[name] = None
+                continue
+            if (found.model is not job or name in changed) and (
+                found.requeue != job.requeue or cluster.count(job, "pending") != job.task_count
+            ):
+                out[name] = None
+                continue
+            kind = found.kind
+            if kind == "static":
+                out[name] = found.decision
+                continue
+            waiting = None if job.requeue is None else backoff_reason(job, now)
+            if kind == "backoff" or waiting is not None:  # out of backoff now, or in it now: another outcome
+                out[name] = found.decision if kind == "backoff" and waiting is not None else None
+                continue
+            facts = found.facts
+            verdict: bool | None
+            if facts is None:
+                verdict = _judged(cluster, job, found)
+            else:
+                verdict = verdicts.get(id(facts))
+                if verdict is None:
+                    verdict = verdicts[id(facts)] = _judged(cluster, job, found)
+            out[name] = found.decision if verdict else None
+        return out
 
     def record(self, cluster: ClusterState, job: Job, action: Action, decision: Decision) -> None:
         """Keep ``decision`` (made in ``cluster``) when it is an outcome that can stand."""
@@ -166,24 +196,6 @@ class OutcomeMemo:
 
     def _shared(self, facts: Facts) -> Facts:
         return self.facts.setdefault(facts, facts)
-
-
-def _stands(cluster: ClusterState, job: Job, found: Standing) -> bool:
-    kind = found.kind
-    if kind == "static":
-        return True
-    waiting = backoff_reason(job, cluster.now)
-    if kind == "backoff":
-        return waiting is not None
-    if waiting is not None:  # the job would now be skipped in backoff: another outcome
-        return False
-    if found.facts is None:
-        return _judged(cluster, job, found)
-    verdicts = cluster.for_state(_PerState).verdicts
-    verdict = verdicts.get(id(found.facts))
-    if verdict is None:
-        verdict = verdicts[id(found.facts)] = _judged(cluster, job, found)
-    return verdict
 
 
 def _judged(cluster: ClusterState, job: Job, found: Standing) -> bool:

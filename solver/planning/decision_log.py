@@ -64,10 +64,16 @@ class DecisionLog:
             line = {"time": round(at, 3), **decision.to_dict(timing=False)}
             self._file.write(json.dumps(line).encode() + b"\n")
 
-    def repeat(self, decision: Decision) -> None:
-        """Count ``decision``, an outcome that stood without a new search, as it would count made again."""
-        self._count(decision, None)
-        self.repeated += 1
+    def repeat(self, decisions: list[Decision]) -> None:
+        """Count ``decisions``, outcomes that stood without a new search, as they would count made again."""
+        count = len(decisions)
+        self.count += count
+        self.stood += count
+        self.repeated += count
+        searched = [d for d in decisions if d.action != "allocate" and d.outcome != "skipped"]
+        self.searches += len(searched)
+        self.proved += sum(1 for d in searched if d.optimal or d.outcome == "infeasible")
+        self.unknown += sum(1 for d in decisions if d.outcome == "unknown")
 
     def _count(self, decision: Decision, solve_ms: float | None) -> None:
         self.count += 1

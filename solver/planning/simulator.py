@@ -295,8 +295,7 @@ class Simulator:
             self.problems += [f"t={self.now:g}: {p}" for p in verify_decisions(result.decisions, result.states)]
         for decision in result.decisions:
             self.log.add(self.now, decision)
-        for standing in result.repeats:
-            self.log.repeat(standing)
+        self.log.repeat(result.repeats)
         self.shares = {q: result.start.shares[q].get("gpu", 0) / MILLI for q in self.leaves()}
         apply_cycle(self, result)
         if self.settings.check:

@@ -50,12 +50,14 @@ from .node_loads import NodeLoads, shift
 from .queue_tree import QueueTree
 from .queue_usage import HOLDING, QueueUsage
 from .running import Running, counted, one_node, patched
-from .scan import Count, count_columns, count_tasks
+from .scan import Count, count_columns, count_since, count_tasks, job_statuses
 from .snapshot_index import SnapshotIndex
 
 T = TypeVar("T")
 K = TypeVar("K")
 _QUEUE_OF = attrgetter("queue")
+GROUPED_IN_NUMPY = 4096
+"""Past this many running jobs, :meth:`ClusterState.running_by_queue` groups them in numpy."""
 
 
 class ClusterState:
@@ -81,6 +83,9 @@ class ClusterState:
     promised: dict[str, list[str]]
     """Node -> the tasks promised a place there (pipelined or nominated), in the order promised."""
     node_cache: NodeCache
+    counted: Count | None
+    """The count of the snapshot's own statuses this state started from (shared by the states derived from it),
+    from which a later snapshot's is counted (:meth:`of` with ``previous``); ``None`` when counted otherwise."""
     _waiting: list[Job] | None
     changed_jobs: frozenset[str]
     """Jobs whose task statuses differ from the snapshot's (a derived state's changes): the others are as given."""
@@ -124,7 +129,10 @@ class ClusterState:
         if columns is not None:
             cluster._take(count_columns(snapshot, tree, columns, cluster.index))
         else:
-            cluster._take(count_tasks(snapshot, tree, {}, {}, fill=True))
+            since = (
+                None if previous is None or previous.counted is None else count_since(snapshot, tree, previous.counted)
+            )
+            cluster._take(since or count_tasks(snapshot, tree, {}, {}, fill=True))
         cluster.shares = fair_shares(snapshot, tree, cluster.usage, cluster.capacity)
         cluster.node_cache = NodeCache()
         cluster.nodes_kept = Kept()
@@ -134,6 +142,7 @@ class ClusterState:
         return cluster
 
     def _take(self, count: Count) -> None:
+        self.counted = count if count.jobs is not None else None
         self.status, self.node_of, self.usage = count.status, count.node_of, count.usage
         self.running, self.loads, self.promised, self._waiting = (
             count.running,
@@ -211,13 +220,7 @@ class ClusterState:
         counts = self.job_counts.get(job.name)
         if counts is None:
             if job.name not in self.changed_jobs:  # as given: counted once per job model (a replay keeps them)
-                counts = job.__dict__.get("_status_counts")
-                if counts is None:
-                    counts = job.__dict__["_status_counts"] = {}
-                    for task in job.tasks:
-                        state = task.status
-                        counts[state] = counts.get(state, 0) + 1  # type: ignore[index]
-                self.job_counts[job.name] = counts
+                counts = self.job_counts[job.name] = job_statuses(job)
             else:
                 counts = self.job_counts[job.name] = {}
                 status = self.status
@@ -310,6 +313,12 @@ class ClusterState:
         if self.running.by_queue is not None:
             return self.running.by_queue
         jobs = self.running_jobs()
+        if len(jobs) <= GROUPED_IN_NUMPY:
+            found: dict[str, list[Job]] = {}
+            for job in jobs:
+                found.setdefault(job.queue, []).append(job)
+            self.running.by_queue = found
+            return found
         queues = list(map(_QUEUE_OF, jobs))
         position = {queue: i for i, queue in enumerate(dict.fromkeys(queues))}
         codes = np.fromiter(map(position.__getitem__, queues), dtype=np.int64, count=len(queues))

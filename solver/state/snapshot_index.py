@@ -51,11 +51,8 @@ class SnapshotIndex:
 
     @cached_property
     def owners(self) -> Mapping[str, tuple[Job, Task]]:
-        """Task name -> (job, task): through the task columns when validation built them, else a map of every task."""
-        columns = self.snapshot.built_columns()
-        if columns is not None:
-            return Owners(self.snapshot, columns)
-        return {str(t.name): (j, t) for j in self.snapshot.jobs for t in j.tasks}
+        """Task name -> (job, task)."""
+        return Owners(self.snapshot, self.snapshot.built_columns())
 
     def job_positions(self, names: Iterable[str]) -> list[int]:
         """The positions in the snapshot of the jobs ``names``.
@@ -78,13 +75,15 @@ class SnapshotIndex:
 
 
 class Owners(Mapping[str, tuple[Job, Task]]):
-    """Task name -> (job, task), found through the task columns: only a name -> position map is built, in C, and
-    only when a name is not its job's default (``<job>-<index>``, found through the job at once)."""
+    """Task name -> (job, task): a name that is its job's default (``<job>-<index>``) is found through the job at
+    once; another through a map of every name, built when first needed (of positions, in C, when validation built
+    the task columns)."""
 
-    def __init__(self, snapshot: Snapshot, columns: TaskColumns) -> None:
+    def __init__(self, snapshot: Snapshot, columns: TaskColumns | None) -> None:
         self._jobs, self._by_name, self._columns = snapshot.jobs, snapshot.jobs_by_name(), columns
         self._known: dict[str, int] | None = None
         self._first: np.ndarray | None = None
+        self._every: dict[str, tuple[Job, Task]] | None = None
 
     def __getitem__(self, name: str) -> tuple[Job, Task]:
         job_name, _, index = name.rpartition("-")
@@ -93,6 +92,8 @@ class Owners(Mapping[str, tuple[Job, Task]]):
             task = job.tasks[int(index)]
             if task.name == name:  # task names are unique in a snapshot: this is the one
                 return job, task
+        if self._columns is None:
+            return self._map()[name]
         i = self._position()[name]
         if self._first is None:  # where each job's tasks start
             self._first = np.searchsorted(self._columns.job, np.arange(len(self._jobs)))
@@ -100,14 +101,20 @@ class Owners(Mapping[str, tuple[Job, Task]]):
         job = self._jobs[j]
         return job, job.tasks[i - int(self._first[j])]
 
+    def _map(self) -> dict[str, tuple[Job, Task]]:
+        if self._every is None:
+            self._every = {str(t.name): (j, t) for j in self._jobs for t in j.tasks}
+        return self._every
+
     def _position(self) -> dict[str, int]:
         if self._known is None:
+            assert self._columns is not None
             names = self._columns.names
             self._known = dict(zip(names, range(len(names)), strict=True))
         return self._known
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._position())
+        return iter(self._map() if self._columns is None else self._position())
 
     def __len__(self) -> int:
-        return len(self._columns.names)
+        return len(self._map() if self._columns is None else self._columns.names)

@@ -47,6 +47,9 @@ A whole cycle, each decision applied before the next, and every decision re-chec
 [('want', 'allocate', 'infeasible'), ('want', 'reclaim', 'pipelined')]
 >>> verify_cycle(result)
 []
+
+Capacity planning: :func:`simulate` replays a scenario (a cluster, queues, a job trace) through the same engine and
+:func:`sweep` replays it over axes (sizes, policies, seeds); see their examples and docs/planning.md.
 """
 
 from __future__ import annotations
@@ -61,6 +64,8 @@ if TYPE_CHECKING:
 
     from .actions.cycle import CycleResult, run_cycle
     from .api import decide, verify, verify_cycle
+    from .planning.run import SimulationResult, simulate
+    from .planning.run_sweep import SweepResult, sweep
     from .state.cluster import ClusterState
 
 __all__ = [
@@ -68,13 +73,17 @@ __all__ = [
     "CycleResult",
     "Decision",
     "QuotaDecision",
+    "SimulationResult",
     "Snapshot",
     "SnapshotError",
+    "SweepResult",
     "decide",
     "load_snapshot",
     "parse_snapshot",
     "run_cycle",
+    "simulate",
     "snapshot_from_data",
+    "sweep",
     "verify",
     "verify_cycle",
 ]
@@ -90,7 +99,11 @@ _HOMES = {
     "load_snapshot": "gpu_preempt.models",
     "parse_snapshot": "gpu_preempt.models",
     "run_cycle": "gpu_preempt.actions.cycle",
+    "SimulationResult": "gpu_preempt.planning.run",
+    "simulate": "gpu_preempt.planning.run",
     "snapshot_from_data": "gpu_preempt.models",
+    "SweepResult": "gpu_preempt.planning.run_sweep",
+    "sweep": "gpu_preempt.planning.run_sweep",
     "verify": "gpu_preempt.api",
     "verify_cycle": "gpu_preempt.api",
 }

@@ -48,3 +48,24 @@ def test_an_example_whose_output_changed_is_reported() -> None:
     assert examples.matches(["a", "..."], ["a"])
     assert not examples.matches(["a", "b"], ["a", "c"])
     assert not examples.matches(["a"], ["a", "extra"])
+
+
+def test_the_readme_names_every_dependency_and_extra() -> None:
+    """The README's "Dependencies" paragraph lists every package pyproject.toml installs, and every extra."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    paragraph = " ".join(text[text.index("Dependencies:") :].split("\n\n")[0].split())
+    for requirement in [
+        *project["dependencies"],
+        *(r for extra in project["optional-dependencies"].values() for r in extra),
+    ]:
+        name = re.split(r"[<>=\[ ]", requirement)[0]
+        assert name.lower() in paragraph.lower(), name
+    for extra in project["optional-dependencies"]:
+        assert f"`[{extra}]`" in paragraph, extra
+
+
+def test_replay_outputs_are_ignored_by_git() -> None:
+    assert "runs/" in (ROOT / ".gitignore").read_text(encoding="utf-8").split()

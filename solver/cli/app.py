@@ -8,23 +8,26 @@ another reason (no GPUs for ``inventory --as-node``, a decision failing
 
 from __future__ import annotations
 
+import difflib
 import gc
 import json
 import math
 import sys
+import tempfile
 import types
+from collections import Counter
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, NoReturn, TypeVar
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from gpu_preempt.models import Snapshot, SnapshotError, load_snapshot
+from gpu_preempt.models import Job, Snapshot, SnapshotError, load_snapshot
 from gpu_preempt.models.duration import MAX_DURATION
 
-from .render import err, print_problems
+from .render import err, other_kind, print_problems
 
 
 def _plain(params: list[Any]) -> None:
@@ -81,9 +84,10 @@ app = typer.Typer(
 )
 
 
-def command(name: str | None = None) -> Callable[[F], F]:
-    """``@app.command`` with this CLI's :class:`Command` (plain usage line and help)."""
-    decorate: Callable[[F], F] = app.command(name, cls=Command)
+def command(name: str | None = None, *, example: str) -> Callable[[F], F]:
+    """``@app.command`` with this CLI's :class:`Command` (plain usage line and help), its help ending with
+    ``example`` (a command line run from a checkout, its files bundled)."""
+    decorate: Callable[[F], F] = app.command(name, cls=Command, epilog=f"Example: {example}")
     return decorate
 
 
@@ -126,6 +130,12 @@ TimingOpt = Annotated[bool, typer.Option("--timing/--no-timing", help="include s
 def out_option(contents: str) -> Any:
     """The ``--out FOLDER`` option of a command that writes a folder of ``contents``."""
     return typer.Option("--out", metavar="FOLDER", help=f"output folder ({contents})")
+
+
+ForceOpt = Annotated[
+    bool,
+    typer.Option("--force", help="replace the output even if it holds files gpu-preempt did not write"),
+]
 
 
 class OwnProcess:
@@ -192,7 +202,35 @@ def check_limits(workers: int | None, time_limit: float | None) -> None:
         usage_error("--time-limit", f"expected a positive number of seconds, got {time_limit}")
 
 
-def usage_error(option: str, message: str) -> None:
+SHOWN_NAMES = 8
+"""Job names listed in a message."""
+
+
+def job_to_decide(snapshot: Snapshot, name: str) -> Job:
+    """The job ``--job`` names, when it waits (a pending or nominated task); else exit 2 naming the close matches
+    (a name it ends or is part of, or a near spelling), or saying what its tasks are doing and which jobs wait."""
+    jobs = snapshot.jobs_by_name()
+    if name not in jobs:
+        close = [n for n in jobs if name in n] or difflib.get_close_matches(name, list(jobs), n=SHOWN_NAMES)
+        if close:
+            usage_error("--job", f"unknown job '{name}'; did you mean {_names(close)}?")
+        usage_error("--job", f"unknown job '{name}' (the jobs: {_names(list(jobs))})")
+    job = jobs[name]
+    statuses = Counter(str(task.status) for task in job.tasks)
+    if not statuses["pending"] and not statuses["nominated"]:
+        doing = ", ".join(f"{count} {status}" for status, count in statuses.items())
+        waiting = [j.name for j in snapshot.jobs if any(t.status in ("pending", "nominated") for t in j.tasks)]
+        others = f"the jobs waiting: {_names(waiting)}" if waiting else "no job waits"
+        usage_error("--job", f"'{name}' has no task waiting to be placed (its tasks: {doing}); {others}")
+    return job
+
+
+def _names(names: list[str]) -> str:
+    more = len(names) - SHOWN_NAMES
+    return ", ".join(names[:SHOWN_NAMES]) + (f" and {more} more" if more > 0 else "")
+
+
+def usage_error(option: str, message: str) -> NoReturn:
     err.print(f"error: {option}: {message}")
     raise typer.Exit(2)
 
@@ -213,6 +251,9 @@ def load(path: Path, as_json: bool) -> Snapshot:
             print(json.dumps(report, indent=2))
         else:
             print_problems(f"{path} is not a valid snapshot", error.errors)
+            hint = other_kind(path, "snapshot")
+            if hint is not None:
+                err.print(hint)
         raise typer.Exit(2) from None
 
 
@@ -233,6 +274,32 @@ def with_solver_options(snapshot: Snapshot, workers: int | None, time_limit: flo
     if time_limit is not None:
         solver = solver.model_copy(update={"time_limit": time_limit})
     return snapshot.model_copy(update={"config": snapshot.config.model_copy(update={"solver": solver})})
+
+
+WRITTEN = "# written by gpu-preempt"
+"""The first line of every YAML file a command writes: such a file may be written over again."""
+
+
+def check_file_out(option: str, target: Path, force: bool) -> None:
+    """Before any work, exit 2 unless ``target`` can be written: not a folder, in a folder that exists and takes
+    files, and either new or a YAML file gpu-preempt wrote (its first line, :data:`WRITTEN`), unless ``force``."""
+    if target.is_dir():
+        usage_error(option, f"{target} is a folder, not a file")
+    if target.exists() and not force and not _written_by_us(target):
+        usage_error(option, f"{target} exists and gpu-preempt did not write it: choose another name, or pass --force")
+    try:
+        with tempfile.NamedTemporaryFile(dir=target.parent, prefix=f".{target.name}."):
+            pass
+    except OSError as error:
+        usage_error(option, f"cannot write {target} ({error.strerror or error})")
+
+
+def _written_by_us(path: Path) -> bool:
+    try:
+        with path.open(encoding="utf-8") as file:
+            return file.readline().startswith(WRITTEN)
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def write_file(option: str, target: Path, text: str) -> None:

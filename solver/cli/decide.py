@@ -17,15 +17,19 @@ from gpu_preempt.models.decision import CYCLE_ACTIONS
 from gpu_preempt.models.load.loader import is_json
 
 from .app import (
+    WRITTEN,
     FileArg,
+    ForceOpt,
     JsonOpt,
     SolverOpt,
     TimeOpt,
     TimingOpt,
     VerifyOpt,
     WorkersOpt,
+    check_file_out,
     command,
     hold_until_exit,
+    job_to_decide,
     snapshot_to_solve,
     usage_error,
     write_file,
@@ -38,7 +42,7 @@ if TYPE_CHECKING:
     from gpu_preempt.state.cluster import ClusterState
 
 
-@command()
+@command(example="gpu-preempt solve fixtures/example-cluster.yaml --job serving-new --verify")
 def solve(
     file: FileArg,
     job: Annotated[str, typer.Option("--job", metavar="NAME", help="the pending job to decide for")],
@@ -58,15 +62,10 @@ def solve(
     from gpu_preempt.actions.cycle import final_decision, solve_one
     from gpu_preempt.state.cluster import ClusterState
 
-    if job not in snapshot.jobs_by_name():
-        names = list(snapshot.jobs_by_name())
-        err.print(
-            f"error: --job: unknown job '{job}' (jobs: {', '.join(names[:10])}{' ...' if len(names) > 10 else ''})"
-        )
-        raise typer.Exit(2)
+    chosen = job_to_decide(snapshot, job)
     cluster = ClusterState.of(snapshot)
     hold_until_exit(cluster)
-    tried = solve_one(cluster, snapshot.job(job), action, solver=solver)
+    tried = solve_one(cluster, chosen, action, solver=solver)
     decision = final_decision(tried)
     if as_json:
         document = {
@@ -86,7 +85,7 @@ def solve(
         _verify_all([decision], [cluster])
 
 
-@command()
+@command(example="gpu-preempt cycle fixtures/example-cluster.yaml --next-snapshot next.yaml")
 def cycle(
     file: FileArg,
     actions: Annotated[
@@ -113,9 +112,12 @@ def cycle(
             "releasing, requeue states) to this file: YAML, or JSON for a .json name",
         ),
     ] = None,
+    force: ForceOpt = False,
 ) -> None:
     """Run one scheduling cycle over all pending jobs (allocate, reclaim, preempt; enforce-quota first if on)."""
     chosen = None if actions is None else _actions(actions)
+    if next_file is not None:
+        check_file_out("--next-snapshot", next_file, force)
     snapshot = snapshot_to_solve(file, as_json, workers, time_limit)
     from gpu_preempt.actions.cycle import run_cycle
 
@@ -139,7 +141,7 @@ def cycle(
         _verify_all(result.decisions, result.states)
 
 
-@command("enforce-quota")
+@command("enforce-quota", example="gpu-preempt enforce-quota fixtures/quota-leaf-successful.yaml")
 def enforce_quota(
     file: FileArg,
     queue: Annotated[
@@ -203,7 +205,7 @@ def _write_next(source: Path, target: Path, result: CycleResult) -> None:
     if is_json(target):  # read back as JSON by the next cycle
         text = json.dumps(document, indent=2) + "\n"
     else:
-        text = yaml.safe_dump(document, sort_keys=False, width=120)
+        text = f"{WRITTEN} cycle --next-snapshot\n" + yaml.safe_dump(document, sort_keys=False, width=120)
     write_file("--next-snapshot", target, text)
 
 

@@ -15,7 +15,7 @@ from .app import JsonOpt, command
 from .render import err, print_inventory
 
 
-@command()
+@command(example="gpu-preempt inventory --as-node gpu-node-1")
 def inventory(
     as_json: JsonOpt = False,
     as_node: Annotated[

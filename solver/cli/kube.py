@@ -12,11 +12,15 @@ import typer
 from gpu_preempt.models import SnapshotError, parse_time, snapshot_from_data
 
 from .app import (
+    WRITTEN,
     FileArg,
+    ForceOpt,
     SolverOpt,
+    check_file_out,
     collector_off_if_ours,
     command,
     import_cpsat_without_pandas,
+    job_to_decide,
     load,
     usage_error,
     write_file,
@@ -29,7 +33,7 @@ if TYPE_CHECKING:
     from gpu_preempt.models.decision import Decision
 
 
-@command("import")
+@command("import", example="gpu-preempt import fixtures/kube/kai-cluster.json -o kai.yaml")
 def import_(
     files: Annotated[
         list[str], typer.Argument(metavar="FILE", help="kubectl get ... -o json output: files, or - for stdin")
@@ -45,9 +49,12 @@ def import_(
         typer.Option("--queue-source", help="where queues come from; default: from the objects"),
     ] = None,
     strict: Annotated[bool, typer.Option("--strict", help="refuse to guess: every guess is an error")] = False,
+    force: ForceOpt = False,
 ) -> None:
     """Read Kubernetes objects (nodes, pods, priority classes, queues, pod groups) and write a snapshot."""
     collector_off_if_ours()
+    if output is not None:
+        check_file_out("--output", output, force)
     import yaml
 
     from gpu_preempt.kube.importer import import_objects
@@ -69,7 +76,7 @@ def import_(
     if strict and report.guesses:
         err.print(f"error: --strict: {len(report.guesses)} guess(es), listed above")
         raise typer.Exit(2)
-    text = yaml.safe_dump(document, sort_keys=False)
+    text = f"{WRITTEN} import\n" + yaml.safe_dump(document, sort_keys=False)
     if output is None:
         sys.stdout.write(text)
     else:
@@ -88,7 +95,7 @@ def _print_report(report: Report, count: int) -> None:
         err.print(f"note: {line}")
 
 
-@command()
+@command(example="gpu-preempt plan fixtures/example-cluster.yaml --cycle --format kubectl")
 def plan(
     file: FileArg,
     job: Annotated[str | None, typer.Option("--job", metavar="NAME", help="decide for this pending job")] = None,
@@ -111,10 +118,7 @@ def plan(
     snapshot = load(file, False)
     decisions: list[Decision]
     if job is not None:
-        if job not in {j.name for j in snapshot.jobs}:
-            err.print(f"error: --job: unknown job {job!r}")
-            raise typer.Exit(2)
-        tried = solve_one(ClusterState.of(snapshot), snapshot.job(job), "auto", solver=solver)
+        tried = solve_one(ClusterState.of(snapshot), job_to_decide(snapshot, job), "auto", solver=solver)
         decisions = [final_decision(tried)]
     else:
         decisions = run_cycle(snapshot, solver=solver).decisions

@@ -7,12 +7,10 @@ progress) and for every table, so the commands stay thin and look alike.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import typer
 from rich.console import Console
 from rich.table import Table
 
@@ -30,8 +28,6 @@ from gpu_preempt.models.quantity import add
 from gpu_preempt.models.quota_decision import QuotaDecision
 
 if TYPE_CHECKING:
-    from rich.progress import Progress, ProgressColumn
-
     from gpu_preempt.explain.summary import Summary
     from gpu_preempt.inventory.nvml import Inventory
     from gpu_preempt.planning.run_sweep import SweepResult
@@ -255,24 +251,32 @@ SHOWN_PROBLEMS = 50
 """The most problems listed; a file with thousands of bad entries says how many more there are."""
 
 
-@contextmanager
-def replay_progress(source: Path, refused: str, *columns: ProgressColumn, out: Path) -> Iterator[Progress]:
-    """A progress display on stderr while a replay or a sweep runs; a scenario, sweep or trace found bad on the way
-    ends it, and the command exits 2 with every problem (``refused``: what the headline says of ``source``). Ctrl-C
-    ends it too (exit 130): the output folder ``out`` is written whole or not at all, so it is left as it was."""
-    from rich.progress import Progress
+KINDS = (
+    ("snapshot", ("nodes", "jobs"), "gpu-preempt cycle, solve or validate"),
+    ("scenario", ("cluster", "workload"), "gpu-preempt simulate"),
+    ("sweep file", ("scenario", "grid"), "gpu-preempt sweep"),
+    ("sweep file", ("scenario", "points"), "gpu-preempt sweep"),
+)
+"""Each kind of file a command reads: the top-level keys that give it away, and the commands that read it."""
 
-    with Progress(*columns, console=err, transient=True) as progress:
-        try:
-            yield progress
-        except SnapshotError as error:
-            progress.stop()
-            print_problems(f"{source} {refused}", error.errors)
-            raise typer.Exit(2) from None
-        except KeyboardInterrupt:
-            progress.stop()
-            err.print(f"interrupted: nothing was written to {out} (an earlier output folder there is left as it was)")
-            raise typer.Exit(130) from None
+
+def other_kind(path: Path, expected: str) -> str | None:
+    """When ``path`` (refused as a ``expected``) holds the top-level keys of another kind of file: a line saying
+    which, and the command that reads it."""
+    from gpu_preempt.models import read_document
+
+    try:
+        document = read_document(path)
+    except SnapshotError:
+        return None
+    if not isinstance(document, dict):
+        return None
+    for kind, keys, commands in KINDS:
+        if kind != expected and all(key in document for key in keys):
+            return (
+                f"hint: {path} looks like a {kind} (it has {' and '.join(f'{k}:' for k in keys)}): {commands} reads it"
+            )
+    return None
 
 
 def print_problems(headline: str, problems: list[Any]) -> None:
@@ -282,6 +286,10 @@ def print_problems(headline: str, problems: list[Any]) -> None:
         err.print(f"  {problem}")
     if len(problems) > SHOWN_PROBLEMS:
         err.print(f"  ... and {len(problems) - SHOWN_PROBLEMS} more")
+
+
+PERCENTILES = ("p50", "p90", "p95", "p99")
+"""The percentiles of a time every output gives."""
 
 
 def print_simulation(scenario: Path, folder: Path, s: dict[str, Any]) -> None:
@@ -297,7 +305,7 @@ def print_simulation(scenario: Path, folder: Path, s: dict[str, Any]) -> None:
         groups.append(("GPU model", list(s["gpu_models"].items())))
     for title, rows in groups:
         table = Table(title=None)
-        for name in (title, "jobs", "completed", "wait p50", "wait p90", "wait p99", "JCT p50", "preempted jobs"):
+        for name in (title, "jobs", "completed", *(f"wait {p}" for p in PERCENTILES), "JCT p50", "preempted jobs"):
             table.add_column(name, justify="left" if name == title else "right")
         for name, figures in rows:
             wait, jct = figures["wait"], figures["jct"]
@@ -305,7 +313,7 @@ def print_simulation(scenario: Path, folder: Path, s: dict[str, Any]) -> None:
                 name,
                 str(figures["jobs"]),
                 str(figures["completed"]),
-                *(_span(wait[p]) for p in ("p50", "p90", "p99")),
+                *(_span(wait[p]) for p in PERCENTILES),
                 _span(jct["p50"]),
                 str(figures["preempted_jobs"]),
             )
@@ -313,7 +321,7 @@ def print_simulation(scenario: Path, folder: Path, s: dict[str, Any]) -> None:
     hours, pre, solver = s["gpu_hours"], s["preemptions"], s["solver"]
     proved = solver["proved_optimal_share"]
     out.print(
-        f"utilisation {s['utilisation']:.1%}, goodput {hours['goodput']:,.1f} GPU-h, lost {hours['lost']:,.1f} GPU-h; "
+        f"utilisation {s['utilisation']:.3f}, goodput {hours['goodput']:,.1f} GPU-h, lost {hours['lost']:,.1f} GPU-h; "
         f"{pre['total']} preemptions ({pre['per_1000_gpu_hours']} per 1,000 GPU-h, at most {pre['max_per_job']} "
         f"of one job), {pre['moves']} moves; Jain's index {s['fairness']['jain_index']}"
     )

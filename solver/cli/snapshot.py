@@ -14,7 +14,7 @@ from .app import FileArg, JsonOpt, collector_off_if_ours, command, load
 from .render import print_summary
 
 
-@command()
+@command(example="gpu-preempt validate fixtures/example-cluster.yaml")
 def validate(file: FileArg, as_json: JsonOpt = False) -> None:
     """Check a snapshot; print nodes, the queue tree with fair shares, jobs, and protected jobs."""
     collector_off_if_ours()
@@ -29,7 +29,7 @@ def validate(file: FileArg, as_json: JsonOpt = False) -> None:
         print_summary(file, summary)
 
 
-@command()
+@command(example="gpu-preempt schema --scenario > scenario.schema.json")
 def schema(
     scenario: Annotated[bool, typer.Option("--scenario", help="the scenario format instead")] = False,
 ) -> None:

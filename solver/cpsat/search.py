@@ -98,6 +98,7 @@ class _Runner:
             solver.parameters.num_workers = 1  # one worker's deterministic time is the same on every machine
         solver.parameters.random_seed = self.problem.seed
         solver.parameters.log_search_progress = False
+        solver.parameters.catch_sigint_signal = False  # Ctrl-C is the program's: CP-SAT's handler left it killing
         if self.problem.full_linearization:
             solver.parameters.linearization_level = 2
         if self.problem.light_presolve:

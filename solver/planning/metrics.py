@@ -33,6 +33,10 @@ BOUND = 10.0
 """Seconds: the bound of the bounded slowdown."""
 
 
+POINTS = (50, 90, 95, 99)
+"""The percentiles every time figure gives (p50, p90, p95, p99), in every output."""
+
+
 def percentiles(values: Sequence[float] | np.ndarray, *points: int, zeros: int = 0) -> dict[str, float | None]:
     """``{"p50": ..., ...}`` of ``values`` and ``zeros`` more zeros (``None`` when there are none), as
     ``np.percentile`` (linear) gives them, without making the zeros (``values`` are never negative).
@@ -73,11 +77,11 @@ def job_figures(jobs: list[SimJob]) -> dict[str, Any]:
         "jobs": len(traced),
         "completed": len(done),
         "starting_jobs": len(jobs) - len(traced),
-        "wait": percentiles(waits, 50, 90, 95, 99),
-        "jct": percentiles(jct, 50, 99),
+        "wait": percentiles(waits, *POINTS),
+        "jct": percentiles(jct, *POINTS),
         "bounded_slowdown": {
             "mean": round(float(np.mean(slowdown)), 3) if slowdown else None,
-            **percentiles(slowdown, 50, 99),
+            **percentiles(slowdown, *POINTS),
         },
         "preempted_jobs": sum(1 for j in jobs if j.evictions),
     }
@@ -147,7 +151,7 @@ def summary(sim: Simulator) -> dict[str, Any]:
                 round(log.proved / log.searches, 4) if log.searches and sim.settings.solver == "cpsat" else None
             ),  # greedy proves nothing
             "unknown": log.unknown,
-            "time_ms": percentiles(np.frombuffer(log.solve_ms), 50, 99, zeros=log.stood),  # millions: no copy
+            "time_ms": percentiles(np.frombuffer(log.solve_ms), *POINTS, zeros=log.stood),  # millions: no copy
         },
         "unfinished": sorted(j.spec.name for j in jobs if j.finish is None),
         "notes": [

@@ -1,22 +1,17 @@
 """The output folder of a replay (docs/scenario-format.md): summary.json, jobs.parquet, events.jsonl, timeseries.csv,
 plots.
 
-The folder is written under a temporary name next to ``out`` and renamed into
-place at the end, so a failed run leaves nothing half-written. Everything but
-``summary.json``'s ``solver.time_ms`` is a function of the scenario and seed.
+The files are written into the staging folder of :class:`~.out_folder.OutFolder`, renamed into place at the end,
+so that a failed run leaves nothing half-written. Everything but ``summary.json``'s ``solver.time_ms`` is a function
+of the scenario and seed.
 """
 
 from __future__ import annotations
 
 import csv
 import json
-import os
-import shutil
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -24,33 +19,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from gpu_preempt.models import SnapshotError
-
 from .simulator import Simulator
-
-
-def check_out(out: Path, marker: str = "summary.json", command: str = "simulate") -> None:
-    """Refuse an ``out`` that exists and is not an earlier output folder of ``command`` (one holding ``marker``):
-    never overwrite someone's files."""
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / marker).exists())):
-        raise SnapshotError.single("--out", f"{out} exists and is not an output folder of gpu-preempt {command}")
-
-
-@contextmanager
-def staged(out: Path, marker: str = "summary.json", command: str = "simulate") -> Iterator[Path]:
-    """A temporary folder next to ``out`` to write into; renamed to ``out`` (replacing an earlier output folder)
-    when the block ends without an error, removed otherwise."""
-    check_out(out, marker, command)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        yield staging
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(staging, out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
 
 
 class Plotter:
@@ -114,10 +83,17 @@ def _draw_here(data: dict[str, Any], folder: Path) -> None:
     plot_all(data, folder)
 
 
-def plot_data(sim: Simulator) -> dict[str, Any]:
-    """What the plots show, as plain JSON-able figures: waits and JCTs (hours), the samples, leaf queues, GPUs."""
+def plot_data(sim: Simulator, title: str = "") -> dict[str, Any]:
+    """What the plots show, as plain JSON-able figures: waits (all, and per queue) and JCTs (hours), the samples,
+    leaf queues, GPUs, and ``title`` (what every plot's title names: the scenario and the solver)."""
     traced = [j for j in sim.jobs.values() if not j.spec.starting]
+    per_queue: dict[str, list[float]] = {queue: [] for queue in sim.leaves()}
+    for j in traced:
+        if j.first_start is not None and j.spec.queue in per_queue:
+            per_queue[j.spec.queue].append((j.first_start - j.spec.submit) / 3600)
     return {
+        "title": title,
+        "queue_waits": per_queue,
         "waits": [(j.first_start - j.spec.submit) / 3600 for j in traced if j.first_start is not None],
         "jcts": [(j.finish - j.spec.submit) / 3600 for j in traced if j.finish is not None],
         "samples": sim.samples,
@@ -126,28 +102,30 @@ def plot_data(sim: Simulator) -> dict[str, Any]:
     }
 
 
-def write_outputs(sim: Simulator, out: Path, figures: dict[str, Any], plotter: Plotter | None = None) -> None:
-    """Write every output of ``sim`` to ``out`` (replacing an earlier output folder), with its summary ``figures``.
+def write_outputs(
+    sim: Simulator, staging: Path, figures: dict[str, Any], plotter: Plotter | None = None, title: str = ""
+) -> None:
+    """Write every output of ``sim`` into ``staging`` (the staging folder of :class:`~.out_folder.OutFolder`), with
+    its summary ``figures``.
 
     The plots are drawn by ``plotter`` (started before the replay), or here. With ``--dump-at``, the snapshot of the
     first cycle at or after that time is ``dump.json`` and that cycle's decisions ``dump-decisions.json``.
     """
-    with staged(out) as staging:
-        if plotter is None:
-            _draw_here(plot_data(sim), staging)
-        else:
-            plotter.start(plot_data(sim), staging)
-        (staging / "summary.json").write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
-        pq.write_table(jobs_table(sim), staging / "jobs.parquet")
-        with (staging / "events.jsonl").open("w", encoding="utf-8") as file:
-            file.writelines(sim.log.lines())
-        write_rows(sim.samples, staging / "timeseries.csv")
-        if plotter is not None:
-            plotter.finish()
-        if sim.dump is not None:
-            (staging / "dump.json").write_text(json.dumps(sim.dump, indent=2) + "\n", encoding="utf-8")
-            decisions = {"time": sim.dump["now"], "decisions": sim.dump_decisions}
-            (staging / "dump-decisions.json").write_text(json.dumps(decisions, indent=2) + "\n", encoding="utf-8")
+    if plotter is None:
+        _draw_here(plot_data(sim, title), staging)
+    else:
+        plotter.start(plot_data(sim, title), staging)
+    (staging / "summary.json").write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    pq.write_table(jobs_table(sim), staging / "jobs.parquet")
+    with (staging / "events.jsonl").open("w", encoding="utf-8") as file:
+        file.writelines(sim.log.lines())
+    write_rows(sim.samples, staging / "timeseries.csv")
+    if plotter is not None:
+        plotter.finish()
+    if sim.dump is not None:
+        (staging / "dump.json").write_text(json.dumps(sim.dump, indent=2) + "\n", encoding="utf-8")
+        decisions = {"time": sim.dump["now"], "decisions": sim.dump_decisions}
+        (staging / "dump-decisions.json").write_text(json.dumps(decisions, indent=2) + "\n", encoding="utf-8")
 
 
 def jobs_table(sim: Simulator) -> pa.Table:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -10,10 +10,10 @@ from typing import Any
 from gpu_preempt.models import SnapshotError
 
 from .backends import Backend, Done, replay_runs
-from .output import check_out, staged
+from .out_folder import OutFolder
 from .size_search import SizeSearch, smallest_sizes
 from .sweep import Cache, Run, SweepPlan, default_cache, load_sweep
-from .sweep_output import write_sweep
+from .sweep_output import result_rows, write_sweep
 from .table import Target, parse_target
 
 
@@ -30,8 +30,8 @@ class SweepResult:
 
 
 def sweep(
-    path: Path,
-    out: Path,
+    sweep: Path | str | Mapping[str, Any],
+    out: Path | str | None = None,
     *,
     workers: int = 1,
     backend: Backend = "local",
@@ -40,16 +40,61 @@ def sweep(
     use_cache: bool = True,
     on_done: Done | None = None,
     on_plan: Callable[[int | None], None] | None = None,
+    force: bool = False,
 ) -> SweepResult:
-    """Run the sweep in ``path`` and write its folder ``out``; raises :class:`SnapshotError` on bad input.
+    """Replay a scenario at every point of the axes of ``sweep`` (a sweep file, or its document: its scenario path
+    relative to the working folder; docs/scenario-format.md, ``sweep``), ``workers`` at a time, runs cached in
+    ``cache`` (default ``~/.cache/gpu-preempt/runs``; ``use_cache=False``: none). With ``target``
+    (``"wait.p95 <= 1h"``), find the smallest size on the size axis that meets it. Raises :class:`SnapshotError`
+    on bad input.
 
-    ``on_plan`` learns how many runs there will be (``None`` with a target: the search decides), ``on_done``
-    hears of each run as it ends.
+    With ``out``, write its folder there (results.csv, runs.jsonl, plots); ``out`` is checked first: a folder
+    holding files gpu-preempt did not write is refused unless ``force``. ``on_plan`` learns how many runs there
+    will be (``None`` with a target: the search decides), ``on_done`` hears of each run as it ends.
+
+    Two 8-GPU jobs ten minutes apart, on one node or two:
+
+    >>> import json, tempfile, shutil, gpu_preempt
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "trace.csv").write_text("job_id,submission_time,duration,num_gpu\\na,0,3600,8\\nb,600,3600,8\\n")
+    >>> _ = (folder / "scenario.json").write_text(json.dumps({
+    ...     "cluster": {"nodes": [{"count": 1, "gpu": 8, "cpu": 64, "memory": "512Gi"}]},
+    ...     "queues": [{"name": "team", "deserved": {"gpu": 8}}],
+    ...     "workload": {"trace": {"format": "itp", "path": "trace.csv"}}}))
+    >>> result = gpu_preempt.sweep({"scenario": str(folder / "scenario.json"), "solvers": ["cpsat"],
+    ...                             "grid": {"cluster.nodes.0.count": [1, 2]}}, use_cache=False)
+    >>> [(row["cluster.nodes.0.count"], row["wait.p95"]) for row in result.rows]
+    [(1, 2850.0), (2, 0.0)]
+    >>> shutil.rmtree(folder)
     """
-    check_out(out, "results.csv", "sweep")
+    source = Path(sweep) if isinstance(sweep, str) else sweep
+    name = source.stem if isinstance(source, Path) else "sweep"
+    if out is None:
+        result = _sweep(source, workers, backend, target, cache, use_cache, on_done, on_plan)
+        result.rows = result_rows(result.runs, result.results)
+        return result
+    with OutFolder(Path(out), "sweep", force=force) as folder:
+        result = _sweep(source, workers, backend, target, cache, use_cache, on_done, on_plan)
+        size = result.plan.sweep.size_axis()
+        result.rows = write_sweep(
+            folder.staging, result.runs, result.results, result.searches, result.target, size, name
+        )
+    return result
+
+
+def _sweep(
+    source: Path | Mapping[str, Any],
+    workers: int,
+    backend: Backend,
+    target: str | None,
+    cache: Path | None,
+    use_cache: bool,
+    on_done: Done | None,
+    on_plan: Callable[[int | None], None] | None,
+) -> SweepResult:
     if workers < 1:
         raise SnapshotError.single("--workers", "must be at least 1")
-    plan = load_sweep(path)
+    plan = load_sweep(source)
     wanted = parse_target(target) if target is not None else None
     store = Cache(cache or default_cache()) if use_cache else None
     results: dict[str, dict[str, Any]] = {}
@@ -82,6 +127,4 @@ def sweep(
         if on_plan is not None:
             on_plan(len({run.key for run in runs}))
         replay(runs)
-    with staged(out, "results.csv", "sweep") as folder:
-        rows = write_sweep(folder, runs, results, searches, wanted, size)
-    return SweepResult(plan, runs, results, rows, replayed, wanted, searches)
+    return SweepResult(plan, runs, results, [], replayed, wanted, searches)

@@ -18,7 +18,7 @@ import itertools
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -94,16 +94,18 @@ class SweepPlan:
         return Run(axes, document, run_key(document, inputs(scenario, self.base_dir)))
 
 
-def load_sweep(path: Path) -> SweepPlan:
-    """The sweep file at ``path`` and its base scenario, validated; raises :class:`SnapshotError`."""
-    raw = read_document(path)
+def load_sweep(source: Path | Mapping[str, Any]) -> SweepPlan:
+    """The sweep file at ``source`` (or its document, its scenario path relative to the working folder) and its
+    base scenario, validated; raises :class:`SnapshotError`."""
+    raw = read_document(source) if isinstance(source, Path) else dict(source)
+    folder = source.parent if isinstance(source, Path) else Path.cwd()
     if not isinstance(raw, dict):
         raise SnapshotError.single("", f"a sweep is a mapping with scenario, grid, ...; the file holds {kind_of(raw)}")
     try:
         sweep = Sweep.model_validate(raw)
     except ValidationError as error:
         raise SnapshotError.from_validation_error(error) from None
-    base_path = path.parent / sweep.scenario
+    base_path = folder / sweep.scenario
     base = read_document(base_path)
     scenario = scenario_from_data(base)
     load_workload(scenario, base, base_path.parent)  # the base trace is read once here: its errors come first

@@ -17,9 +17,45 @@ from .size_search import SizeSearch
 from .sweep import Run
 from .table import FIGURES, Target, figures
 
-PLOTTED = (("wait.p95", "wait p95 (hours)", 1 / 3600), ("preemptions", "preemptions", 1.0),
-           ("lost_gpu_h", "lost GPU-hours", 1.0), ("utilisation", "utilisation", 1.0))  # fmt: skip
-"""Figures drawn against each axis: column, label, scale."""
+PLOTTED = ("wait.p95", "preemptions", "lost_gpu_h", "utilisation")
+"""Figures drawn against each axis (and the target's figure, when it is another)."""
+SHARES = ("utilisation", "jain_index", "jobs_preempted_share", "proved_optimal_share")
+"""Figures that are shares of a whole (0 to 1), drawn on that whole range."""
+
+
+def figure_label(figure: str) -> str:
+    """A figure's axis label: ``wait.p95`` -> ``wait p95 (hours)``.
+
+    >>> figure_label("lost_gpu_h"), figure_label("utilisation")
+    ('lost GPU-hours', 'utilisation (share of GPU-time)')
+    """
+    if figure.startswith(("wait.", "jct.")):
+        return figure.replace(".", " ") + " (hours)"
+    named = {"lost_gpu_h": "lost GPU-hours", "lost_to_moves_gpu_h": "GPU-hours lost to moves",
+             "goodput_gpu_h": "goodput GPU-hours", "utilisation": "utilisation (share of GPU-time)"}  # fmt: skip
+    return named.get(figure, figure.replace("_", " "))
+
+
+def axis_label(path: str) -> str:
+    """A sweep axis as a reader names it.
+
+    >>> axis_label("cluster.nodes.0.count"), axis_label("config.reclaim_min_runtime")
+    ('nodes', 'reclaim min-runtime')
+    >>> axis_label("queues.1.deserved.gpu"), axis_label("workload.time_scale")
+    ('queue 1 deserved GPUs', 'time scale')
+    """
+    parts = path.split(".")
+    if parts[:2] == ["cluster", "nodes"] and len(parts) == 4:
+        group = "" if parts[2] == "0" else f" (group {parts[2]})"
+        return {"count": "nodes", "gpu": "GPUs per node"}.get(parts[3], parts[3].replace("_", " ")) + group
+    if parts[0] == "queues" and len(parts) >= 3:
+        what = " ".join(p.replace("_", " ") for p in parts[2:]).replace(" gpu", " GPUs")
+        return f"queue {parts[1]} {what}"
+    return parts[-1].replace("min_runtime", "min-runtime").replace("_", " ")
+
+
+def _scale(figure: str) -> float:
+    return 1 / 3600 if figure.startswith(("wait.", "jct.")) else 1.0
 
 
 def result_rows(runs: list[Run], results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -34,8 +70,10 @@ def write_sweep(
     searches: list[SizeSearch] | None = None,
     target: Target | None = None,
     size: str | None = None,
+    name: str = "",
 ) -> list[dict[str, Any]]:
-    """Write the sweep's files into ``folder``; returns the result rows."""
+    """Write the sweep's files into ``folder`` (``name``: the sweep's, in the plots' titles); returns the result
+    rows."""
     rows = result_rows(runs, results)
     write_rows(rows, folder / "results.csv")
     with (folder / "runs.jsonl").open("w", encoding="utf-8") as file:
@@ -45,7 +83,7 @@ def write_sweep(
     if searches is not None and target is not None and size is not None:
         write_rows(target_rows(searches, target, size), folder / "target.csv")
     for axis in _axes(runs):
-        _plot_axis(folder / f"{_file_name(axis)}.png", axis, rows)
+        _plot_axis(folder / f"{_file_name(axis)}.png", axis, rows, name, target)
     return rows
 
 
@@ -75,8 +113,9 @@ def _file_name(axis: str) -> str:
     return "sweep-" + re.sub(r"[^A-Za-z0-9_.-]+", "_", axis)
 
 
-def _plot_axis(path: Path, axis: str, rows: list[dict[str, Any]]) -> None:
-    """Each plotted figure against ``axis``: a line per setting of the other axes, averaged over seeds."""
+def _plot_axis(path: Path, axis: str, rows: list[dict[str, Any]], name: str, target: Target | None) -> None:
+    """Each plotted figure against ``axis``: a line per setting of the other axes, the mean over seeds with their
+    range shaded when there are several, and the target on its figure."""
     values: list[Any] = []
     for row in rows:
         if row[axis] not in values:
@@ -88,29 +127,44 @@ def _plot_axis(path: Path, axis: str, rows: list[dict[str, Any]]) -> None:
     lines: dict[tuple[Any, ...], dict[Any, list[dict[str, Any]]]] = {}
     for row in rows:
         lines.setdefault(tuple(row.get(k) for k in others), {}).setdefault(row[axis], []).append(row)
+    seeds = len({row.get("simulation.seed") for row in rows})
+    plotted = [*PLOTTED, *([target.figure] if target is not None and target.figure not in PLOTTED else [])]
     from matplotlib.figure import Figure  # imported when plots are drawn, not by every command
 
     from .plots import METADATA
 
-    figure = Figure(figsize=(10, 7))
-    figure.subplots_adjust(left=0.08, right=0.98, bottom=0.08, top=0.93, hspace=0.35, wspace=0.25)
-    figure.suptitle(f"against {axis} (mean over seeds)")
-    for i, (column, label, scale) in enumerate(PLOTTED):
-        axes = figure.add_subplot(2, 2, i + 1)
+    figure = Figure(figsize=(10, 3.6 * ((len(plotted) + 1) // 2) + 0.8))
+    figure.subplots_adjust(left=0.08, right=0.98, bottom=0.08, top=0.9, hspace=0.45, wspace=0.25)
+    over = f"the mean of {seeds} seeds, their range shaded" if seeds > 1 else "one seed"
+    figure.suptitle(f"{name}: against {axis_label(axis)} ({over})")
+    for i, column in enumerate(plotted):
+        axes = figure.add_subplot((len(plotted) + 1) // 2, 2, i + 1)
+        scale = _scale(column)
         for key, by_value in lines.items():
-            xs, ys = [], []
+            xs, means, lows, highs = [], [], [], []
             for position, value in enumerate(values):
-                found = [r[column] for r in by_value.get(value, []) if r[column] is not None]
+                found = [r[column] * scale for r in by_value.get(value, []) if r[column] is not None]
                 if found:
                     xs.append(value if numeric else position)
-                    ys.append(float(np.mean(found)) * scale)
-            name = ", ".join(f"{k.split('.')[-1]}={v}" for k, v in zip(others, key, strict=True)) or "all"
-            axes.plot(xs, ys, marker="o", label=name)
+                    means.append(float(np.mean(found)))
+                    lows.append(min(found))
+                    highs.append(max(found))
+            label = ", ".join(f"{axis_label(k)} {v}" for k, v in zip(others, key, strict=True)) or "all runs"
+            drawn = axes.plot(xs, means, marker="o", label=label)
+            if seeds > 1:
+                axes.fill_between(xs, lows, highs, color=drawn[0].get_color(), alpha=0.15, linewidth=0)
+        if target is not None and column == target.figure:
+            axes.axhline(target.value * _scale(column), color="red", linestyle="--", linewidth=1.2,
+                         label=f"target: {target}")  # fmt: skip
         if not numeric:
             axes.set_xticks(range(len(values)), [str(v) for v in values])
-        axes.set_xlabel(axis)
-        axes.set_ylabel(label)
+        axes.set_xlabel(axis_label(axis))
+        axes.set_ylabel(figure_label(column))
+        if column in SHARES:
+            axes.set_ylim(0, 1.02)
+        else:
+            axes.set_ylim(bottom=0)
         axes.grid(alpha=0.3)
-        if i == 0:
+        if i == 0 or (target is not None and column == target.figure):
             axes.legend(fontsize="small")
     figure.savefig(path, dpi=100, metadata=METADATA)

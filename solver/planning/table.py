@@ -25,6 +25,8 @@ FIGURES: dict[str, tuple[str, ...]] = {
     "wait.p95": ("overall", "wait", "p95"),
     "wait.p99": ("overall", "wait", "p99"),
     "jct.p50": ("overall", "jct", "p50"),
+    "jct.p90": ("overall", "jct", "p90"),
+    "jct.p95": ("overall", "jct", "p95"),
     "jct.p99": ("overall", "jct", "p99"),
     "slowdown.mean": ("overall", "bounded_slowdown", "mean"),
     "utilisation": ("utilisation",),

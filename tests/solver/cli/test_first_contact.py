@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from importlib.metadata import version
+from pathlib import Path
 
 import pytest
 from conftest import FIXTURES
@@ -88,7 +89,7 @@ def test_help_lists_the_choices_of_options():
     assert "<cpsat|greedy>" in help_of("cycle")
     assert "<auto|allocate|reclaim|preempt>" in help_of("solve")
     assert "<table|eviction-json|kubectl>" in help_of("plan")
-    assert "<local|ray>" in help_of("sweep")
+    assert "<local|ray>" in help_of("sweep") and "pip install 'gpu-preempt[ray]'" in help_of("sweep")
     assert "Usage: gpu-preempt cycle [OPTIONS] FILE" in help_of("cycle")
     assert "Usage: gpu-preempt import [OPTIONS] FILE..." in help_of("import")
 
@@ -118,3 +119,71 @@ def test_greedy_allocate_says_it_evicts_nothing():
     assert "ran out of victims" not in result.output
     assert "serving-new: allocate -> infeasible" in result.output
     assert "no room without evicting anything" in result.output
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_help_ends_with_an_example_whose_files_are_bundled(command: str):
+    text = help_of(command)
+    last = [line.strip() for line in text.splitlines() if line.strip()][-1]
+    assert last.startswith(f"Example: gpu-preempt {command} "), last
+    for word in last.split():
+        if word.startswith("fixtures/"):
+            assert (FIXTURES.parent / word).exists(), word
+
+
+def test_an_unknown_job_is_answered_with_the_names_it_may_mean(tmp_path: Path):
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "now: 0\nnodes: [{name: n, resources: {gpu: 8}}]\nqueues: [{name: q}]\njobs:\n"
+        "- {name: vision/resnet, queue: q, task_resources: {gpu: 1}, tasks: [{node: n}]}\n"
+        "- {name: vision/vit, queue: q, task_resources: {gpu: 1}, tasks: [{}]}\n"
+        "- {name: nlp/bert, queue: q, task_resources: {gpu: 1}, tasks: [{}]}\n"
+    )
+    for command in (["solve", str(path)], ["plan", str(path)]):
+        result = CliRunner().invoke(app, [*command, "--job", "resnet"])
+        assert result.exit_code == 2
+        assert result.stderr.strip() == "error: --job: unknown job 'resnet'; did you mean vision/resnet?"
+    result = CliRunner().invoke(app, ["solve", str(path), "--job", "nlp/bret"])
+    assert "did you mean nlp/bert?" in result.stderr
+    result = CliRunner().invoke(app, ["solve", str(path), "--job", "vision/resnet"])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        "error: --job: 'vision/resnet' has no task waiting to be placed (its tasks: 1 running); the jobs waiting: "
+        "vision/vit, nlp/bert"
+    )
+
+
+def test_a_file_of_another_kind_is_named_with_the_command_that_reads_it():
+    scenario = FIXTURES / "scenarios" / "itp-cluster10.yaml"
+    result = CliRunner().invoke(app, ["cycle", str(scenario)])
+    assert result.exit_code == 2
+    assert f"hint: {scenario} looks like a scenario (it has cluster: and workload:): gpu-preempt simulate reads it" in (
+        result.stderr
+    )
+    snapshot = FIXTURES / "example-cluster.yaml"
+    result = CliRunner().invoke(app, ["simulate", str(snapshot), "--out", "/tmp/never-written"])
+    assert result.exit_code == 2 and "looks like a snapshot (it has nodes: and jobs:)" in result.stderr
+    sweep = FIXTURES / "scenarios" / "sweep-cluster10-size.yaml"
+    result = CliRunner().invoke(app, ["simulate", str(sweep), "--out", "/tmp/never-written"])
+    assert "looks like a sweep file (it has scenario: and grid:): gpu-preempt sweep reads it" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["cycle", str(FIXTURES / "example-cluster.yaml"), "--next-snapshot"],
+        ["import", str(FIXTURES / "kube" / "plain-cluster.json"), "--now", "2026-01-01T00:00:00Z", "-o"],
+    ],
+    ids=["cycle --next-snapshot", "import -o"],
+)
+def test_a_file_output_never_replaces_a_file_gpu_preempt_did_not_write(tmp_path: Path, command: list[str]):
+    target = tmp_path / "out.yaml"
+    target.write_text("my own notes\n")
+    result = CliRunner().invoke(app, [*command, str(target)])
+    assert result.exit_code == 2 and target.read_text() == "my own notes\n"
+    assert "exists and gpu-preempt did not write it: choose another name, or pass --force" in result.stderr
+    assert CliRunner().invoke(app, [*command, str(target), "--force"]).exit_code == 0
+    written = target.read_text()
+    assert written.startswith("# written by gpu-preempt")
+    again = CliRunner().invoke(app, [*command, str(target)])  # its own earlier output: replaced
+    assert again.exit_code == 0 and target.read_text() == written

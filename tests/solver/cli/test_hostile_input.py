@@ -241,8 +241,8 @@ def test_nothing_is_half_written_when_a_cycle_cannot_write_its_next_snapshot(tmp
     snapshot = tmp_path / "s.yaml"
     snapshot.write_text(VALID, encoding="utf-8")
     target = tmp_path / "next.yaml"
-    target.mkdir()  # a folder where the file should go: the write fails
-    refused(invoke("cycle", "--next-snapshot", str(target), str(snapshot)), "--next-snapshot: cannot write")
+    target.mkdir()  # a folder where the file should go: refused before the cycle runs
+    refused(invoke("cycle", "--next-snapshot", str(target), str(snapshot)), "is a folder, not a file")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["next.yaml", "s.yaml"]
 
 

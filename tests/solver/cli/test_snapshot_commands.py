@@ -139,4 +139,4 @@ def test_names_are_printed_as_they_are_not_as_markup(cli):
     decided = cli("solve", "--job", "p[x]", "--action", "preempt", document=document).stdout
     assert "│ j:fire:1 │ q[bold] │" in decided and "placements: n[red]1: p[x]-0" in decided
     missing = cli("solve", "--job", "zz[bold]", document=document)
-    assert missing.exit_code == 2 and "unknown job 'zz[bold]' (jobs: j:fire:1, p[x])" in missing.stderr
+    assert missing.exit_code == 2 and "unknown job 'zz[bold]' (the jobs: j:fire:1, p[x])" in missing.stderr

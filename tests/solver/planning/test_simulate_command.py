@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import CLUSTER10, write_scenario
+from helpers import CLUSTER10, contended_workload, write_scenario
 from typer.testing import CliRunner
 
 from gpu_preempt.cli import app
@@ -26,11 +26,16 @@ def test_simulate_writes_every_output(tmp_path: Path):
     result = RUN.invoke(app, ["simulate", str(small(tmp_path)), "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     assert "40 jobs" in result.stdout and "proved optimal" in result.stdout
+    assert all(f"wait {p}" in result.stdout for p in ("p50", "p90", "p95", "p99"))
+    assert "utilisation 0." in result.stdout  # a share, as in summary.json and results.csv
     names = {p.name for p in (tmp_path / "out").iterdir()}
     expected = {"summary.json", "jobs.parquet", "events.jsonl", "timeseries.csv"}
     assert expected | {"wait_cdf.png", "jct_cdf.png", "allocation.png", "utilisation.png"} <= names
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["overall"]["jobs"] == 40 and summary["synthetic"]
+    for figure in ("wait", "jct", "bounded_slowdown"):
+        assert {"p50", "p90", "p95", "p99"} <= set(summary["overall"][figure]), figure
+    assert 0 < summary["utilisation"] <= 1
     import pyarrow.parquet as pq
 
     table = pq.read_table(tmp_path / "out" / "jobs.parquet")
@@ -66,11 +71,40 @@ def test_a_bad_trace_line_exits_2_with_its_number(tmp_path: Path):
     assert not (tmp_path / "out").exists()
 
 
-def test_an_existing_folder_that_is_not_an_output_is_refused(tmp_path: Path):
-    (tmp_path / "mine").mkdir()
-    (tmp_path / "mine" / "notes.txt").write_text("keep me")
-    result = RUN.invoke(app, ["simulate", str(small(tmp_path)), "--out", str(tmp_path / "mine")])
-    assert result.exit_code == 2 and (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
+def test_an_output_folder_holding_a_file_of_the_user_is_refused_in_one_line_unless_forced(tmp_path: Path):
+    scenario, out = small(tmp_path), tmp_path / "out"
+    assert RUN.invoke(app, ["simulate", str(scenario), "--out", str(out)]).exit_code == 0
+    (out / "mynotes.txt").write_text("keep me")
+    result = RUN.invoke(app, ["simulate", str(scenario), "--out", str(out)])
+    assert result.exit_code == 2 and (out / "mynotes.txt").read_text() == "keep me"
+    assert result.stderr.strip().splitlines() == [
+        f"error: --out: {out} holds mynotes.txt, which gpu-preempt did not write: choose another folder, or pass "
+        "--force to replace it"
+    ]
+    assert RUN.invoke(app, ["simulate", str(scenario), "--out", str(out), "--force"]).exit_code == 0
+    assert not (out / "mynotes.txt").exists() and (out / "summary.json").exists()
+
+
+def test_an_output_folder_that_cannot_be_written_is_refused_before_the_replay(tmp_path: Path):
+    result = RUN.invoke(app, ["simulate", str(tmp_path / "missing.yaml"), "--out", "/proc/x"])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert result.stderr.strip().splitlines() == ["error: --out: cannot write /proc/x (No such file or directory)"]
+
+
+def test_a_dump_asked_for_after_the_last_cycle_is_answered(tmp_path: Path):
+    out = tmp_path / "out"
+    result = RUN.invoke(app, ["simulate", str(small(tmp_path)), "--out", str(out), "--dump-at", "1000h"])
+    assert result.exit_code == 2
+    assert "error: --dump-at 1000h: no cycle ran at or after that time (the last ran at " in result.stderr
+    assert (out / "summary.json").exists() and not (out / "dump.json").exists()
+
+
+def test_without_a_terminal_a_heartbeat_line_tells_the_progress(tmp_path: Path):
+    env = {"GPU_PREEMPT_HEARTBEAT": "0.01"}
+    result = RUN.invoke(app, ["simulate", str(small(tmp_path)), "--out", str(tmp_path / "out")], env=env)
+    assert result.exit_code == 0, result.output
+    beats = [line for line in result.stderr.splitlines() if line.startswith("simulate: ")]
+    assert beats and all(" jobs done, simulated " in line and " elapsed, about " in line for line in beats)
 
 
 def test_schema_of_the_scenario_format():
@@ -127,3 +161,35 @@ def test_the_progress_callback_counts_jobs_done(tmp_path: Path):
     simulate(small(tmp_path), None, on_cycle=lambda now, done, total: seen.append((now, done, total)))
     assert seen and all(total == 40 for _, _, total in seen)
     assert [done for _, done, _ in seen] == sorted(done for _, done, _ in seen) and seen[-1][1] <= 40
+
+
+def test_ctrl_c_to_the_process_says_what_was_kept_and_leaves_no_staging_folder(tmp_path: Path):
+    """SIGINT to a real ``gpu-preempt simulate`` mid-replay: exit 130, one line saying nothing was written, the
+    earlier folder as it was, no staging folder."""
+    import signal
+    import subprocess
+    import time
+
+    scenario = write_scenario(tmp_path, workload={**contended_workload(400), "time_scale": 20})
+    out = tmp_path / "out"
+    out.mkdir()  # an empty folder: refused by nobody, left as it was
+    command = [str(Path(sys.executable).parent / "gpu-preempt"), "simulate", str(scenario), "--out", str(out)]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not any(p.name.startswith(".out.") for p in tmp_path.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.05)  # the staging folder exists: the replay is under way
+    time.sleep(0.5)
+    child.send_signal(signal.SIGINT)
+    _, stderr = child.communicate(timeout=60)
+    assert child.returncode == 130, stderr
+    assert f"interrupted: nothing was written to {out}" in " ".join(stderr.split()) and "Traceback" not in stderr
+    assert list(out.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == ["out", "scenario.yaml"]
+
+
+def test_the_plots_are_titled_and_show_each_queue_s_waits(tmp_path: Path):
+    from gpu_preempt.planning.output import plot_data
+
+    result = simulate(small(tmp_path), None)
+    data = plot_data(result.simulator, "small, cpsat, seed 1")
+    assert data["title"] == "small, cpsat, seed 1" and set(data["queue_waits"]) == {"a", "b"}
+    assert sorted(w for waits in data["queue_waits"].values() for w in waits) == sorted(data["waits"])

@@ -13,7 +13,7 @@ from helpers import contended_workload, write_scenario
 
 from gpu_preempt import run_cycle
 from gpu_preempt.models import SnapshotError, load_snapshot
-from gpu_preempt.planning.run import Replay, simulate
+from gpu_preempt.planning.run import SimulationResult, simulate
 from gpu_preempt.planning.simulator import Simulator
 
 
@@ -82,18 +82,18 @@ def contended(tmp_path: Path, **changes: object) -> Path:
 
 
 @pytest.fixture(scope="module")
-def replay(tmp_path_factory: pytest.TempPathFactory) -> tuple[Replay, Path]:
+def replay(tmp_path_factory: pytest.TempPathFactory) -> tuple[SimulationResult, Path]:
     folder = tmp_path_factory.mktemp("contended")
     return simulate(contended(folder), folder / "out", check=True, dump_at=20000.0), folder
 
 
-def test_invariants_and_the_verifier_hold_every_cycle(replay: tuple[Replay, Path]):
+def test_invariants_and_the_verifier_hold_every_cycle(replay: tuple[SimulationResult, Path]):
     sim = replay[0].simulator
     assert sim.cycles > 50 and replay[0].summary["preemptions"]["total"] > 0
     assert sim.problems == []
 
 
-def test_gpu_time_is_conserved(replay: tuple[Replay, Path]):
+def test_gpu_time_is_conserved(replay: tuple[SimulationResult, Path]):
     """Capacity = held + idle (two ledgers: jobs' tasks, nodes' free GPUs); held = goodput + lost + restart overhead
     + the grace period of every evicted task; every job completes or is reported unfinished."""
     sim = replay[0].simulator
@@ -110,7 +110,7 @@ def test_gpu_time_is_conserved(replay: tuple[Replay, Path]):
     assert {j.spec.name for j in sim.jobs.values() if j.finish is None} == unfinished
 
 
-def test_the_dumped_cycle_is_reproduced_by_gpu_preempt_cycle(replay: tuple[Replay, Path]):
+def test_the_dumped_cycle_is_reproduced_by_gpu_preempt_cycle(replay: tuple[SimulationResult, Path]):
     out = replay[1] / "out"
     dumped = json.loads((out / "dump-decisions.json").read_text())
     result = run_cycle(load_snapshot(out / "dump.json"))
@@ -129,7 +129,7 @@ def test_no_contention_means_no_wait(tmp_path: Path):
         assert j.evictions == 0
 
 
-def test_same_seed_same_files(tmp_path: Path, replay: tuple[Replay, Path]):
+def test_same_seed_same_files(tmp_path: Path, replay: tuple[SimulationResult, Path]):
     """A second run gives the same bytes in every file, timings aside (summary.json's solver.time_ms)."""
     first = replay[1] / "out"
     again = tmp_path / "again"
@@ -146,7 +146,7 @@ def test_same_seed_same_files(tmp_path: Path, replay: tuple[Replay, Path]):
             assert (first / name).read_bytes() == (again / name).read_bytes(), name
 
 
-def test_a_different_seed_draws_other_queues(tmp_path: Path, replay: tuple[Replay, Path]):
+def test_a_different_seed_draws_other_queues(tmp_path: Path, replay: tuple[SimulationResult, Path]):
     path = contended(tmp_path, simulation={"period": 10, "grace_period": 30, "seed": 2})
     other = simulate(path, None).simulator
     queues = {n: j.spec.queue for n, j in replay[0].simulator.jobs.items()}

@@ -111,3 +111,34 @@ def test_bad_sweeps_exit_2_naming_the_field(tmp_path: Path, entries: dict[str, A
     assert result.exit_code == 2, result.output
     assert message in result.stderr
     assert not out.exists() and [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_progress_says_what_is_left_and_ctrl_c_what_was_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    path = small_sweep(tmp_path, grid={"workload.time_scale": [50, 100]}, solvers=["cpsat"])
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    args = ["sweep", str(path), "--out", str(out), "--cache", str(cache)]
+    result = RUN.invoke(app, args, env={"GPU_PREEMPT_HEARTBEAT": "0.01"})
+    assert result.exit_code == 0, result.output
+    beats = [line for line in result.stderr.splitlines() if line.startswith("sweep: ")]
+    assert beats and all(" runs done, " in line and " elapsed, about " in line for line in beats)
+    from gpu_preempt.planning import run_sweep
+
+    def interrupted(*_: Any, **__: Any) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run_sweep, "replay_runs", interrupted)
+    stopped = RUN.invoke(app, [*args, "--force"])
+    assert stopped.exit_code == 130
+    assert f"interrupted: nothing was written to {out} (an earlier output folder there is left as it was); the 0 " in (
+        " ".join(stopped.stderr.split())
+    )
+    assert (out / "results.csv").exists()  # the earlier folder, left as it was
+
+
+def test_from_python_a_sweep_needs_no_file_and_leaves_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    small_sweep(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    before = set(tmp_path.iterdir())
+    result = sweep({"scenario": "scenario.yaml", "grid": {"workload.time_scale": [50]}}, use_cache=False)
+    assert [(r["workload.time_scale"], r["simulation.solver"]) for r in result.rows] == [(50, "cpsat"), (50, "greedy")]
+    assert set(tmp_path.iterdir()) == before

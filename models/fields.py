@@ -29,7 +29,7 @@ QUANTITY_SCHEMA = {
         {"type": "string", "pattern": r"^[0-9.]+([numkMGTPE]|[KMGTPE]i)?$"},
     ],
     "description": "a number or Kubernetes quantity (500m, 2, 64Gi, 1Ti), at most 2^60 milli-units (about 1 PiB); "
-    f"GPUs whole, at most {MAX_GPUS} on one node or task",
+    f"GPUs whole (or a share below one GPU: 500m, 0.5), at most {MAX_GPUS} on one node or task",
 }
 _BOUND_SCHEMA = {
     "anyOf": [*QUANTITY_SCHEMA["anyOf"], {"const": -1}, {"const": "unlimited"}],
@@ -118,7 +118,8 @@ _PARSED: dict[tuple[object, ...], dict[str, int]] = {}
 
 
 def _resource_map(value: object, *, allow_unlimited: bool, shared: bool = False) -> dict[str, int]:
-    """Parse ``{resource: quantity}``, collecting every bad entry; GPUs must be whole (v1).
+    """Parse ``{resource: quantity}``, collecting every bad entry; GPUs whole, or a share below one GPU
+    (docs/snapshot-format.md, "GPU sharing"), but in a bound (``allow_unlimited``: a quota), any amount.
 
     A map seen before (same entries, same ``allow_unlimited``) is not parsed again: a copy of its result is
     returned, or with ``shared`` the result itself (for frozen models that never change it: one dict for thousands
@@ -190,8 +191,8 @@ def _parse_resource_map(value: object, *, allow_unlimited: bool) -> dict[str, in
             errors.append(((name,), str(err)))
             continue
         if amount != UNLIMITED and is_gpu_resource(name):
-            if amount % MILLI:
-                whole = f"fractional GPUs are not supported in v1 (got {amount / MILLI:g}); use whole GPUs"
+            if amount % MILLI and amount > MILLI and not allow_unlimited:  # a bound (a quota) may be any fraction
+                whole = f"a share of a GPU is below one GPU; more must be whole GPUs (got {amount / MILLI:g})"
                 errors.append(((name,), whole))
                 continue
             if not allow_unlimited and amount > MAX_GPUS * MILLI:
@@ -201,6 +202,19 @@ def _parse_resource_map(value: object, *, allow_unlimited: bool) -> dict[str, in
     raise_errors("resources", errors)
     return parsed
 
+
+def _quantity(value: object) -> int:
+    try:
+        amount = parse_quantity(value)
+    except ValueError as err:
+        raise PydanticCustomError("quantity", str(err)) from None
+    if amount <= 0:
+        raise PydanticCustomError("quantity", "must be above zero")
+    return amount
+
+
+Quantity = Annotated[int, BeforeValidator(_quantity), WithJsonSchema(QUANTITY_SCHEMA)]
+"""One positive amount (milli-units), a number or a Kubernetes quantity."""
 
 AmountMap = Annotated[
     dict[str, int],

@@ -7,7 +7,7 @@ minimum: the job is elastic iff it is below the number of tasks.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -21,7 +21,7 @@ from .fields import (
     raise_errors,
 )
 from .placement import Placement
-from .quantity import Resources
+from .quantity import MAX_GPUS, MILLI, Resources
 from .requeue import RequeueState
 
 TaskStatus = Literal["running", "pending", "releasing", "nominated"]
@@ -44,6 +44,9 @@ class Task(SnapshotModel):
     node: str | None = Field(None, description="required unless pending")
     status: TaskStatus | None = Field(None, description="running | pending | releasing | nominated")
     resources: AmountMap | None = Field(None, description="overrides the job's task_resources")
+    devices: list[Annotated[int, Field(ge=0, le=MAX_GPUS - 1)]] | None = Field(
+        None, description="the devices (0-based, on its node) a running share of a GPU is on", max_length=MAX_GPUS
+    )
 
     @model_validator(mode="after")
     def _check_status(self) -> Task:
@@ -53,6 +56,9 @@ class Task(SnapshotModel):
             raise_errors("Task", [(("node",), f"a {status} task needs a node")])
         if status == "pending" and self.node is not None:
             raise_errors("Task", [(("node",), "a pending task has no node; remove it or set the task's status")])
+        if self.devices is not None and (status == "pending" or len(set(self.devices)) < len(self.devices)):
+            why = "a pending task is on no device" if status == "pending" else "a device is named twice"
+            raise_errors("Task", [(("devices",), why)])
         return self
 
 
@@ -66,13 +72,28 @@ NODE_ONLY = {"node"}
 """The given fields of every task that gives only its node (one set, shared: models are frozen)."""
 
 
+def share_of(requests: Resources) -> tuple[int, int] | None:
+    """What a task's requests take of each device it is on: ``(fraction in milli-GPUs, memory)``, one of them 0;
+    ``None`` for a task of whole GPUs, or of none (docs/snapshot-format.md, "GPU sharing").
+
+    >>> share_of({"gpu": 500}), share_of({"gpu_memory": 20 * 2**30 * 1000}), share_of({"gpu": 2000})
+    ((500, 0), (0, 21474836480000), None)
+    """
+    fraction, memory = requests.get("gpu", 0), requests.get("gpu_memory", 0)
+    if 0 < fraction < MILLI or (memory > 0 and fraction == 0):
+        return fraction, memory
+    return None
+
+
 def running_tasks(job: str, nodes: list[str]) -> list[Task]:
     """The tasks validation makes of ``[{"node": nodes[0]}, {"node": nodes[1]}, ...]`` for ``job``: running there,
     named ``<job>-<index>``, with only ``node`` given."""
     tasks = []
     for index, node in enumerate(nodes):
         task = _new(Task)
-        set_dict(task, {"name": f"{job}-{index}", "node": node, "status": "running", "resources": None})
+        set_dict(
+            task, {"name": f"{job}-{index}", "node": node, "status": "running", "resources": None, "devices": None}
+        )
         set_given(task, NODE_ONLY)
         set_extra(task, None)
         set_private(task, None)
@@ -140,6 +161,9 @@ class Job(LazyPartsModel):
     checkpointed_at: Time | None = Field(
         None, description="its last checkpoint: an eviction or a move loses only the progress made since"
     )
+    gpu_devices: int = Field(
+        1, ge=1, le=MAX_GPUS, description="a share of a GPU is taken on each of this many devices of one node"
+    )
 
     @model_validator(mode="after")
     def _check_tasks(self) -> Job:
@@ -151,7 +175,33 @@ class Job(LazyPartsModel):
                 "Job",
                 [(("min_available",), f"min_available {self.min_available} exceeds the {len(self.tasks)} tasks")],
             )
+        raise_errors("Job", self._sharing_errors())
         return self
+
+    def _sharing_errors(self) -> list[tuple[tuple[str | int, ...], str]]:
+        """What GPU sharing refuses (docs/snapshot-format.md, "GPU sharing"): a share by fraction and by memory at
+        once; ``gpu_devices`` above 1 without a share; devices named by a whole-GPU task, missing on a running or
+        releasing share, or not ``gpu_devices`` of them."""
+        errors: list[tuple[tuple[str | int, ...], str]] = []
+        for where, requests in [(("task_resources",), self.task_resources)] + [
+            (("tasks", i, "resources"), t.resources) for i, t in enumerate(self.tasks) if t.resources is not None
+        ]:
+            if 0 < requests.get("gpu", 0) < MILLI and requests.get("gpu_memory", 0) > 0:
+                errors.append(((*where, "gpu_memory"), "a share is by fraction (gpu) or by memory, never both"))
+            elif requests.get("gpu_memory", 0) > 0 and requests.get("gpu", 0) >= MILLI:
+                errors.append(((*where, "gpu_memory"), "a whole-GPU task takes whole devices: it asks for no memory"))
+        shared = [share_of(self.requests(t)) is not None for t in self.tasks]
+        if self.gpu_devices > 1 and not any(shared):
+            errors.append((("gpu_devices",), "only a share of a GPU (below one, or gpu_memory) is taken on devices"))
+        for i, (task, share) in enumerate(zip(self.tasks, shared, strict=True)):
+            if task.devices is not None and not share:
+                errors.append((("tasks", i, "devices"), "a whole-GPU task holds any free devices: it names none"))
+            elif share and task.status in ("running", "releasing") and task.devices is None:
+                errors.append((("tasks", i, "devices"), f"a {task.status} share of a GPU names its device(s)"))
+            elif share and task.devices is not None and len(task.devices) != self.gpu_devices:
+                count = len(task.devices)
+                errors.append((("tasks", i, "devices"), f"{count} device(s) named; the job takes {self.gpu_devices}"))
+        return errors
 
     def __copy__(self) -> Job:
         self.made_tasks()  # so that the copy shares the tasks (a snapshot's copy shares its jobs without this)

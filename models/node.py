@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from .fields import AmountMap, FreeMap, Name, SnapshotModel
+from .fields import AmountMap, FreeMap, Name, Quantity, SnapshotModel, raise_errors
 from .placement import Taint
+from .quantity import MILLI, is_gpu_resource
 
 
 class Node(SnapshotModel):
@@ -20,3 +21,15 @@ class Node(SnapshotModel):
     taints: list[Taint] = Field(
         default_factory=list, description="Kubernetes taints (docs/snapshot-format.md, Placement)"
     )
+    gpu_memory: Quantity | None = Field(None, description="memory of each GPU device: needed for gpu_memory requests")
+
+    @field_validator("resources")
+    @classmethod
+    def _whole_devices(cls, resources: dict[str, int]) -> dict[str, int]:
+        errors = [
+            ((name,), f"a node has whole GPU devices, not {amount / MILLI:g}")
+            for name, amount in resources.items()
+            if is_gpu_resource(name) and amount % MILLI
+        ]
+        raise_errors("resources", errors)
+        return resources

@@ -16,12 +16,13 @@ from pydantic import Field, PrivateAttr, model_validator
 from .config import Config
 from .duration import format_time
 from .fields import FreeMap, Time, raise_errors
-from .job import ON_NODE, Job, LazyPartsModel, Task
+from .job import ON_NODE, Job, LazyPartsModel, Task, share_of
 from .load.job_list import JobList
 from .node import Node
 from .priority_class import PriorityClass, Toleration
 from .quantity import format_quantity
 from .queue import Queue
+from .sharing import device_ledger, has_shares
 
 if TYPE_CHECKING:
     from .columns import JobColumns, TaskColumns  # imported when first used: it brings numpy, which the command line's
@@ -52,6 +53,7 @@ class Snapshot(LazyPartsModel):
     _classes: dict[str, PriorityClass] = PrivateAttr(default_factory=dict)
     _jobs: Mapping[str, Job] = PrivateAttr(default_factory=dict)
     _children: dict[str, list[str]] = PrivateAttr(default_factory=dict)
+    _shared_jobs: list[int] = PrivateAttr(default_factory=list)
 
     # -- lookups -------------------------------------------------------------
 
@@ -169,9 +171,23 @@ class Snapshot(LazyPartsModel):
         self._check_limit_clocks(errors)
         self._check_jobs(errors, fitted, columnar)
         self._check_topology(errors)
+        if not fitted:
+            self._check_devices(errors)
         if not fitted and (errors or not columnar or self._over_capacity()):
             self._check_node_capacity(errors)
         raise_errors("Snapshot", errors)
+
+    def shared_jobs(self) -> list[int]:
+        """The positions of the jobs that ask for a share of a GPU (docs/snapshot-format.md, "GPU sharing")."""
+        return self._shared_jobs
+
+    def _check_devices(self, errors: list[tuple[Loc, str]]) -> None:
+        """The shares of running and releasing tasks fit their devices (:func:`.sharing.device_ledger`)."""
+        if "_columns" in self.__dict__ and not any(share_of(r) is not None for r in self.task_columns().requests):
+            return  # a large snapshot without a share: its jobs are not made to find out
+        self._shared_jobs = [i for i, job in enumerate(self.jobs) if has_shares(job)]
+        if self._shared_jobs:
+            device_ledger(self.jobs, self._nodes, errors)
 
     def _check_queue_tree(self, errors: list[tuple[Loc, str]]) -> None:
         for i, queue in enumerate(self.queues):
@@ -311,7 +327,8 @@ class Snapshot(LazyPartsModel):
                 if load is None:
                     load = loads[host] = {}
                 for r, a in shared if task.resources is None else task.resources.items():
-                    load[r] = load.get(r, 0) + a
+                    if r != "gpu_memory":  # held per device (_check_devices), not by the node
+                        load[r] = load.get(r, 0) + a
         used = _plus(running, releasing)
         promised = _plus(running, nominated)
         for i, node in enumerate(self.nodes):

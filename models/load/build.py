@@ -41,10 +41,12 @@ from pydantic_core import PydanticCustomError
 from .. import snapshot as _snapshot
 from ..duration import MAX_INSTANT, MIN_INSTANT, parse_time
 from ..fields import _resource_map, bounded_depth, parsed_resource_map
-from ..job import NODE_ONLY, Job, Task, set_dict, set_extra, set_given, set_private
+from ..job import NODE_ONLY, Job, Task, set_dict, set_extra, set_given, set_private, share_of
 from ..node import Node
 from ..placement import Placement, Taint
+from ..quantity import MILLI, is_gpu_resource
 from ..requeue import RequeueState
+from ..sharing import HOLDING_DEVICES
 from ..snapshot import Snapshot, resolution
 from . import structs
 from .document import decode_json_fast
@@ -310,6 +312,8 @@ def _nodes(raw: list[Any], seen: Seen) -> list[Node]:
     nodes: list[Node] = []
     given: dict[tuple[bool, ...], set[str]] = {}
     for node, resources in zip(raw, _maps([node.resources for node in raw], seen), strict=True):
+        if any(amount % MILLI for name, amount in resources.items() if is_gpu_resource(name)):
+            raise Refused  # part of a device: pydantic says so (Node._whole_devices)
         labels, annotations = node.labels, node.annotations
         key = (
             node.gpu_model is UNSET,
@@ -327,6 +331,7 @@ def _nodes(raw: list[Any], seen: Seen) -> list[Node]:
             "annotations": EMPTY if annotations is UNSET else free_map(annotations, seen),
             "schedulable": node.schedulable is not False,
             "taints": EMPTY_LIST if node.taints is UNSET else _taints(node.taints),
+            "gpu_memory": None,  # a node that gives it is read by pydantic (the structs do not know it)
         }
         nodes.append(built_model(Node, values, fields))
     return nodes
@@ -394,6 +399,8 @@ def _columns(
         raise Refused
     seen.minimum = [c if m is None else m for m, c in zip(gang, counts, strict=True)]
     seen.shared = _maps([job.task_resources for job in raw], seen)
+    if any(map(_mixed_share, {id(m): m for m in seen.shared}.values())):
+        raise Refused
     seen.created = _times([job.created_at for job in raw], seen)
     seen.started = _times([job.started_at for job in raw], seen)
     priorities = _nones([job.priority for job in raw])
@@ -413,10 +420,31 @@ def _columns(
     seen.statuses = ["running"] * len(flat)
     if odd:
         _built_now(sorted(odd), raw, seen, resolved)
+    _refuse_running_shares(seen)
     for job in raw:  # a raw map is a view of the document's bytes: kept, it would keep them all
         if type(job) is structs.RawJob and job.task_resources is not UNSET:
             job.task_resources = _PARSED_MAP
     return resolved
+
+
+def _mixed_share(requests: dict[str, int]) -> bool:
+    """Whether ``requests`` asks for GPU memory beside a fraction of a GPU or whole GPUs (Job._sharing_errors)."""
+    return requests.get("gpu_memory", 0) > 0 and requests.get("gpu", 0) > 0
+
+
+def _refuse_running_shares(seen: Seen) -> None:
+    """Refuse a job whose shared requests are a share of a GPU with a running or releasing task that does not
+    override them: such a task names its devices, which the structs do not read (pydantic says so)."""
+    shares = {id(m) for m in seen.shared if share_of(m) is not None}
+    if not shares:
+        return
+    own = {position for position, _ in seen.own}
+    starts = list(accumulate(seen.counts, initial=0))
+    for i, requests in enumerate(seen.shared):
+        if id(requests) in shares:
+            for position in range(starts[i], starts[i + 1]):
+                if position not in own and seen.statuses[position] in HOLDING_DEVICES:
+                    raise Refused
 
 
 _PARSED_MAP = msgspec.Raw(b"{}")
@@ -502,10 +530,12 @@ def _task(struct: Any, job: str, index: int, position: int, seen: Seen) -> Task:
             resources = None
         else:
             resources = _resource_map(resources, allow_unlimited=False)
+            if _mixed_share(resources) or (share_of(resources) is not None and status in HOLDING_DEVICES):
+                raise Refused  # a running share names its devices, which the structs do not read
             seen.own.append((position, resources))
     seen.names[position], seen.nodes[position], seen.statuses[position] = name, node, status
     task = _new(Task)
-    set_dict(task, {"name": name, "node": node, "status": status, "resources": resources})
+    set_dict(task, {"name": name, "node": node, "status": status, "resources": resources, "devices": None})
     set_given(task, given)
     set_extra(task, None)
     set_private(task, None)
@@ -533,6 +563,7 @@ def _job_values(struct: Any, seen: Seen, i: int, resolved: tuple[int, bool, bool
         "requeue": None,
         "placement": None,
         "checkpointed_at": None,
+        "gpu_devices": 1,  # a job that gives it is read by pydantic (the structs do not know it)
         "_resolved_priority": priority,  # resolved by the snapshot (Snapshot._check_jobs), known here
         "_resolved_preemptible": preemptible,
     }

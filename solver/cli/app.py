@@ -240,21 +240,37 @@ JSON_PROBLEMS = 1000
 
 
 def load(path: Path, as_json: bool) -> Snapshot:
+    from gpu_preempt.state.cluster import refuse_shares  # numpy: imported when a snapshot is read
+
     try:
         snapshot = load_snapshot(path)
-        hold_until_exit(snapshot)
-        return snapshot
     except SnapshotError as error:
+        _refused(path, as_json, error)
+    try:
+        refuse_shares(snapshot)
+    except SnapshotError as error:  # valid, but not decided: one line
+        first = error.errors[0]
         if as_json:
-            problems = [{"path": e.path, "message": e.message} for e in error.errors[:JSON_PROBLEMS]]
-            report = {"valid": False, "file": str(path), "errors": problems, "error_count": len(error.errors)}
-            print(json.dumps(report, indent=2))
+            print(json.dumps({"valid": True, "file": str(path), "decided": False, "reason": first.message}, indent=2))
         else:
-            print_problems(f"{path} is not a valid snapshot", error.errors)
-            hint = other_kind(path, "snapshot")
-            if hint is not None:
-                err.print(hint)
+            err.print(f"error: {path}: {first.message} ({first.path})")
         raise typer.Exit(2) from None
+    hold_until_exit(snapshot)
+    return snapshot
+
+
+def _refused(path: Path, as_json: bool, error: SnapshotError) -> NoReturn:
+    """Exit 2 on a snapshot that is not valid, listing every problem."""
+    if as_json:
+        problems = [{"path": e.path, "message": e.message} for e in error.errors[:JSON_PROBLEMS]]
+        report = {"valid": False, "file": str(path), "errors": problems, "error_count": len(error.errors)}
+        print(json.dumps(report, indent=2))
+    else:
+        print_problems(f"{path} is not a valid snapshot", error.errors)
+        hint = other_kind(path, "snapshot")
+        if hint is not None:
+            err.print(hint)
+    raise typer.Exit(2) from None
 
 
 def snapshot_to_solve(file: Path, as_json: bool, workers: int | None, time_limit: float | None) -> Snapshot:

@@ -37,7 +37,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from gpu_preempt.models import Job, Node, Resources, Snapshot, Task
+from gpu_preempt.models import Job, Node, Resources, Snapshot, SnapshotError, Task
 from gpu_preempt.models.columns import CODES, JobColumns, grouped
 
 from . import rooms
@@ -58,6 +58,19 @@ K = TypeVar("K")
 _QUEUE_OF = attrgetter("queue")
 GROUPED_IN_NUMPY = 4096
 """Past this many running jobs, :meth:`ClusterState.running_by_queue` groups them in numpy."""
+
+
+def refuse_shares(snapshot: Snapshot) -> None:
+    """Raise :class:`SnapshotError` naming the first job that asks for a share of a GPU: a snapshot may describe
+    shared devices (docs/snapshot-format.md, "GPU sharing"), but decisions are made on whole GPUs only."""
+    shared = snapshot.shared_jobs()
+    if shared:
+        i = shared[0]
+        name = snapshot.jobs[i].name
+        raise SnapshotError.single(
+            f"jobs[{i}]",
+            f"job {name} asks for a share of a GPU: the snapshot is valid, but decisions are made on whole GPUs only",
+        )
 
 
 class ClusterState:
@@ -107,6 +120,7 @@ class ClusterState:
     ) -> None:
         """The state of ``snapshot`` with the task statuses and nodes ``status`` and ``node_of``, counted task by
         task (``tree`` and ``shares``: the session's queue tree and fair shares)."""
+        refuse_shares(snapshot)
         self.snapshot, self.tree, self.shares = snapshot, tree, shares
         self.capacity = cluster_capacity(snapshot)
         self.index = SnapshotIndex(snapshot)
@@ -118,7 +132,9 @@ class ClusterState:
     @classmethod
     def of(cls, snapshot: Snapshot, previous: ClusterState | None = None) -> ClusterState:
         """The state of ``snapshot``. With ``previous``, a state of an earlier snapshot of the same nodes (a
-        replay's last cycle), per-node results of the nodes whose loads and promises are unchanged are kept."""
+        replay's last cycle), per-node results of the nodes whose loads and promises are unchanged are kept.
+        Raises :class:`SnapshotError` for a snapshot with shares of a GPU (:func:`refuse_shares`)."""
+        refuse_shares(snapshot)
         same_queues = previous is not None and previous.tree.source is snapshot.queues
         tree = previous.tree if previous is not None and same_queues else QueueTree(snapshot)
         same_nodes = previous is not None and _same_nodes(previous.snapshot.nodes, snapshot.nodes)

@@ -243,7 +243,7 @@ def test_every_fixture_builds_the_same_snapshot_on_both_paths(path):
     ("change", "message"),
     [
         (lambda d: d["jobs"][0]["tasks"][0].update(node="n9"), "jobs[0].tasks[0].node: unknown node 'n9'"),
-        (lambda d: d["nodes"][1]["resources"].update(gpu=0.5), "nodes[1].resources.gpu: fractional GPUs"),
+        (lambda d: d["nodes"][1]["resources"].update(gpu=0.5), "nodes[1].resources.gpu: a node has whole GPU devices"),
         (lambda d: d["jobs"][1].update(min_available=4), "jobs[1].min_available: min_available 4 exceeds the 3 tasks"),
         (lambda d: d["jobs"][1]["tasks"][0].update(status="running"), "jobs[1].tasks[0].node: a running task needs"),
         (lambda d: d["jobs"][1].update(queue="x"), "jobs[1].queue: unknown queue 'x'"),

@@ -125,19 +125,79 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
         "fractional GPU on a node",
         lambda d: d["nodes"][0]["resources"].update(gpu=0.5),
         "nodes[0].resources.gpu",
-        "fractional GPUs are not supported in v1 (got 0.5)",
+        "a node has whole GPU devices, not 0.5",
     ),
     (
-        "fractional GPU in a task",
-        lambda d: job(d).update(task_resources={"gpu": "500m"}),
+        "more than one GPU not whole",
+        lambda d: job(d).update(task_resources={"gpu": "1500m"}),
         "jobs[0].task_resources.gpu",
-        "fractional GPUs are not supported in v1",
+        "a share of a GPU is below one GPU; more must be whole GPUs (got 1.5)",
     ),
     (
-        "fractional GPU quota",
-        lambda d: queue(d, "a").update(deserved={"gpu": 1.5}),
-        "queues[1].deserved.gpu",
-        "fractional GPUs",
+        "a running share without its device",
+        lambda d: job(d).update(task_resources={"gpu": "500m"}),
+        "jobs[0].tasks[0].devices",
+        "a running share of a GPU names its device(s)",
+    ),
+    (
+        "a share by fraction and by memory",
+        lambda d: job(d, "wait").update(task_resources={"gpu": "500m", "gpu_memory": "10Gi"}),
+        "jobs[1].task_resources.gpu_memory",
+        "a share is by fraction (gpu) or by memory, never both",
+    ),
+    (
+        "gpu_devices without a share",
+        lambda d: job(d, "wait").update(gpu_devices=2),
+        "jobs[1].gpu_devices",
+        "only a share of a GPU (below one, or gpu_memory) is taken on devices",
+    ),
+    (
+        "devices named by a whole-GPU task",
+        lambda d: job(d)["tasks"][0].update(devices=[0]),
+        "jobs[0].tasks[0].devices",
+        "a whole-GPU task holds any free devices: it names none",
+    ),
+    (
+        "fewer devices than gpu_devices",
+        lambda d: job(d).update(task_resources={"gpu": "500m"}, gpu_devices=2, tasks=[{"node": "n0", "devices": [1]}]),
+        "jobs[0].tasks[0].devices",
+        "1 device(s) named; the job takes 2",
+    ),
+    (
+        "a device the node does not have",
+        lambda d: job(d).update(task_resources={"gpu": "500m"}, tasks=[{"node": "n0", "devices": [8]}]),
+        "jobs[0].tasks[0].devices",
+        "node n0 has devices 0-7",
+    ),
+    (
+        "a memory share on a node without gpu_memory",
+        lambda d: job(d).update(task_resources={"gpu_memory": "20Gi"}, tasks=[{"node": "n0", "devices": [0]}]),
+        "jobs[0].tasks[0].node",
+        "node n0 does not say its gpu_memory",
+    ),
+    (
+        "shares over one device",
+        lambda d: job(d).update(
+            task_resources={"gpu": "600m"}, tasks=[{"node": "n0", "devices": [2]}, {"node": "n0", "devices": [2]}]
+        ),
+        "nodes[0]",
+        "device 2 of node n0 holds 1.2 GPUs of shares (tasks run-0, run-1)",
+    ),
+    (
+        "whole GPUs and shared devices over a node",
+        lambda d: (
+            d["jobs"].append(
+                {
+                    "name": "s",
+                    "queue": "a",
+                    "task_resources": {"gpu": "100m"},
+                    "tasks": [{"node": "n0", "devices": [7]}],
+                }
+            )
+            or job(d).update(tasks=[{"node": "n0"}, {"node": "n0"}])
+        ),
+        "nodes[0]",
+        "node n0: 8 whole GPU(s) and 1 device(s) with shares exceed its 8 devices",
     ),
     (
         "negative amount",
@@ -508,7 +568,7 @@ def test_bad_snapshot_exits_2_naming_the_field(cli, mutate, path, message):
 def test_every_error_is_listed_at_once(cli):
     document = base_document()
     document["nodes"][0]["gpus"] = 8
-    document["jobs"][0]["task_resources"] = {"gpu": 0.5}
+    document["jobs"][0]["task_resources"] = {"gpu": 1.5}
     document["queues"][1]["deserved"] = {"gpu": "lots"}
     result = cli("validate", document=document)
     assert result.exit_code == 2

@@ -78,7 +78,7 @@ def test_installed_console_script_exit_codes(tmp_path):
     bad.write_text("now: 0\nnodes: [{name: n, resources: {gpu: 0.5}}]\nqueues: []\n")
     result = subprocess.run([SCRIPT, "validate", str(bad)], capture_output=True, text=True)
     assert result.returncode == 2
-    assert "nodes[0].resources.gpu: fractional GPUs are not supported in v1" in result.stderr
+    assert "nodes[0].resources.gpu: a node has whole GPU devices, not 0.5" in result.stderr
     assert "Traceback" not in result.stderr
 
 

@@ -1,0 +1,125 @@
+"""GPU sharing: what shares of a GPU hold on each device of a node (docs/snapshot-format.md, "GPU sharing").
+
+A task that asks for less than one GPU (``gpu: 500m``), or for GPU memory (``gpu_memory: 20Gi``), takes a share of
+each of ``gpu_devices`` devices of its node; a running share names them (``devices``). On every device the shares
+sum to at most one GPU, a memory share counting as its part of the device's memory (``gpu_memory`` of the node,
+rounded up to a milli-GPU); a task of whole GPUs takes devices that carry no share.
+
+>>> from gpu_preempt.models import parse_snapshot
+>>> snapshot = parse_snapshot('''
+... now: 0
+... nodes: [{name: n0, resources: {gpu: 2}, gpu_memory: 80Gi}]
+... queues: [{name: q}]
+... jobs:
+... - {name: a, queue: q, task_resources: {gpu: 600m}, tasks: [{node: n0, devices: [0]}]}
+... - {name: b, queue: q, task_resources: {gpu_memory: 40Gi}, tasks: [{node: n0, devices: [0]}]}
+... ''')
+Traceback (most recent call last):
+...
+gpu_preempt.models.errors.SnapshotError: ... device 0 of node n0 holds 1.1 GPUs of shares ...
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .job import Job, share_of
+from .node import Node
+from .quantity import MILLI
+
+HOLDING_DEVICES = ("running", "releasing")
+"""Statuses whose shares hold their devices now."""
+
+
+def fraction_on(node: Node, share: tuple[int, int]) -> int | None:
+    """A share's part of one device of ``node``, in milli-GPUs; ``None`` for a memory share on a node that does not
+    say its devices' memory.
+
+    >>> node = Node(name="n", resources={"gpu": 8}, gpu_memory="80Gi")
+    >>> fraction_on(node, (250, 0)), fraction_on(node, (0, 20 * 2**30 * 1000))
+    (250, 250)
+    """
+    fraction, memory = share
+    if memory == 0:
+        return fraction
+    if node.gpu_memory is None:
+        return None
+    return -(-memory * MILLI // node.gpu_memory)
+
+
+def has_shares(job: Job) -> bool:
+    """Whether some task of ``job`` asks for a share of a GPU."""
+    if share_of(job.task_resources) is not None:
+        return True
+    return not job.uniform and any(t.resources is not None and share_of(t.resources) is not None for t in job.tasks)
+
+
+@dataclass
+class DeviceLedger:
+    """Per node, what shares hold on each device (milli-GPUs) and the whole devices tasks of whole GPUs hold."""
+
+    shares: dict[str, dict[int, int]] = field(default_factory=dict)
+    whole: dict[str, int] = field(default_factory=dict)
+
+    def free_devices(self, node: Node) -> int:
+        """Devices of ``node`` with nothing on them."""
+        count = node.resources.get("gpu", 0) // MILLI
+        return count - self.whole.get(node.name, 0) - len(self.shares.get(node.name, {}))
+
+
+Loc = tuple[str | int, ...]
+
+
+def device_ledger(jobs: list[Job], nodes: dict[str, Node], errors: list[tuple[Loc, str]]) -> DeviceLedger:
+    """The ledger of the running and releasing tasks of ``jobs`` on ``nodes``; what does not fit is added to
+    ``errors`` with its field path: a device the node does not have, a memory share on a node that does not say its
+    devices' memory, a device holding more than one GPU, a node whose whole GPUs and shared devices exceed its
+    devices."""
+    ledger = DeviceLedger()
+    holders: dict[tuple[str, int], list[str]] = {}
+    for i, job in enumerate(jobs):
+        for k, task in enumerate(job.tasks):
+            node = nodes.get(task.node or "")
+            if task.status not in HOLDING_DEVICES or node is None:
+                continue
+            requests = job.requests(task)
+            share = share_of(requests)
+            if share is None:
+                whole = requests.get("gpu", 0) // MILLI
+                if whole:
+                    ledger.whole[node.name] = ledger.whole.get(node.name, 0) + whole
+                continue
+            fraction = fraction_on(node, share)
+            if fraction is None:
+                errors.append((("jobs", i, "tasks", k, "node"), f"node {node.name} does not say its gpu_memory"))
+                continue
+            count = node.resources.get("gpu", 0) // MILLI
+            for device in task.devices or []:
+                if device >= count:
+                    where = f"0-{count - 1}" if count else "none"
+                    errors.append((("jobs", i, "tasks", k, "devices"), f"node {node.name} has devices {where}"))
+                    continue
+                on = ledger.shares.setdefault(node.name, {})
+                on[device] = on.get(device, 0) + fraction
+                holders.setdefault((node.name, device), []).append(str(task.name))
+    for (name, device), tasks in holders.items():
+        held = ledger.shares[name][device]
+        if held > MILLI:
+            position = next(i for i, n in enumerate(nodes) if n == name)
+            errors.append(
+                (
+                    ("nodes", position),
+                    f"device {device} of node {name} holds {held / MILLI:g} GPUs of shares (tasks {', '.join(tasks)})",
+                )
+            )
+    for position, (name, node) in enumerate(nodes.items()):
+        if ledger.free_devices(node) < 0:
+            whole, shared = ledger.whole.get(name, 0), len(ledger.shares.get(name, {}))
+            count = node.resources.get("gpu", 0) // MILLI
+            errors.append(
+                (
+                    ("nodes", position),
+                    f"node {name}: {whole} whole GPU(s) and {shared} device(s) with shares exceed its {count} devices",
+                )
+            )
+    return ledger

@@ -26,7 +26,7 @@ class Node(SnapshotModel):
     @field_validator("resources")
     @classmethod
     def _whole_devices(cls, resources: dict[str, int]) -> dict[str, int]:
-        errors = [
+        errors: list[tuple[tuple[str | int, ...], str]] = [
             ((name,), f"a node has whole GPU devices, not {amount / MILLI:g}")
             for name, amount in resources.items()
             if is_gpu_resource(name) and amount % MILLI

@@ -6,6 +6,8 @@ Field paths follow docs/kubernetes.md:
   (its taints are read by :mod:`.placement`) and is schedulable unless ``spec.unschedulable`` or not Ready; its
   GPU model is the ``nvidia.com/gpu.product`` label; time-sliced GPUs (``nvidia.com/gpu.replicas`` > 1) are
   refused;
+* a pod's KAI GPU sharing annotations (``gpu-fraction``, ``gpu-memory``, ``gpu-fraction-num-devices``) make it a
+  share of a GPU, on the devices its ``runai-gpu-group`` labels name (:func:`share_devices`);
 * a pod's effective request is ``max(sum of containers, largest init container) + overhead`` (sidecar init
   containers, ``restartPolicy: Always``, add to the sum and to every later init container); requests default to
   limits;
@@ -80,7 +82,9 @@ def resource_map(obj: KubeObject, where: str, values: Any, report: Report) -> Re
 
 def quantities(resources: Resources) -> dict[str, str | int]:
     """Snapshot notation of milli-unit amounts."""
-    return {r: a // MILLI if r == "gpu" else format_quantity(r, a) for r, a in sorted(resources.items())}
+    return {
+        r: a // MILLI if r == "gpu" and a % MILLI == 0 else format_quantity(r, a) for r, a in sorted(resources.items())
+    }
 
 
 def instant(obj: KubeObject, where: str, value: Any) -> float | None:
@@ -111,6 +115,9 @@ def node_entry(obj: KubeObject, report: Report) -> dict[str, Any]:
     product = labels.get("nvidia.com/gpu.product")
     if product:
         entry["gpu_model"] = product
+    memory = labels.get("nvidia.com/gpu.memory")  # MiB per device (GPU feature discovery)
+    if isinstance(memory, str) and memory.isdecimal() and int(memory) > 0:
+        entry["gpu_memory"] = f"{memory}Mi"
     if labels:
         entry["labels"] = dict(labels)  # what node selectors, affinities and topology levels match
     why = _unschedulable(obj)
@@ -135,16 +142,24 @@ def _unschedulable(obj: KubeObject) -> str | None:
 
 @dataclass
 class Pod:
-    """A pod that is (or will be) a task: its effective request, status and node."""
+    """A pod that is (or will be) a task: its effective request, status and node; a share of a GPU (KAI's GPU
+    sharing) adds the devices it takes and the groups that name them on its node."""
 
     obj: KubeObject
     requests: Resources
     status: str
     node: str | None
+    devices: int = 1
+    """``gpu-fraction-num-devices``: how many devices a share is taken on."""
+    groups: tuple[str, ...] = ()
+    """The GPU groups of a bound share (``runai-gpu-group`` labels): one device of its node each."""
+    on_devices: list[int] | None = None
+    """The devices of its node a bound share is on (set by :func:`share_devices`)."""
 
     @property
     def gpus(self) -> int:
-        return self.requests.get("gpu", 0)
+        """Milli-GPUs asked for; a share by memory counts as asking for a GPU (its fraction depends on the node)."""
+        return self.requests.get("gpu", 0) or (1 if self.requests.get("gpu_memory") else 0)
 
 
 def pod(obj: KubeObject, report: Report) -> Pod | None:
@@ -169,7 +184,68 @@ def pod(obj: KubeObject, report: Report) -> Pod | None:
         status, node = "nominated", nominated
     else:
         status = "pending"
-    return Pod(obj, effective_requests(obj, report), status, node)
+    requests = effective_requests(obj, report)
+    share, devices = _share(obj)
+    if share:
+        if requests.get("gpu"):
+            raise SnapshotError.single(obj.at("metadata.annotations"), "a share of a GPU beside whole nvidia.com/gpu")
+        requests = {**requests, **share}
+    groups = tuple(v for k, v in sorted(obj.labels.items()) if k == GPU_GROUP or k.startswith(GPU_GROUP + "/"))
+    return Pod(obj, requests, status, node, devices, groups if share else ())
+
+
+GPU_GROUP = "runai-gpu-group"
+"""KAI's label on a bound share and on the reservation pod that holds its device (``runai-gpu-group/<i>`` for each
+device of a share of several)."""
+RESERVATION_NAMESPACE = "runai-reservation"
+"""Where KAI's reservation pods run: each holds one device (``nvidia.com/gpu: 1``) for the shares of its group."""
+
+
+def share_devices(pods: list[Pod]) -> None:
+    """Give every bound share the devices of its node its GPU groups stand for: on each node, its groups in order of
+    name are devices 0, 1, ... (a snapshot names devices by index; tasks of whole GPUs take the others). A bound
+    share without its groups is refused: its devices cannot be told."""
+    groups: dict[str, set[str]] = {}
+    bound = [p for p in pods if p.node is not None and p.status in ("running", "releasing") and is_share(p)]
+    for p in bound:
+        if len(p.groups) != p.devices:
+            what = f"{len(p.groups)} {GPU_GROUP} label(s) for {p.devices} device(s)"
+            raise SnapshotError.single(p.obj.at("metadata.labels"), f"a bound share of a GPU with {what}")
+        groups.setdefault(p.node, set()).update(p.groups)  # type: ignore[arg-type]
+    index = {node: {g: i for i, g in enumerate(sorted(names))} for node, names in groups.items()}
+    for p in bound:
+        p.on_devices = sorted(index[p.node][g] for g in p.groups)  # type: ignore[index]
+
+
+def is_share(p: Pod) -> bool:
+    """Whether the pod asks for a share of a GPU."""
+    return 0 < p.requests.get("gpu", 0) < MILLI or p.requests.get("gpu_memory", 0) > 0
+
+
+def _share(obj: KubeObject) -> tuple[Resources, int]:
+    """A pod's share of a GPU from KAI's annotations (``gpu-fraction``, ``gpu-memory`` in MiB,
+    ``gpu-fraction-num-devices``): ``({"gpu": milli} or {"gpu_memory": milli-bytes}, devices)``, or ``({}, 1)``."""
+    annotations = obj.annotations
+    fraction, memory = annotations.get("gpu-fraction"), annotations.get("gpu-memory")
+    if fraction is None and memory is None:
+        return {}, 1
+    if fraction is not None and memory is not None:
+        raise SnapshotError.single(obj.at("metadata.annotations"), "gpu-fraction and gpu-memory: a share is one")
+    count = annotations.get("gpu-fraction-num-devices", "1")
+    if not (isinstance(count, str) and count.isdecimal() and int(count) >= 1):
+        where = obj.at("metadata.annotations.gpu-fraction-num-devices")
+        raise SnapshotError.single(where, f"expected a whole number of devices, got {shown(count)}")
+    if fraction is not None:
+        try:
+            milli = parse_quantity(fraction)
+        except ValueError as err:
+            raise SnapshotError.single(obj.at("metadata.annotations.gpu-fraction"), str(err)) from None
+        if not 0 < milli < MILLI:
+            raise SnapshotError.single(obj.at("metadata.annotations.gpu-fraction"), f"not below one GPU: {fraction}")
+        return {"gpu": milli}, int(count)
+    if not (isinstance(memory, str) and memory.isdecimal() and int(memory) > 0):
+        raise SnapshotError.single(obj.at("metadata.annotations.gpu-memory"), f"expected MiB, got {shown(memory)}")
+    return {"gpu_memory": int(memory) * 2**20 * MILLI}, int(count)
 
 
 def effective_requests(obj: KubeObject, report: Report, spec: Any = None) -> Resources:

@@ -26,7 +26,19 @@ from gpu_preempt.models import Resources, SnapshotError, format_resources, parse
 from gpu_preempt.models.duration import format_time
 from gpu_preempt.models.errors import FieldError, shown
 
-from .core import Pod, Report, effective_requests, instant, node_entry, pod, priority_class_entry, quantities
+from .core import (
+    RESERVATION_NAMESPACE,
+    Pod,
+    Report,
+    effective_requests,
+    instant,
+    is_share,
+    node_entry,
+    pod,
+    priority_class_entry,
+    quantities,
+    share_devices,
+)
 from .core import scheduled_at as pod_scheduled_at
 from .placement import kai_topology, node_taints, pod_placement, pod_topology, topology_levels, workload_topology
 from .queues import KAI_GROUP, KUEUE_GROUP, VOLCANO_GROUP, kai_queue, kueue_cluster_queue, kueue_cohort, volcano_queue
@@ -109,7 +121,14 @@ def import_objects(
     classes = [priority_class_entry(o) for o in kind("scheduling.k8s.io", "PriorityClass")]
     queues, local_queues = _queues(source, kind, report)
     groups = _groups(kind, report)
-    pods = [p for p in (pod(o, report) for o in kind("", "Pod")) if p is not None]
+    reserving = [o for o in kind("", "Pod") if o.namespace == RESERVATION_NAMESPACE]
+    if reserving:
+        report.notes.append(
+            f"{len(reserving)} KAI reservation pod(s) in {RESERVATION_NAMESPACE} hold shared devices: their shares "
+            "stand for them"
+        )
+    pods = [p for p in (pod(o, report) for o in kind("", "Pod") if o.namespace != RESERVATION_NAMESPACE) if p]
+    share_devices(pods)
     node_names = {n["name"] for n in nodes}
     jobs: list[dict[str, Any]] = []
     load: dict[str, Resources] = {}
@@ -440,6 +459,8 @@ def _job(group: Group, classes: dict[str, int], queues: set[str], report: Report
         task: dict[str, Any] = {"name": p.obj.key, "status": p.status, "resources": quantities(p.requests)}
         if p.node is not None:
             task["node"] = p.node
+        if p.on_devices is not None:
+            task["devices"] = p.on_devices
         tasks.append(task)
     shape = gpu_pods[0].requests if gpu_pods else group.template or {}
     for i in range(len(tasks), group.expected):
@@ -447,6 +468,9 @@ def _job(group: Group, classes: dict[str, int], queues: set[str], report: Report
     if len(tasks) > len(gpu_pods):
         report.notes.append(f"{where}: {len(tasks) - len(gpu_pods)} member(s) without a pod yet are pending tasks")
     job: dict[str, Any] = {"name": group.name, "queue": group.queue}
+    devices = max((p.devices for p in gpu_pods if is_share(p)), default=1)
+    if devices > 1:
+        job["gpu_devices"] = devices
     if all(t["resources"] == tasks[0]["resources"] for t in tasks):
         job["task_resources"] = tasks[0]["resources"]
         for t in tasks:

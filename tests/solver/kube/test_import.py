@@ -290,3 +290,69 @@ def test_gpu_feature_discovery_labels_are_kept_on_the_node():
     document, _ = imported("kai-cluster.json")
     node = snapshot_from_data(document).node("gpu-node-0")
     assert node.labels["nvidia.com/gpu.memory"] == "81559" and node.labels["nvidia.com/gpu.count"] == "8"
+
+
+def test_kai_gpu_sharing_imports_shares_on_the_devices_their_groups_name():
+    """fixtures/kube/kai-sharing.json: on a 4-GPU node, infer-a (0.5) and infer-b (0.25) share the device of one GPU
+    group, infer-c (40Gi of the node's 80Gi) the device of another; train-0 holds 2 whole GPUs; infer-d (0.5) waits.
+    The two reservation pods that hold the shared devices are not jobs (their shares stand for them)."""
+    document, report = imported("kai-sharing.json")
+    jobs = {j["name"]: j for j in document["jobs"]}
+    assert set(jobs) == {"serving/infer-a", "serving/infer-b", "serving/infer-c", "serving/infer-d", "serving/train-0"}
+    assert jobs["serving/infer-a"]["task_resources"]["gpu"] == "500m"
+    assert jobs["serving/infer-c"]["task_resources"]["gpu_memory"] == "40Gi"
+    devices = {name: [t.get("devices") for t in job["tasks"]] for name, job in jobs.items()}
+    assert devices == {
+        "serving/infer-a": [[0]],
+        "serving/infer-b": [[0]],
+        "serving/infer-c": [[1]],
+        "serving/infer-d": [None],
+        "serving/train-0": [None],
+    }
+    assert document["nodes"][0]["gpu_memory"] == "81920Mi"
+    assert any("2 KAI reservation pod(s)" in note for note in report.notes)
+    snapshot = snapshot_from_data(document)  # the device ledger holds: 2 whole GPUs and 2 shared devices of 4
+    assert len(snapshot.shared_jobs()) == 4
+
+
+def _sharing_objects() -> list[dict[str, Any]]:
+    return json.loads((KUBE / "kai-sharing.json").read_text())["items"]
+
+
+def _pod_named(items: list[dict[str, Any]], name: str) -> dict[str, Any]:
+    return next(o for o in items if o["kind"] == "Pod" and o["metadata"]["name"] == name)
+
+
+def test_a_share_of_several_devices_takes_one_group_per_device():
+    items = _sharing_objects()
+    pod = _pod_named(items, "infer-a")
+    pod["metadata"]["annotations"]["gpu-fraction-num-devices"] = "2"
+    labels = pod["metadata"]["labels"]
+    group = labels.pop("runai-gpu-group")
+    labels.update({"runai-gpu-group/0": group, "runai-gpu-group/1": "4d6c1f5e-0d1b-4a4e-9d5a-2c6a1b7e0003"})
+    train = _pod_named(items, "train-0")["spec"]["containers"][0]["resources"]
+    train["requests"]["nvidia.com/gpu"] = train["limits"]["nvidia.com/gpu"] = "1"  # room for a third shared device
+    objects = parse_objects(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}), "dump.json")
+    document, _ = import_objects(objects, now=NOW)
+    job = next(j for j in document["jobs"] if j["name"] == "serving/infer-a")
+    assert job["gpu_devices"] == 2 and job["tasks"][0]["devices"] == [0, 2]
+    snapshot_from_data(document)
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (lambda p: p["metadata"]["labels"].pop("runai-gpu-group"), "a bound share of a GPU with 0 runai-gpu-group"),
+        (lambda p: p["metadata"]["annotations"].update({"gpu-memory": "100"}), "gpu-fraction and gpu-memory"),
+        (lambda p: p["metadata"]["annotations"].update({"gpu-fraction": "1.5"}), "not below one GPU: 1.5"),
+    ],
+    ids=["no group", "fraction and memory", "not a share"],
+)
+def test_a_share_that_cannot_be_placed_on_devices_is_refused_naming_the_pod(change: Any, words: str):
+    items = _sharing_objects()
+    change(_pod_named(items, "infer-a"))
+    objects = parse_objects(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}), "dump.json")
+    with pytest.raises(SnapshotError) as caught:
+        import_objects(objects, now=NOW)
+    message = str(caught.value)
+    assert "Pod serving/infer-a" in message and words in message

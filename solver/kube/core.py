@@ -4,8 +4,8 @@ Field paths follow docs/kubernetes.md:
 
 * a node offers ``status.allocatable`` (``nvidia.com/gpu`` as ``gpu``, ``cpu``, ``memory``); it keeps its labels
   (its taints are read by :mod:`.placement`) and is schedulable unless ``spec.unschedulable`` or not Ready; its
-  GPU model is the ``nvidia.com/gpu.product`` label; time-sliced GPUs (``nvidia.com/gpu.replicas`` > 1) are
-  refused;
+  GPU model is the ``nvidia.com/gpu.product`` label; a time-sliced node (``nvidia.com/gpu.replicas`` > 1) counts
+  its devices, and a request of its replicas is read as a share of a device (:func:`time_sliced`);
 * a pod's KAI GPU sharing annotations (``gpu-fraction``, ``gpu-memory``, ``gpu-fraction-num-devices``) make it a
   share of a GPU, on the devices its ``runai-gpu-group`` labels name (:func:`share_devices`);
 * a pod's effective request is ``max(sum of containers, largest init container) + overhead`` (sidecar init
@@ -28,6 +28,9 @@ from gpu_preempt.models.errors import shown
 from .read import KubeObject
 
 GPU = "nvidia.com/gpu"
+MIG = "nvidia.com/mig-"
+"""MIG slices (``nvidia.com/mig-1g.10gb``, ...): each profile a resource of its own, kept under its name (a slice is
+a device of its own: a count, as KAI and the device plugin's mixed strategy give them)."""
 KEPT = {GPU: "gpu", "cpu": "cpu", "memory": "memory"}
 """Kubernetes resource names the snapshot keeps, and their snapshot names."""
 
@@ -71,10 +74,8 @@ def resource_map(obj: KubeObject, where: str, values: Any, report: Report) -> Re
         raise SnapshotError.single(obj.at(where), f"expected a map of resource quantities, got {shown(values)}")
     out: Resources = {}
     for name, value in values.items():
-        kept = KEPT.get(name)
+        kept = KEPT.get(name) or (name if name.startswith(MIG) else None)
         if kept is None:
-            if name.startswith("nvidia.com/mig-"):
-                report.ignore("resource", f"{name} ({obj.ref}): MIG slices are fractions of a GPU")
             continue
         out[kept] = amount(obj, f"{where}.{name}", value, kept)
     return out
@@ -99,19 +100,29 @@ def instant(obj: KubeObject, where: str, value: Any) -> float | None:
 # -- nodes ---------------------------------------------------------------------------------------------------
 
 
+def replicas_of(obj: KubeObject) -> int:
+    """How many replicas of each GPU a node advertises (``nvidia.com/gpu.replicas``, time slicing): 1 if none."""
+    value = obj.labels.get("nvidia.com/gpu.replicas")
+    if value in (None, "0", "1"):
+        return 1
+    if not (isinstance(value, str) and value.isdecimal()):
+        raise SnapshotError.single(obj.at("metadata.labels"), f"nvidia.com/gpu.replicas: not a count: {shown(value)}")
+    return int(value)
+
+
 def node_entry(obj: KubeObject, report: Report) -> dict[str, Any]:
-    """The snapshot node of a Node object."""
+    """The snapshot node of a Node object (a time-sliced node's GPUs counted in devices, not replicas)."""
     labels = obj.labels
-    replicas = labels.get("nvidia.com/gpu.replicas")
-    if replicas not in (None, "1", "0"):
-        message = f"time-sliced GPUs (nvidia.com/gpu.replicas={replicas}); the snapshot counts whole devices"
-        raise SnapshotError.single(obj.at("metadata.labels"), message)
     if obj.get("status", "allocatable") is None:
         report.guess(obj.ref, "no status.allocatable: it offers nothing")
-    entry: dict[str, Any] = {
-        "name": obj.name,
-        "resources": quantities(resource_map(obj, "status.allocatable", obj.get("status", "allocatable"), report)),
-    }
+    offered = resource_map(obj, "status.allocatable", obj.get("status", "allocatable"), report)
+    replicas = replicas_of(obj)
+    if replicas > 1 and offered.get("gpu", 0) % (replicas * MILLI):
+        what = f"{offered['gpu'] // MILLI} nvidia.com/gpu is not a whole number of devices of {replicas} replicas"
+        raise SnapshotError.single(obj.at("status.allocatable"), what)
+    if replicas > 1 and "gpu" in offered:
+        offered["gpu"] //= replicas
+    entry: dict[str, Any] = {"name": obj.name, "resources": quantities(offered)}
     product = labels.get("nvidia.com/gpu.product")
     if product:
         entry["gpu_model"] = product
@@ -158,8 +169,10 @@ class Pod:
 
     @property
     def gpus(self) -> int:
-        """Milli-GPUs asked for; a share by memory counts as asking for a GPU (its fraction depends on the node)."""
-        return self.requests.get("gpu", 0) or (1 if self.requests.get("gpu_memory") else 0)
+        """Milli-GPUs asked for; a share by memory, or MIG slices, count as asking for a GPU."""
+        if self.requests.get("gpu", 0):
+            return self.requests["gpu"]
+        return 1 if self.requests.get("gpu_memory") or any(r.startswith(MIG) for r in self.requests) else 0
 
 
 def pod(obj: KubeObject, report: Report) -> Pod | None:
@@ -201,12 +214,55 @@ RESERVATION_NAMESPACE = "runai-reservation"
 """Where KAI's reservation pods run: each holds one device (``nvidia.com/gpu: 1``) for the shares of its group."""
 
 
+def time_sliced(pods: list[Pod], replicas: dict[str, int], report: Report) -> None:
+    """Read the GPU requests of pods on time-sliced nodes (``replicas``: node -> replicas of each device) in
+    devices: ``k`` replicas of ``R`` are ``k / R`` of a device (a share when below one), whole devices when ``k``
+    is a multiple of ``R``. A pending pod is read by the replicas of every time-sliced node, when they agree and
+    every node with GPUs is time-sliced. Time slicing records no device: a node's bound shares are packed onto its
+    devices in the order of their pods (a guess, reported)."""
+    sliced = {r for r in replicas.values() if r > 1}
+    if not sliced:
+        return
+    everywhere = next(iter(sliced)) if len(sliced) == 1 and all(r > 1 for r in replicas.values()) else None
+    packed: dict[str, list[int]] = {}
+    for p in sorted(pods, key=lambda p: p.obj.key):
+        asked = p.requests.get("gpu", 0)
+        count = replicas.get(p.node, 1) if p.node is not None else everywhere
+        if not asked or count is None or count == 1:
+            if asked and p.node is None and sliced:
+                where = p.obj.at("spec.containers")
+                raise SnapshotError.single(where, "nvidia.com/gpu on a cluster of time-sliced and whole GPUs: which?")
+            continue
+        k = asked // MILLI
+        if k % count == 0:
+            p.requests = {**p.requests, "gpu": k // count * MILLI}
+            continue
+        if k > count or (MILLI * k) % count:
+            what = f"{k} of {count} replicas is neither whole devices nor an exact share of one"
+            raise SnapshotError.single(p.obj.at("spec.containers"), what)
+        share = MILLI * k // count
+        p.requests = {**p.requests, "gpu": share}
+        if p.node is not None and p.status in ("running", "releasing"):
+            loads = packed.setdefault(p.node, [])
+            device = next((d for d, held in enumerate(loads) if held + share <= MILLI), len(loads))
+            if device == len(loads):
+                loads.append(0)
+            loads[device] += share
+            p.on_devices = [device]
+    for node in sorted(packed):
+        report.guess(f"Node {node}", "time slicing records no device: its shares packed onto devices in pod order")
+
+
 def share_devices(pods: list[Pod]) -> None:
     """Give every bound share the devices of its node its GPU groups stand for: on each node, its groups in order of
     name are devices 0, 1, ... (a snapshot names devices by index; tasks of whole GPUs take the others). A bound
     share without its groups is refused: its devices cannot be told."""
     groups: dict[str, set[str]] = {}
-    bound = [p for p in pods if p.node is not None and p.status in ("running", "releasing") and is_share(p)]
+    bound = [
+        p
+        for p in pods
+        if p.node is not None and p.status in ("running", "releasing") and is_share(p) and p.on_devices is None
+    ]
     for p in bound:
         if len(p.groups) != p.devices:
             what = f"{len(p.groups)} {GPU_GROUP} label(s) for {p.devices} device(s)"

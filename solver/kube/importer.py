@@ -37,7 +37,9 @@ from .core import (
     pod,
     priority_class_entry,
     quantities,
+    replicas_of,
     share_devices,
+    time_sliced,
 )
 from .core import scheduled_at as pod_scheduled_at
 from .placement import kai_topology, node_taints, pod_placement, pod_topology, topology_levels, workload_topology
@@ -128,6 +130,8 @@ def import_objects(
             "stand for them"
         )
     pods = [p for p in (pod(o, report) for o in kind("", "Pod") if o.namespace != RESERVATION_NAMESPACE) if p]
+    gpu_nodes = [o for o in kind("", "Node") if (o.get("status", "allocatable") or {}).get("nvidia.com/gpu")]
+    time_sliced(pods, {o.name: replicas_of(o) for o in gpu_nodes}, report)
     share_devices(pods)
     node_names = {n["name"] for n in nodes}
     jobs: list[dict[str, Any]] = []

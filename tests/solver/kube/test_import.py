@@ -179,8 +179,8 @@ def test_unreadable_input_names_the_file_and_place(text: str, path: str, words: 
         ([NODE, obj("PriorityClass", "train", None, version="scheduling.k8s.io/v1", value=10),
           obj("PriorityClass", "train", None, version="scheduling.k8s.io/v1", value=20)],
          "dump.json: items[2].metadata.name", "PriorityClass train is given twice"),
-        ([{**NODE, "metadata": {"name": "n0", "labels": {"nvidia.com/gpu.replicas": "4"}}}],
-         "Node n0: metadata.labels", "time-sliced"),
+        ([{**NODE, "metadata": {"name": "n0", "labels": {"nvidia.com/gpu.replicas": "3"}}}],
+         "Node n0: status.allocatable", "8 nvidia.com/gpu is not a whole number of devices of 3 replicas"),
     ],
 )  # fmt: skip
 def test_bad_objects_exit_2_naming_kind_namespace_name_and_field(
@@ -356,3 +356,49 @@ def test_a_share_that_cannot_be_placed_on_devices_is_refused_naming_the_pod(chan
         import_objects(objects, now=NOW)
     message = str(caught.value)
     assert "Pod serving/infer-a" in message and words in message
+
+
+def test_mig_slices_are_resources_of_their_own_and_are_decided():
+    """A node with seven 1g.10gb slices, six taken by a running pod: a pending pod asking one slice is placed; one
+    asking two waits (a slice is a count, never a fraction of a whole GPU)."""
+    mig = "nvidia.com/mig-1g.10gb"
+    node = obj("Node", "n0", None, status={"allocatable": {"nvidia.com/gpu": "0", "cpu": "64", mig: "7"}})
+
+    def slices(name: str, count: str, node_name: str | None = None) -> dict[str, Any]:
+        pod = gpu_pod(name)
+        pod["spec"]["containers"][0]["resources"] = {"limits": {mig: count}}
+        if node_name is not None:
+            pod["spec"]["nodeName"], pod["status"]["phase"] = node_name, "Running"
+        return pod
+
+    items = [node, slices("held", "6", "n0"), slices("one", "1"), slices("two", "2")]
+    objects = parse_objects(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}), "dump.json")
+    document, _ = import_objects(objects, now=NOW)
+    assert document["nodes"][0]["resources"][mig] == "7"
+    assert {j["name"]: j["task_resources"][mig] for j in document["jobs"]} == {
+        "ml/held": "6",
+        "ml/one": "1",
+        "ml/two": "2",
+    }
+    result = run_cycle(snapshot_from_data(document))
+    placed = {d.job for d in result.decisions if d.placed}
+    assert placed == {"ml/one"}
+
+
+def test_time_sliced_gpus_are_shares_of_devices_packed_in_pod_order():
+    """A node of 2 devices time-sliced 4 ways advertises 8 nvidia.com/gpu: pods holding 1, 1 and 2 replicas are
+    shares of 0.25, 0.25 and 0.5, packed onto device 0 (time slicing records no device: a reported guess); a
+    pending pod asking 4 replicas asks one whole device."""
+    node = {**NODE, "metadata": {"name": "n0", "labels": {"nvidia.com/gpu.replicas": "4"}}}
+    pods = [gpu_pod(name, gpus, nodeName="n0") for name, gpus in (("a", "1"), ("b", "1"), ("c", "2"))]
+    for p in pods:
+        p["status"]["phase"] = "Running"
+    items = [node, *pods, gpu_pod("d", "4")]
+    objects = parse_objects(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}), "dump.json")
+    document, report = import_objects(objects, now=NOW)
+    assert document["nodes"][0]["resources"]["gpu"] == 2
+    jobs = {j["name"]: j for j in document["jobs"]}
+    shares = {n: (j["task_resources"]["gpu"], j["tasks"][0].get("devices")) for n, j in jobs.items()}
+    assert shares == {"ml/a": ("250m", [0]), "ml/b": ("250m", [0]), "ml/c": ("500m", [0]), "ml/d": (1, None)}
+    assert any("time slicing records no device" in guess for guess in report.guesses)
+    snapshot_from_data(document)

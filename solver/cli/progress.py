@@ -84,6 +84,11 @@ def heartbeat(describe: Callable[[], str]) -> Iterator[None]:
         thread.join()
 
 
+def nothing_written(out: Path) -> str:
+    """What an interrupted command that writes the folder ``out`` kept of it."""
+    return f"nothing was written to {out} (an earlier output folder there is left as it was)"
+
+
 def clock(seconds: float) -> str:
     """``seconds`` as ``h:mm:ss``."""
     whole = int(seconds)

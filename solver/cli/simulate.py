@@ -10,7 +10,7 @@ import typer
 from gpu_preempt.models import format_duration, parse_duration
 
 from .app import ForceOpt, command, out_option
-from .progress import Rate, clock, replay_progress
+from .progress import Rate, clock, nothing_written, replay_progress
 from .render import err, print_simulation
 
 
@@ -59,7 +59,7 @@ def simulate(
         )
 
     def interrupted() -> str:
-        return f"nothing was written to {out} (an earlier output folder there is left as it was)"
+        return nothing_written(out)
 
     with replay_progress(scenario, "scenario", *columns, describe=describe, interrupted=interrupted) as progress:
         task = progress.add_task("replay", total=None, hours=0.0, span=0.0)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 
 from .app import ForceOpt, command, out_option, usage_error
-from .progress import Rate, clock, replay_progress
+from .progress import Rate, clock, nothing_written, replay_progress
 from .render import print_sweep
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ def sweep(
 
     def interrupted() -> str:
         kept = "" if no_cache else f"; the {seen['done']} run(s) that finished are kept in {cache or default_cache()}"
-        return f"nothing was written to {out} (an earlier output folder there is left as it was){kept}"
+        return nothing_written(out) + kept
 
     with replay_progress(file, "sweep file", *columns, describe=describe, interrupted=interrupted) as progress:
         task = progress.add_task("sweep", total=None, left="?")

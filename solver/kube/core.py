@@ -24,6 +24,7 @@ from typing import Any
 from gpu_preempt.models import MILLI, Resources, SnapshotError, format_quantity, parse_quantity
 from gpu_preempt.models.duration import parse_time
 from gpu_preempt.models.errors import shown
+from gpu_preempt.models.job import share_of
 
 from .read import KubeObject
 
@@ -275,7 +276,7 @@ def share_devices(pods: list[Pod]) -> None:
 
 def is_share(p: Pod) -> bool:
     """Whether the pod asks for a share of a GPU."""
-    return 0 < p.requests.get("gpu", 0) < MILLI or p.requests.get("gpu_memory", 0) > 0
+    return share_of(p.requests) is not None
 
 
 def _share(obj: KubeObject) -> tuple[Resources, int]:

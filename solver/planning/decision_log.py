@@ -48,7 +48,8 @@ class DecisionLog:
             weakref.finalize(self, self._file.close)
 
     def add(self, at: float, decision: Decision) -> None:
-        self._count(decision, decision.solve_ms)
+        self._count([decision])
+        self.solve_ms.append(decision.solve_ms)
         moves = getattr(decision, "moves", None) or []
         if decision.victims or decision.placements or moves:
             self.changing.append((at, decision))
@@ -66,25 +67,17 @@ class DecisionLog:
 
     def repeat(self, decisions: list[Decision]) -> None:
         """Count ``decisions``, outcomes that stood without a new search, as they would count made again."""
-        count = len(decisions)
-        self.count += count
-        self.stood += count
-        self.repeated += count
+        self._count(decisions)
+        self.stood += len(decisions)
+        self.repeated += len(decisions)
+
+    def _count(self, decisions: list[Decision]) -> None:
+        """Count ``decisions``: victim searches (reclaim and preempt that were not skipped), those proved, unknowns."""
+        self.count += len(decisions)
         searched = [d for d in decisions if d.action != "allocate" and d.outcome != "skipped"]
         self.searches += len(searched)
         self.proved += sum(1 for d in searched if d.optimal or d.outcome == "infeasible")
         self.unknown += sum(1 for d in decisions if d.outcome == "unknown")
-
-    def _count(self, decision: Decision, solve_ms: float | None) -> None:
-        self.count += 1
-        if solve_ms is None:
-            self.stood += 1
-        else:
-            self.solve_ms.append(solve_ms)
-        if decision.action != "allocate" and decision.outcome != "skipped":
-            self.searches += 1
-            self.proved += bool(decision.optimal or decision.outcome == "infeasible")
-        self.unknown += decision.outcome == "unknown"
 
     def lines(self) -> Iterator[str]:
         """Every decision's JSON line, in order (empty when the log keeps none)."""

@@ -114,6 +114,8 @@ class Decision:
     below_line: list[BelowLine] = field(default_factory=list)
     """Victim queues taken below their reclaim line, with the rule that allowed it (docs/snapshot-format.md,
     "Reclaim")."""
+    devices: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    """The devices of each placed share of a GPU (docs/snapshot-format.md, "GPU sharing"), beside its node."""
 
     @property
     def placed(self) -> bool:
@@ -154,6 +156,7 @@ class Decision:
             "outcome": self.outcome,
             "victims": [self._victim_dict(v) for v in self.victims],
             "placements": dict(self.placements),
+            **({"devices": {task: list(found) for task, found in self.devices.items()}} if self.devices else {}),
             "optimal": self.optimal,
             "objective": self.objective,
             "protected": [

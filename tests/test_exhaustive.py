@@ -1,4 +1,4 @@
-"""CP-SAT against exhaustive search on small random clusters, with and without moves.
+"""CP-SAT against exhaustive search on small random clusters, with and without moves, with shares of a GPU.
 
 Hypothesis draws small clusters (2-3 nodes, a few running jobs, sometimes a
 nomination of equal or higher priority (docs/rules.md, "Nominations"), one pending job), under
@@ -10,7 +10,10 @@ victims, with every placement of the pending chunk, keeps the combinations the
 independent verifier accepts, and takes the best under the spec's objective.
 CP-SAT's decision must reach exactly that objective (or find nothing when
 nothing is allowed). The search shares no code with the model or with the
-problem builder: it only builds decisions and asks the verifier.
+problem builder: it only builds decisions and asks the verifier. With shares of
+a GPU (docs/snapshot-format.md, "GPU sharing"), running jobs hold quarters,
+halves and whole GPUs on named devices, the pending job asks for a share or
+whole GPUs, and the search tries every device for every share it places.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from gpu_preempt.actions.job_solver import attempt
@@ -66,9 +69,53 @@ def placements(draw: st.DrawFn, nodes: list[dict[str, Any]], jobs: list[dict[str
 
 
 @st.composite
-def clusters(draw: st.DrawFn, action: str, moves: bool = False, placed: bool = False) -> dict[str, Any]:
+def shared_jobs(draw: st.DrawFn, nodes: list[dict[str, Any]], leaves: list[str], budget: int) -> list[dict[str, Any]]:
+    """Running jobs of quarters, halves and whole GPUs (at most ``budget`` tasks), each share on a device with room
+    for it."""
+    devices = {n["name"]: [0] * n["resources"]["gpu"] for n in nodes}  # per device: milli-GPUs, 1000 when whole
+    jobs = []
+    for j in range(draw(st.integers(3, 6))):
+        size = draw(st.sampled_from([250, 500, 500, 1000] if budget > 4 else [250, 500, 500]))
+        tasks = []
+        for _ in range(draw(st.integers(1, 2))):
+            if budget == 0:
+                break
+            budget -= 1
+            spots = [
+                (name, d)
+                for name, held in devices.items()
+                for d, amount in enumerate(held)
+                if (amount + size <= 1000 if size < 1000 else amount == 0)
+            ]
+            if not spots:
+                break
+            name, d = draw(st.sampled_from(spots))
+            devices[name][d] += size
+            tasks.append({"node": name, **({"devices": [d]} if size < 1000 else {})})
+        if not tasks:
+            continue
+        job = {
+            "name": f"r{j}",
+            "queue": draw(st.sampled_from(leaves)),
+            "priority": draw(st.sampled_from([10, 20, 30])),
+            "task_resources": {"gpu": f"{size}m"},
+            "started_at": NOW - draw(st.integers(60, 3600)),
+            "tasks": tasks,
+        }
+        if len(tasks) == 2 and draw(st.booleans()):
+            job["min_available"] = 1
+        jobs.append(job)
+    return jobs
+
+
+@st.composite
+def clusters(
+    draw: st.DrawFn, action: str, moves: bool = False, placed: bool = False, shared: bool = False
+) -> dict[str, Any]:
     node_count = draw(st.integers(2, 3))
     capacity = [draw(st.integers(2, 3)) for _ in range(node_count)]
+    if shared:  # few devices, so that the shares fill them
+        node_count, capacity = 2, [draw(st.integers(1, 2)) for _ in range(2)]
     with_cpu = draw(st.booleans())
     nodes = [{"name": f"n{i}", "resources": {"gpu": capacity[i], "cpu": 8}} for i in range(node_count)]
     if draw(st.booleans()):
@@ -122,8 +169,10 @@ def clusters(draw: st.DrawFn, action: str, moves: bool = False, placed: bool = F
         if len(tasks) == 2 and draw(st.booleans()):
             job["min_available"] = 1
         jobs.append(job)
+    if shared:
+        jobs = draw(shared_jobs(nodes, leaves if action == "preempt" else victim_leaves, 4 if moves else 6))
     open_nodes = [i for i in range(node_count) if free[i] >= 1]
-    if open_nodes and draw(st.booleans()):
+    if open_nodes and draw(st.booleans()) and not shared:
         # docs/rules.md, "Nominations": a nomination of equal or higher priority than `want` holds its room against it
         node = draw(st.sampled_from(open_nodes))
         jobs.append(
@@ -135,7 +184,9 @@ def clusters(draw: st.DrawFn, action: str, moves: bool = False, placed: bool = F
                 "tasks": [{"node": f"n{node}", "status": "nominated"}],
             }
         )
-    want = draw(st.integers(1, 3)) if draw(st.booleans()) else 2
+    want: int | str = draw(st.integers(1, 3)) if draw(st.booleans()) else 2
+    if shared:
+        want = draw(st.sampled_from(["250m", "500m", "750m", 1, 2] if not moves else ["500m", "750m", 1, 1]))
     jobs.append(
         {
             "name": "want",
@@ -174,7 +225,7 @@ def key(cluster: ClusterState, victims: list[VictimTasks], levels: list[int], mo
     for name, tasks in [(v.job, len(v.tasks)) for v in victims] + [(m.job, 1) for m in moves]:
         job = snapshot.job(name)
         since = max(job.started_at or 0, job.checkpointed_at or 0)
-        lost += tasks * job.task_resources["gpu"] // MILLI * round((cluster.now - since) * 1000)
+        lost += tasks * job.task_resources["gpu"] * round((cluster.now - since) * 1000)  # milli-GPUs
     values = {
         "priority": [priorities.count(p) for p in levels],
         "jobs": [len(victims)],
@@ -186,23 +237,37 @@ def key(cluster: ClusterState, victims: list[VictimTasks], levels: list[int], mo
     return tuple(x for c in (*order, *(() if "moves" in order else ("moves",))) for x in values[c])
 
 
-def fates(cluster: ClusterState, job: Job, moves: bool) -> list[tuple[tuple[str, ...], tuple[Move, ...]]]:
-    """Every way ``job``'s running tasks can fare: each kept, evicted, or (with moves) moved to another node."""
+Fate = tuple[tuple[str, ...], tuple[Move, ...], dict[str, tuple[int, ...]]]
+
+
+def fates(cluster: ClusterState, job: Job, moves: bool) -> list[Fate]:
+    """Every way ``job``'s running tasks can fare: each kept, evicted, or (with moves) moved to another node, a share
+    to any other device (of its own node too)."""
     running = [t for t in job.tasks if cluster.status[str(t.name)] == "running"]
-    nodes = [n.name for n in cluster.snapshot.nodes]
-    options = []
+    share = 0 < job.task_resources["gpu"] < MILLI
+    options: list[list[tuple[str, str | None, int | None]]] = []
     for task in running:
         home = str(cluster.node_of[str(task.name)])
-        options.append(["keep", "evict", *([n for n in nodes if n != home] if moves else [])])
+        places: list[tuple[str, str | None, int | None]] = [("keep", None, None), ("evict", None, None)]
+        for node in cluster.snapshot.nodes if moves else []:
+            if share:
+                count = node.resources["gpu"] // MILLI
+                places += [("move", node.name, d) for d in range(count) if (node.name, [d]) != (home, task.devices)]
+            elif node.name != home:
+                places.append(("move", node.name, None))
+        options.append(places)
     out = []
     for pick in itertools.product(*options):
-        evicted = tuple(str(t.name) for t, fate in zip(running, pick, strict=True) if fate == "evict")
+        evicted = tuple(str(t.name) for t, (fate, _, _) in zip(running, pick, strict=True) if fate == "evict")
         moved = tuple(
-            Move(job.name, str(t.name), str(cluster.node_of[str(t.name)]), fate)
-            for t, fate in zip(running, pick, strict=True)
-            if fate not in ("keep", "evict")
+            Move(job.name, str(t.name), str(cluster.node_of[str(t.name)]), str(node))
+            for t, (fate, node, _) in zip(running, pick, strict=True)
+            if fate == "move"
         )
-        out.append((evicted, moved))
+        devices = {
+            str(t.name): (d,) for t, (fate, _, d) in zip(running, pick, strict=True) if fate == "move" and d is not None
+        }
+        out.append((evicted, moved, devices))
     return out
 
 
@@ -214,24 +279,31 @@ def exhaustive(cluster: ClusterState, action: str, moves: bool = False) -> tuple
     levels = sorted({j.resolved_priority for j in others}, reverse=True)
     choices = [fates(cluster, job, moves) for job in others]
     nodes = [n.name for n in snapshot.nodes]
+    share = 0 < want.task_resources["gpu"] < MILLI
+    spots = [(n.name, d) for n in snapshot.nodes for d in range(n.resources["gpu"] // MILLI)] if share else []
+    spots = spots or [(name, 0) for name in nodes]  # whole GPUs: the node alone
     best = None
     for picks in itertools.product(*choices):
         victims = [
             VictimTasks(job.name, tasks, whole_job=len(tasks) == cluster.running_count(job))
-            for job, (tasks, _) in zip(others, picks, strict=True)
+            for job, (tasks, _, _) in zip(others, picks, strict=True)
             if tasks
         ]
-        moved = [move for _, fate in picks for move in fate]
+        moved = [move for _, fate, _ in picks for move in fate]
+        moved_devices = {task: found for _, _, devices in picks for task, found in devices.items()}
         score = key(cluster, victims, levels, moved)
         if best is not None and score > best[: len(score)]:
             continue
-        for where in itertools.product(nodes, repeat=len(chunk)):
-            placed = dict(zip(chunk, where, strict=True))
+        for where in itertools.product(spots, repeat=len(chunk)):
+            placed = {task: node for task, (node, _) in zip(chunk, where, strict=True)}
             full = (*score, domains(cluster, placed))
             if best is not None and full >= best:
                 continue
             decision = Decision("want", action, "pipelined", victims, placed)
             decision.moves = moved
+            decision.devices = dict(moved_devices)
+            if share:
+                decision.devices |= {task: (device,) for task, (_, device) in zip(chunk, where, strict=True)}
             if not [p for p in verify(cluster, decision) if not p.startswith(("objective", "requeue", "below-line"))]:
                 best = full
     return best
@@ -301,3 +373,53 @@ def test_reclaim_with_placement_matches_exhaustive_search(document):
 @given(clusters("reclaim", moves=True, placed=True))
 def test_reclaim_with_placement_and_moves_matches_exhaustive_search(document):
     check(document, "reclaim")
+
+
+@SETTINGS
+@given(clusters("preempt", shared=True))
+def test_preempt_with_shares_matches_exhaustive_search(document):
+    check(document, "preempt")
+
+
+@SETTINGS
+@given(clusters("reclaim", shared=True))
+def test_reclaim_with_shares_matches_exhaustive_search(document):
+    check(document, "reclaim")
+
+
+SHARED_MOVES = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+SWAP = {  # the shares could trade devices only by landing on room another move frees: a move uses free room only
+    "now": NOW,
+    "config": {"moves": True, "solver": {"workers": 1}},
+    "nodes": [{"name": "n0", "resources": {"gpu": 1}}, {"name": "n1", "resources": {"gpu": 2}}],
+    "queues": [{"name": "a", "deserved": {"gpu": 2}}, {"name": "b", "deserved": {"gpu": 0}}],
+    "jobs": [
+        *(
+            {
+                "name": f"r{i}",
+                "queue": "b",
+                "priority": 10,
+                "task_resources": {"gpu": "500m"},
+                "started_at": NOW - 60,
+                "tasks": [{"node": "n0", "devices": [0]}, {"node": "n1", "devices": [i]}],
+            }
+            for i in range(2)
+        ),
+        {"name": "want", "queue": "a", "priority": 10, "task_resources": {"gpu": "750m"}, "tasks": [{}]},
+    ],
+}
+
+
+@SHARED_MOVES
+@example(document=SWAP)
+@given(clusters("reclaim", moves=True, shared=True))
+def test_reclaim_with_shares_and_moves_matches_exhaustive_search(document):
+    check(document, "reclaim")
+
+
+@SHARED_MOVES
+@given(clusters("preempt", moves=True, shared=True))
+def test_preempt_with_shares_and_moves_matches_exhaustive_search(document):
+    check(document, "preempt")

@@ -173,7 +173,7 @@ def run_cycle(
                     if decision.placed:
                         memo.forget(decision)
                 if decision.placed:
-                    cluster = cluster.with_changes(decision.changes())
+                    cluster = cluster.with_changes(decision.changes(), decision.devices)
                     shrunk = not (decision.victims or decision.moves or decision.overrides)
                     changed = _touched(decision)
                     touched |= changed

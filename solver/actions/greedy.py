@@ -22,7 +22,7 @@ import numpy as np
 
 from gpu_preempt.models.columns import grouped
 from gpu_preempt.problem.builder import Prepared
-from gpu_preempt.problem.data import Problem, Solution, broken_rows
+from gpu_preempt.problem.data import DeviceFit, Problem, Solution, broken_rows, device_fits, gpus_of, share_size
 from gpu_preempt.reduce.units import free_hosts
 from gpu_preempt.rules.victim_order import greedy_key
 
@@ -46,7 +46,7 @@ def solve_prepared(prepared: Prepared) -> tuple[Problem, Solution]:
     are solved whole.
     """
     candidates = [] if prepared.candidates is None else prepared.candidates.candidates
-    if prepared.moves_possible or len(candidates) <= FIRST_PREFIX:
+    if prepared.moves_possible or len(candidates) <= FIRST_PREFIX or prepared.cluster.has_shares():
         problem = prepared.problem
         assert problem is not None
         return problem, solve(problem)
@@ -167,9 +167,9 @@ class _GroupOrder:
 
 def solve(problem: Problem) -> Solution:
     taken: dict[tuple[int, int], int] = {}
-    placed = _fit(problem, taken)
-    if placed is not None and not broken_rows(problem, Solution("feasible", dict(taken), placed)):
-        return Solution("feasible", {}, placed)
+    fitted = _fit(problem, taken)
+    if fitted is not None and not broken_rows(problem, Solution("feasible", dict(taken), fitted[0])):
+        return Solution("feasible", {}, fitted[0], devices=fitted[1])
     capacity = _Capacity(problem)
     for batch in _batches(problem):
         if problem.guarantees:
@@ -186,10 +186,10 @@ def solve(problem: Problem) -> Solution:
         capacity.free(batch)
         if not capacity.enough():
             continue
-        placed = _fit(problem, taken)
-        if placed is None:
+        fitted = _fit(problem, taken)
+        if fitted is None:
             continue
-        solution = Solution("feasible", dict(taken), placed)
+        solution = Solution("feasible", dict(taken), fitted[0], devices=fitted[1])
         if not broken_rows(problem, solution):
             return solution
     if not problem.victims:
@@ -259,8 +259,13 @@ def _batches(problem: Problem) -> list[dict[tuple[int, int], int]]:
     return [batch for _, batch in order]
 
 
-def _fit(problem: Problem, taken: dict[tuple[int, int], int]) -> dict[tuple[int, int], int] | None:
-    """First-fit of the chunk, biggest tasks first, nodes in order; ``None`` if a required task finds no room.
+Fitted = tuple[dict[tuple[int, int], int], dict[tuple[int, int, int], int]]
+"""Tasks placed per (type, node), and shares of a GPU per (type, node, device)."""
+
+
+def _fit(problem: Problem, taken: dict[tuple[int, int], int]) -> Fitted | None:
+    """First-fit of the chunk, biggest tasks first, nodes in order, shares of a GPU on the first device with room
+    (:class:`DeviceFit`, KAI's packing of shared devices); ``None`` if a required task finds no room.
 
     With a required topology still to choose, the first domain (in order) where the whole chunk fits, as KAI tries
     one domain after another (docs/rules.md, "Placement").
@@ -274,9 +279,7 @@ def _fit(problem: Problem, taken: dict[tuple[int, int], int]) -> dict[tuple[int,
     return None
 
 
-def _fit_on(
-    problem: Problem, taken: dict[tuple[int, int], int], domain: int | None
-) -> dict[tuple[int, int], int] | None:
+def _fit_on(problem: Problem, taken: dict[tuple[int, int], int], domain: int | None) -> Fitted | None:
     """:func:`_fit` on the nodes of ``domain`` (``None``: every eligible node)."""
     room = {n: dict(node.room) for n, node in enumerate(problem.nodes)}
     for (v, s), count in taken.items():
@@ -287,14 +290,15 @@ def _fit_on(
         n for n, spec in enumerate(problem.nodes) if spec.eligible and (domain is None or problem.domains[n] == domain)
     ]
     placed: dict[tuple[int, int], int] = {}
+    devices: dict[tuple[int, int, int], int] = {}
+    on_devices = device_fits(problem, Solution("feasible", taken))
     types = sorted(range(len(problem.chunk)), key=lambda t: sorted(problem.chunk[t].requests.values(), reverse=True))
     for t in reversed(types):
         chunk = problem.chunk[t]
+        share, gpus = share_size(chunk.requests), gpus_of(chunk.requests)
+
         for index in range(len(chunk.tasks)):
-            node = next(
-                (n for n in usable if all(room[n].get(r, 0) >= a for r, a in chunk.requests.items() if a > 0)),
-                None,
-            )
+            node = next((n for n in usable if _fits(room[n], chunk.requests, on_devices.get(n))), None)
             if node is None:
                 if index < chunk.required:
                     return None
@@ -305,7 +309,21 @@ def _fit_on(
                 break
             for r, a in chunk.requests.items():
                 room[node][r] = room[node].get(r, 0) - a
-    return {key: n for key, n in placed.items() if n}
+            fit = on_devices.get(node)
+            if fit is not None and share:
+                device = fit.take_share(share)
+                assert device is not None
+                devices[t, node, device] = devices.get((t, node, device), 0) + 1
+            elif fit is not None:
+                fit.take_whole(gpus)
+    return {key: n for key, n in placed.items() if n}, devices
+
+
+def _fits(room: dict[str, int], requests: dict[str, int], fit: DeviceFit | None) -> bool:
+    """Whether one task asking ``requests`` fits a node's ``room`` (and its devices, when it counts them)."""
+    if not all(room.get(r, 0) >= a for r, a in requests.items() if a > 0):
+        return False
+    return fit is None or fit.can_take(share_size(requests), gpus_of(requests))
 
 
 def _over_limit(problem: Problem, taken: dict[tuple[int, int], int], placed: dict[tuple[int, int], int]) -> bool:

@@ -21,7 +21,17 @@ from gpu_preempt.models import Job, Resources
 from gpu_preempt.models.decision import BelowLine, Decision, Move, Outcome, VictimTasks
 from gpu_preempt.models.quantity import add
 from gpu_preempt.problem.builder import prepare
-from gpu_preempt.problem.data import Action, Problem, Solution, could_fit, objective_values
+from gpu_preempt.problem.data import (
+    Action,
+    DeviceFit,
+    Devices,
+    Problem,
+    Solution,
+    could_fit,
+    gpus_of,
+    objective_values,
+    share_size,
+)
 from gpu_preempt.reduce.allocate import solve_allocation
 from gpu_preempt.rules.nominations import claim, held_against, overrides
 from gpu_preempt.rules.placement import excluded_text, exclusions, placement_matters
@@ -55,7 +65,9 @@ def _attempt(cluster: ClusterState, job: Job, action: Action, solver: SolverName
         return Decision(job.name, action, "skipped", reason=prepared.skip, solver=solver, solve_ms=_ms(start))
     reason: str | None = None
     reduced = None
-    if action == "allocate":  # one task type: exact and search-free, so the greedy baseline uses it too
+    if cluster.has_shares():
+        pass  # the reductions count node rooms, not devices: the full problem decides (docs/snapshot-format.md)
+    elif action == "allocate":  # one task type: exact and search-free, so the greedy baseline uses it too
         allocated = solve_allocation(prepared)
         if allocated is not None:
             problem, solution, reason = allocated
@@ -160,18 +172,27 @@ def _assemble(cluster: ClusterState, problem: Problem, solution: Solution, solve
         return Decision(problem.job, problem.action, outcome, reason=reason, solver=solver, priority_levels=levels)
     victims = named_victims(cluster, problem, solution)
     placements: dict[str, str] = {}
+    devices: dict[str, tuple[int, ...]] = {}
     now_fits = not victims
     for t, chunk in enumerate(problem.chunk):
         names = iter(chunk.tasks)
         for n, node in enumerate(problem.nodes):
             count = solution.placed.get((t, n), 0)
-            for _ in range(count):
-                placements[next(names)] = node.name
+            on = (
+                [d for d in range(node.devices.count) for _ in range(solution.devices.get((t, n, d), 0))]
+                if node.devices
+                else []
+            )
+            for k in range(count):
+                name = next(names)
+                placements[name] = node.name
+                if on:
+                    devices[name] = (on[k],)
     if now_fits:
         now_fits = _fits_now(problem, solution)
     order = {str(t.name): i for i, t in enumerate(cluster.snapshot.job(problem.job).tasks)}
     placements = dict(sorted(placements.items(), key=lambda kv: order[kv[0]]))
-    moves = named_moves(problem, solution)
+    moves = named_moves(problem, solution, devices)
     return Decision(
         job=problem.job,
         action=problem.action,
@@ -183,25 +204,54 @@ def _assemble(cluster: ClusterState, problem: Problem, solution: Solution, solve
         solver=solver,
         priority_levels=levels,
         moves=moves,
+        devices=devices,
     )
 
 
-def named_moves(problem: Problem, solution: Solution) -> list[Move]:
-    """The moved tasks by name: in each slot, the newest after those evicted, to the destinations in node order."""
+def named_moves(problem: Problem, solution: Solution, devices: dict[str, tuple[int, ...]] | None = None) -> list[Move]:
+    """The moved tasks by name: in each slot, the newest after those evicted, to the destinations in node order (a
+    share to its devices in order, added to ``devices``)."""
     out = []
     for v, victim in enumerate(problem.victims):
         for s, slot in enumerate(victim.slots):
             names = iter(slot.tasks[solution.evicted.get((v, s), 0) :])
             for n in slot.moves_to:
-                for _ in range(solution.moved.get((v, s, n), 0)):
-                    out.append(Move(victim.job, next(names), problem.nodes[slot.node].name, problem.nodes[n].name))
+                spec = problem.nodes[n].devices
+                on = (
+                    []
+                    if spec is None
+                    else [d for d in range(spec.count) for _ in range(solution.moved_devices.get((v, s, n, d), 0))]
+                )
+                for k in range(solution.moved.get((v, s, n), 0)):
+                    name = next(names)
+                    out.append(Move(victim.job, name, problem.nodes[slot.node].name, problem.nodes[n].name))
+                    if on and devices is not None:
+                        devices[name] = (on[k],)
     return sorted(out, key=lambda m: (m.job, m.task))
 
 
 def _fits_now(problem: Problem, solution: Solution) -> bool:
-    """Whether the placement fits in capacity that is free right now (no releasing task needed)."""
+    """Whether the placement fits in capacity that is free right now (no releasing task needed), device by device
+    where the node counts devices (a releasing share still holds its device)."""
     used: dict[int, dict[str, int]] = {}
     for (t, n), count in solution.placed.items():
         for r, a in problem.chunk[t].requests.items():
             used.setdefault(n, {})[r] = used.get(n, {}).get(r, 0) + a * count
-    return all(amount <= problem.nodes[n].now_room.get(r, 0) for n, need in used.items() for r, amount in need.items())
+    if not all(amount <= problem.nodes[n].now_room.get(r, 0) for n, need in used.items() for r, amount in need.items()):
+        return False
+    for n in used:
+        spec = problem.nodes[n].devices
+        if spec is None:
+            continue
+        now = DeviceFit(Devices(spec.count, spec.now_whole, spec.now_shares))
+        for (t, m, d), count in solution.devices.items():
+            if m == n:
+                now.shares[d] += share_size(problem.chunk[t].requests) * count
+        now.whole += sum(
+            gpus_of(problem.chunk[t].requests) * count
+            for (t, m), count in solution.placed.items()
+            if m == n and not share_size(problem.chunk[t].requests)
+        )
+        if not now.holds():
+            return False
+    return True

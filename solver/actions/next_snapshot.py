@@ -49,8 +49,11 @@ def next_snapshot(document: dict[str, Any], result: CycleResult) -> dict[str, An
             raw["status"] = STATUS.get(status, status)
             if status == "pending":
                 raw.pop("node", None)
+                raw.pop("devices", None)
             else:
                 raw["node"] = end.node_of[name]
+                if name in end.task_devices:  # a share of a GPU placed on its device
+                    raw["devices"] = list(end.task_devices[name])
         if started and start.running_count(job) == 0:
             entry["started_at"] = out["now"]
         if job.name in states:

@@ -6,7 +6,7 @@ quota-enforcement decisions (:mod:`gpu_preempt.check.quota_verifier`); it reads 
 
 from __future__ import annotations
 
-from gpu_preempt.models import MILLI, is_gpu_resource
+from gpu_preempt.models import is_gpu_resource
 from gpu_preempt.models.decision import Decision
 from gpu_preempt.state.cluster import ClusterState
 
@@ -18,21 +18,20 @@ def check_objective(cluster: ClusterState, decision: Decision) -> list[str]:
     priorities = [snapshot.job(v.job).resolved_priority for v in decision.victims]
     # a task evicted or moved loses its progress since its job's last checkpoint, else its start (a moved task
     # restarts on its new node)
-    lost = [(entry.job, task) for entry in decision.victims for task in entry.tasks]
-    lost += [(move.job, move.task) for move in decision.moves]
-    lost_ms = 0
-    for name, task in lost:
+    gone = [(entry.job, task) for entry in decision.victims for task in entry.tasks]
+    gone += [(move.job, move.task) for move in decision.moves]
+    lost = 0  # milli-GPU-milliseconds: a share loses its part
+    for name, task in gone:
         victim = snapshot.job(name)
         since = victim.progress_since
         elapsed = 0 if since is None else max(0, round((cluster.now - since) * 1000))
         spec = next(t for t in victim.tasks if str(t.name) == task)
-        gpus = sum(a for r, a in victim.requests(spec).items() if is_gpu_resource(r)) // MILLI
-        lost_ms += gpus * elapsed
+        lost += sum(a for r, a in victim.requests(spec).items() if is_gpu_resource(r)) * elapsed
     expected = {
         "priority": [priorities.count(p) for p in levels],
         "jobs": len(decision.victims),
         "tasks": sum(len(v.tasks) for v in decision.victims),
-        "lost_work": lost_ms / 1000,
+        "lost_work": lost / 1_000_000,
     }
     if decision.moves:
         expected["moves"] = len(decision.moves)

@@ -15,7 +15,7 @@ enforces:
 * the action's rules: preempt (same leaf, strictly lower priority), reclaim
   (other leaves, the fair-share gate), preemptibility, min-runtime, toleration;
 * capacity of every node, now for ``allocated`` and once releasing tasks leave
-  for ``pipelined``;
+  for ``pipelined``; with shares of a GPU, of every device (docs/snapshot-format.md, "GPU sharing");
 * queue limits and the non-preemptible quota at every level;
 * the reclaim line, read ``strict`` (never below ``min(held, line)``) or
   ``last_chunk`` (above the line in some resource before the last chunk, the
@@ -41,8 +41,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from gpu_preempt.models import Job, Node, Resources, format_quantity
+from gpu_preempt.models import MILLI, Job, Node, Resources, format_quantity
 from gpu_preempt.models.decision import Decision
+from gpu_preempt.models.job import share_of
 from gpu_preempt.models.quantity import add
 from gpu_preempt.models.quota_decision import QuotaDecision
 from gpu_preempt.rules.protection import Action, protections
@@ -76,6 +77,8 @@ def verify(cluster: ClusterState, decision: Decision) -> list[str]:
     problems += _moves(cluster, job, decision, taken)
     placed = _placed(job, decision)
     problems += _capacity(cluster, job, decision, taken)
+    if snapshot.shared_jobs() or decision.devices:
+        problems += _devices(cluster, job, decision, taken)
     problems += _quotas(cluster, job, taken, placed)
     if decision.action == "reclaim":
         problems += _reclaim(cluster, job, decision, taken, placed)
@@ -279,10 +282,14 @@ def _moves(cluster: ClusterState, job: Job, decision: Decision, taken: dict[str,
             continue
         if move.task in taken.get(move.job, []):
             out.append(f"moves: {move.task} is both evicted and moved")
-        if move.node == move.source or not snapshot.node(move.node).schedulable:
+        same = move.node == move.source
+        if same and share_of(other.requests(spec)) is not None:  # a share may change devices on its own node
+            same = decision.devices.get(move.task) in (None, tuple(spec.devices or ()))
+        if same or not snapshot.node(move.node).schedulable:
             out.append(f"moves: {move.task} cannot move from {move.source} to {move.node}")
         moved.setdefault(move.job, []).append(move.task)
-        arriving[move.node] = add(arriving.get(move.node, {}), other.requests(spec))
+        if move.node != move.source:  # a share on another device of its node: the devices are checked in _devices
+            arriving[move.node] = add(arriving.get(move.node, {}), other.requests(spec))
     for node, load in sorted(arriving.items()):
         capacity, held = snapshot.node(node).resources, cluster.final_load(node)
         for resource, amount in sorted(load.items()):
@@ -348,6 +355,143 @@ def _capacity(cluster: ClusterState, job: Job, decision: Decision, taken: dict[s
             for resource, amount in current[node.name].items():
                 if amount > node.resources.get(resource, 0):
                     out.append(f"capacity: 'allocated' on {node.name} but {resource} is not free yet")
+    return out
+
+
+def _devices(cluster: ClusterState, job: Job, decision: Decision, taken: dict[str, list[str]]) -> list[str]:
+    """docs/snapshot-format.md, "GPU sharing": every share placed names one device of its node; on every device the
+    shares that stay and those placed sum to at most one GPU, and the whole GPUs fit the devices without shares; for
+    ``allocated``, likewise with what the devices hold now. Re-counted from every task's status, node and device."""
+    out: list[str] = []
+    gone = {task for tasks in taken.values() for task in tasks} | {o.task for o in decision.overrides}
+    moved = {m.task: m.node for m in decision.moves}
+    final: dict[str, dict[int, int]] = {}
+    now: dict[str, dict[int, int]] = {}
+    whole_final: dict[str, int] = {}
+    whole_now: dict[str, int] = {}
+
+    def hold(ledger: dict[str, dict[int, int]], node: str, devices: tuple[int, ...], amount: int) -> None:
+        on = ledger.setdefault(node, {})
+        for device in devices:
+            on[device] = on.get(device, 0) + amount
+
+    for other in cluster.snapshot.jobs:
+        for task in other.tasks:
+            name = str(task.name)
+            state, node = cluster.status[name], cluster.node_of[name]
+            if node is None or state == "pending":
+                continue
+            requests = other.requests(task)
+            share = share_of(requests)
+            in_final = state in ("running", "allocated", "pipelined", "nominated") and name not in gone
+            in_now = state in ("running", "allocated", "releasing")
+            lands = moved.get(name, node)  # a moved task holds its new place once its old pod is gone
+            if share is None:
+                gpus = requests.get("gpu", 0) // MILLI
+                if in_final:
+                    whole_final[lands] = whole_final.get(lands, 0) + gpus
+                if in_now:
+                    whole_now[node] = whole_now.get(node, 0) + gpus
+                continue
+            devices = cluster.task_devices.get(name) or (tuple(task.devices) if task.devices else ())
+            if state == "pipelined" and task.status == "running" and task.devices:
+                hold(now, str(task.node), tuple(task.devices), share[0])  # moved earlier: its old pod is still there
+            if in_final:
+                if name in moved:
+                    count = cluster.snapshot.node(lands).resources.get("gpu", 0) // MILLI
+                    new = decision.devices.get(name, ())
+                    if len(new) != other.gpu_devices or any(d >= count for d in new):
+                        out.append(f"devices: the moved share {name} names devices {list(new)} of {lands}")
+                    hold(final, lands, new, share[0])
+                else:
+                    hold(final, node, devices, share[0])
+            if in_now:
+                hold(now, node, devices, share[0])
+    by_name = {str(t.name): t for t in job.tasks}
+    for task, node in decision.placements.items():
+        requests = job.requests(by_name[task])
+        share = share_of(requests)
+        count = cluster.snapshot.node(node).resources.get("gpu", 0) // MILLI
+        devices = decision.devices.get(task, ())
+        if share is None:
+            if devices:
+                out.append(f"devices: {task} takes whole GPUs yet names devices")
+            whole_final[node] = whole_final.get(node, 0) + requests.get("gpu", 0) // MILLI
+            whole_now[node] = whole_now.get(node, 0) + requests.get("gpu", 0) // MILLI
+            continue
+        if len(devices) != job.gpu_devices or any(d >= count for d in devices):
+            out.append(f"devices: the share {task} names devices {list(devices)} of {node}, which has {count}")
+            continue
+        hold(final, node, devices, share[0])
+        hold(now, node, devices, share[0])
+    out += _moved_onto_free_devices(cluster, decision)
+    ledgers = [("", final, whole_final)]
+    if decision.outcome == "allocated":
+        ledgers.append(("'allocated' but now ", now, whole_now))
+    for when, shares, whole in ledgers:
+        for node in cluster.snapshot.nodes:
+            on = shares.get(node.name, {})
+            full = sorted(d for d, a in on.items() if a > MILLI)
+            if full:
+                out.append(f"devices: {when}device {full[0]} of {node.name} would hold {on[full[0]] / MILLI:g} GPUs")
+            count = node.resources.get("gpu", 0) // MILLI
+            used = whole.get(node.name, 0) + sum(1 for a in on.values() if a)
+            if used > count:
+                out.append(
+                    f"devices: {when}{node.name} would hold {whole.get(node.name, 0)} whole GPU(s) and shares on "
+                    f"{sum(1 for a in on.values() if a)} device(s), more than its {count} devices"
+                )
+    return out
+
+
+def _moved_onto_free_devices(cluster: ClusterState, decision: Decision) -> list[str]:
+    """docs/snapshot-format.md, "Moves": a moved task uses only free room, device by device: the shares moved to a
+    device fit beside what it holds before the decision (every promise kept), and the devices they open and the whole
+    GPUs moved to a node are at most its devices free before the decision."""
+    if not decision.moves:
+        return []
+    held: dict[str, dict[int, int]] = {}
+    whole: dict[str, int] = {}
+    for other in cluster.snapshot.jobs:
+        for task in other.tasks:
+            name = str(task.name)
+            node = cluster.node_of[name]
+            if node is None or cluster.status[name] not in ("running", "allocated", "pipelined", "nominated"):
+                continue
+            share = share_of(other.requests(task))
+            if share is None:
+                whole[node] = whole.get(node, 0) + other.requests(task).get("gpu", 0) // MILLI
+                continue
+            for device in cluster.task_devices.get(name) or tuple(task.devices or ()):
+                on = held.setdefault(node, {})
+                on[device] = on.get(device, 0) + share[0]
+    arriving: dict[str, dict[int, int]] = {}
+    opened: dict[str, int] = {}
+    out = []
+    for move in decision.moves:
+        other = cluster.snapshot.job(move.job)
+        spec = next((t for t in other.tasks if str(t.name) == move.task), None)
+        if spec is None:
+            continue
+        share = share_of(other.requests(spec))
+        if share is None:
+            opened[move.node] = opened.get(move.node, 0) + other.requests(spec).get("gpu", 0) // MILLI
+            continue
+        for device in decision.devices.get(move.task, ()):
+            on = arriving.setdefault(move.node, {})
+            on[device] = on.get(device, 0) + share[0]
+    for node, on in sorted(arriving.items()):
+        for device, amount in sorted(on.items()):
+            before = held.get(node, {}).get(device, 0)
+            if before + amount > MILLI:
+                out.append(f"moves: the shares moved to device {device} of {node} need {amount / MILLI:g} GPU free")
+            if not before:
+                opened[node] = opened.get(node, 0) + 1
+    for node, count in sorted(opened.items()):
+        devices = cluster.snapshot.node(node).resources.get("gpu", 0) // MILLI
+        free = devices - whole.get(node, 0) - sum(1 for a in held.get(node, {}).values() if a)
+        if count > free:
+            out.append(f"moves: the tasks moved to {node} need {count} free device(s); it has {free}")
     return out
 
 

@@ -69,7 +69,9 @@ def solve(
     decision = final_decision(tried)
     if as_json:
         document = {
-            "jobs": _job_states(cluster.with_changes(decision.changes()), [job, *[v.job for v in decision.victims]]),
+            "jobs": _job_states(
+                cluster.with_changes(decision.changes(), decision.devices), [job, *[v.job for v in decision.victims]]
+            ),
             "decisions": [decision.to_dict(timing=timing)],
         }
         if action == "auto":
@@ -170,7 +172,7 @@ def enforce_quota(
         decision = enforce(cluster, name)
         decisions.append(decision)
         states.append(cluster)
-        cluster = cluster.with_changes(decision.changes())
+        cluster = cluster.with_changes(decision.changes(), decision.devices)
     if as_json:
         touched = [v.job for d in decisions for v in d.victims]
         document = {"jobs": _job_states(cluster, touched), "decisions": [d.to_dict(timing=timing) for d in decisions]}

@@ -12,6 +12,9 @@ from math import gcd
 
 from ortools.sat.python import cp_model
 
+from gpu_preempt.models import MILLI
+from gpu_preempt.problem.data import gpus_of, share_size
+
 from .variables import LinearExpr, Variables
 
 FAMILIES = ("limits", "guarantee", "saturation")
@@ -22,6 +25,7 @@ def add_all(vars: Variables, skip: Collection[str] = ()) -> None:
     victim_choices(vars)
     moves(vars)
     capacity(vars)
+    devices(vars)
     gang(vars)
     topology(vars)
     if "limits" not in skip:
@@ -153,6 +157,126 @@ def capacity(vars: Variables) -> None:
                 if sum(weight * count for _, weight, count in arriving) > free:
                     moving = [var for var, _, _ in arriving]
                     vars.model.add(cp_model.LinearExpr.weighted_sum(moving, [w for _, w, _ in arriving]) <= free)
+
+
+def devices(vars: Variables) -> None:
+    """docs/snapshot-format.md, "GPU sharing": on a node with devices where tasks may arrive (placed or moved), every
+    share that arrives goes to one device (``sum_d dev[t, n, d] = place[t, n]``, likewise for moves); on every
+    device, the shares left after the evictions and moves plus those arriving are at most one GPU, and only on a
+    device that carries shares (``used``); the devices that carry shares and the whole GPUs left and arriving are
+    at most the node's devices. A share leaves its own device; a whole GPU leaves any.
+    """
+    model, problem = vars.model, vars.problem
+    for (t, n), var in vars.place.items():
+        devices = problem.nodes[n].devices
+        if devices is not None and (t, n, 0) in vars.dev:
+            model.add(cp_model.LinearExpr.sum([vars.dev[t, n, d] for d in range(devices.count)]) == var)
+    moved_to: dict[tuple[int, int, int], list[cp_model.IntVar]] = {}
+    for (v, s, n, _), var in vars.move_dev.items():
+        moved_to.setdefault((v, s, n), []).append(var)
+    for key, found in moved_to.items():
+        model.add(cp_model.LinearExpr.sum(found) == vars.move[key])
+    # per node with devices: (device or None for whole GPUs) -> [(expression, weight)], and the most each may free
+    arriving: dict[int, list[tuple[int | None, LinearExpr, int, int]]] = {}  # device, expression, weight, bound
+    leaving: dict[int, list[tuple[int | None, LinearExpr, int, int]]] = {}
+    for (t, n), var in vars.place.items():
+        share, gpus = share_size(problem.chunk[t].requests), gpus_of(problem.chunk[t].requests)
+        if problem.nodes[n].devices is None:
+            continue
+        if share:
+            for d in range(problem.nodes[n].devices.count):  # type: ignore[union-attr]
+                most = min(vars.place_bound[t, n], MILLI // share)
+                arriving.setdefault(n, []).append((d, vars.dev[t, n, d], share, most))
+        elif gpus:
+            arriving.setdefault(n, []).append((None, var, gpus, vars.place_bound[t, n]))
+    for (v, s, n), var in vars.move.items():
+        slot = problem.victims[v].slots[s]
+        if problem.nodes[n].devices is not None and slot.device is None and gpus_of(slot.requests):
+            arriving.setdefault(n, []).append((None, var, gpus_of(slot.requests), slot.count))
+    for (v, s, n, d), var in vars.move_dev.items():
+        slot = problem.victims[v].slots[s]
+        arriving.setdefault(n, []).append((d, var, share_size(slot.requests), slot.count))
+    for v, victim in enumerate(problem.victims):
+        for s, slot in enumerate(victim.slots):
+            if slot.node not in arriving:
+                continue
+            gone = vars.evicted(v, s) + vars.moved_out(v, s)
+            if slot.device is not None:
+                leaving.setdefault(slot.node, []).append((slot.device, gone, share_size(slot.requests), slot.count))
+            elif gpus_of(slot.requests):
+                leaving.setdefault(slot.node, []).append((None, gone, gpus_of(slot.requests), slot.count))
+    _moves_on_free_devices(vars)
+    for n, coming in sorted(arriving.items(), key=lambda item: item[0]):
+        spec = problem.nodes[n].devices
+        assert spec is not None
+        going = leaving.get(n, [])
+        if all(d is None for d, _, _, _ in coming) and all(d is None for d, _, _, _ in going) and not any(spec.shares):
+            continue  # whole GPUs only: the node's GPU room counts its devices
+        carrying: list[LinearExpr] = []
+        fixed = 0  # devices that carry shares whatever is decided
+        for d in range(spec.count):
+            held = spec.shares[d]
+            terms = [expr for e, expr, _, _ in coming if e == d]
+            weights = [weight for e, _, weight, _ in coming if e == d]
+            most = held + sum(weight * bound for e, _, weight, bound in coming if e == d)
+            freeable = 0
+            for e, expr, amount, count in going:
+                if e == d:
+                    terms.append(expr)
+                    weights.append(-amount)
+                    freeable += amount * count
+            if held > freeable:  # a share nothing moves or evicts stays on it
+                fixed += 1
+                if most > MILLI:
+                    model.add(cp_model.LinearExpr.weighted_sum(terms, weights) <= MILLI - held)
+                continue
+            if not terms:
+                continue  # nothing on it, nothing may come: an empty device
+            used = vars.used[n, d] = model.new_bool_var(f"used_{n}_{d}")
+            model.add(cp_model.LinearExpr.weighted_sum([*terms, used], [*weights, -MILLI]) <= -held)
+            carrying.append(used)
+        whole = [(expr, weight) for e, expr, weight, _ in coming if e is None]
+        whole += [(expr, -weight) for e, expr, weight, _ in going if e is None]
+        model.add(
+            cp_model.LinearExpr.weighted_sum(
+                [*carrying, *(expr for expr, _ in whole)], [1] * len(carrying) + [weight for _, weight in whole]
+            )
+            <= spec.count - fixed - spec.whole
+        )
+
+
+def _moves_on_free_devices(vars: Variables) -> None:
+    """docs/snapshot-format.md, "Moves", device by device: a moved task uses only free room, so the shares moved to a
+    device fit beside what it holds before the decision, and the devices they open and the whole GPUs moved to a node
+    are at most its devices free before the decision."""
+    model, problem = vars.model, vars.problem
+    shares: dict[int, dict[int, list[tuple[cp_model.IntVar, int]]]] = {}
+    whole: dict[int, list[tuple[cp_model.IntVar, int]]] = {}
+    for (v, s, n, d), var in vars.move_dev.items():
+        shares.setdefault(n, {}).setdefault(d, []).append((var, share_size(problem.victims[v].slots[s].requests)))
+    for (v, s, n), var in vars.move.items():
+        slot = problem.victims[v].slots[s]
+        if problem.nodes[n].devices is not None and slot.device is None and gpus_of(slot.requests):
+            whole.setdefault(n, []).append((var, gpus_of(slot.requests)))
+    for n in sorted(shares.keys() | whole.keys()):
+        spec = problem.nodes[n].devices
+        assert spec is not None
+        opened: list[cp_model.IntVar] = []
+        for d, found in sorted(shares.get(n, {}).items()):
+            terms, weights = [var for var, _ in found], [w for _, w in found]
+            if spec.shares[d]:
+                model.add(cp_model.LinearExpr.weighted_sum(terms, weights) <= MILLI - spec.shares[d])
+                continue
+            opens = model.new_bool_var(f"opens_{n}_{d}")
+            model.add(cp_model.LinearExpr.weighted_sum([*terms, opens], [*weights, -MILLI]) <= 0)
+            opened.append(opens)
+        arriving = whole.get(n, [])
+        model.add(
+            cp_model.LinearExpr.weighted_sum(
+                [*opened, *(var for var, _ in arriving)], [1] * len(opened) + [w for _, w in arriving]
+            )
+            <= spec.free()
+        )
 
 
 def gang(vars: Variables) -> None:

@@ -23,11 +23,12 @@ expression is constant (no victims) are dropped.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import gcd
 from typing import Literal
 
 from ortools.sat.python import cp_model
 
-from gpu_preempt.problem.data import gpus_of
+from gpu_preempt.problem.data import gpu_milli
 
 from .variables import LinearExpr, Variables
 
@@ -68,8 +69,11 @@ def stages(vars: Variables) -> list[Stage]:
         elif criterion == "lost_work":
             # a task moved loses its progress as one evicted does (a moved gang moves, and restarts, whole)
             weighted = [
-                (v, s, gpus_of(problem.victims[v].slots[s].requests) * problem.victims[v].elapsed_ms) for v, s in slots
+                (v, s, gpu_milli(problem.victims[v].slots[s].requests) * problem.victims[v].elapsed_ms)
+                for v, s in slots
             ]
+            unit = gcd(*(w for _, _, w in weighted)) or 1  # whole GPUs: the same weights as GPU-milliseconds
+            weighted = [(v, s, w // unit) for v, s, w in weighted]
             terms = [(vars.evicted(v, s) + vars.moved_out(v, s)) * w for v, s, w in weighted if w > 0]
             if terms:
                 bound = sum(count[v, s] * w for v, s, w in weighted if w > 0)

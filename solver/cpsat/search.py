@@ -26,8 +26,9 @@
    the number of workers: victims are kept in ``problem.keep_order``; a victim
    loses its surplus rather than everything when both are optimal; peels take
    the newest tasks first; the jobs moved are the least worth keeping, their
-   tasks going to the earliest nodes (docs/snapshot-format.md, "Moves"); a topology's domains are the
-   earliest ones; placements fill types and nodes in order, as much as possible (lexicographically largest).
+   tasks going to the earliest nodes (docs/snapshot-format.md, "Moves") and devices; a topology's domains are the
+   earliest ones; placements fill types and nodes in order, as much as possible (lexicographically largest), shares
+   on devices as :class:`~gpu_preempt.problem.data.DeviceFit` packs them.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ from multiprocessing.connection import Connection
 
 from ortools.sat.python import cp_model
 
-from gpu_preempt.problem.data import Problem, Solution
+from gpu_preempt.models import MILLI
+from gpu_preempt.problem.data import Problem, Solution, assign_devices, device_fits, gpus_of, share_size
 
 from . import constraints
 from .objective import fold, folded, stages, unfold
@@ -306,6 +308,9 @@ def _canonical(runner: _Runner, current: Solution) -> Solution:
                     taken = current.moved.get((v, s, n), 0)
                     current = _settle(runner, current, vars.move[v, s, n], "max", taken, left)
                     left -= current.moved.get((v, s, n), 0)
+    for key in sorted(vars.move_dev):  # a moved share: to the earliest device
+        most = current.moved.get(key[:3], 0)
+        current = _settle(runner, current, vars.move_dev[key], "max", current.moved_devices.get(key, 0), most)
     # 4. domains of a topology: the earliest ones
     allowed = _domains_in_order(runner, current) if vars.domain or vars.spread else None
     if allowed is not None:
@@ -316,13 +321,15 @@ def _canonical(runner: _Runner, current: Solution) -> Solution:
             on_type = [var for (u, _), var in vars.place.items() if u == t]
             total = sum(n for (u, _), n in current.placed.items() if u == t)
             current = _settle(runner, current, cp_model.LinearExpr.sum(on_type), "max", total, len(chunk.tasks))
-    placed = _fill_in_order(problem, current, None if allowed is None else allowed[1])
-    if placed is not None:
-        current.placed = placed
+    filled = _fill_in_order(problem, current, None if allowed is None else allowed[1])
+    if filled is not None:
+        current.placed, current.devices = filled
     else:
         for key in sorted(vars.place):
             var = vars.place[key]
             current = _settle(runner, current, var, "max", current.placed.get(key, 0), vars.place_bound[key])
+        if vars.dev:
+            current = _devices_in_order(runner, current)
     current.stages = done
     current.status = "optimal"
     return current
@@ -413,17 +420,31 @@ def _settle(runner: _Runner, current: Solution, expr: LinearExpr, sense: str, va
     return solution
 
 
+def _devices_in_order(runner: _Runner, current: Solution) -> Solution:
+    """The shares' devices once the placements are fixed: filled as :class:`DeviceFit` fills them when that holds
+    them, else each ``dev[t, n, d]`` in turn as large as the model allows (a packing first-fit misses)."""
+    found = assign_devices(runner.problem, current)
+    if found is not None:
+        current.devices = found
+        return current
+    vars = runner.vars
+    for key in sorted(vars.dev):
+        bound = runner.problem.chunk[key[0]].requests["gpu"]
+        current = _settle(runner, current, vars.dev[key], "max", current.devices.get(key, 0), MILLI // bound)
+    return current
+
+
 def _fill_in_order(
     problem: Problem, current: Solution, allowed: set[int] | None = None
-) -> dict[tuple[int, int], int] | None:
-    """Place each type's tasks on nodes in order (only ``allowed`` ones, if given), as many per node as fit;
-    ``None`` if that leaves some out.
+) -> tuple[dict[tuple[int, int], int], dict[tuple[int, int, int], int]] | None:
+    """Place each type's tasks on nodes in order (only ``allowed`` ones, if given), as many per node as fit, shares
+    of a GPU on devices as :class:`DeviceFit` fills them; ``None`` if that leaves some out.
 
     When it succeeds this is the lexicographically largest placement: at each
     (type, node) it takes all that capacity allows.
     """
     if not problem.chunk:
-        return {}  # nothing to place (quota enforcement): victims' slots need not refer to problem.nodes
+        return {}, {}  # nothing to place (quota enforcement): victims' slots need not refer to problem.nodes
     room: dict[int, dict[str, int]] = {}
     for n, node in enumerate(problem.nodes):
         room[n] = dict(node.room)
@@ -437,8 +458,12 @@ def _fill_in_order(
             room[slot.node][r] = room[slot.node].get(r, 0) + a * count
             room[n][r] = room[n].get(r, 0) - a * count
     placed: dict[tuple[int, int], int] = {}
-    for t, chunk in enumerate(problem.chunk):
+    devices: dict[tuple[int, int, int], int] = {}
+    on_devices = device_fits(problem, current)
+    for t in sorted(range(len(problem.chunk)), key=lambda t: not share_size(problem.chunk[t].requests)):
+        chunk = problem.chunk[t]
         left = sum(n for (u, _), n in current.placed.items() if u == t)
+        share, gpus = share_size(chunk.requests), gpus_of(chunk.requests)
         for n, node in enumerate(problem.nodes):
             if left == 0:
                 break
@@ -446,6 +471,18 @@ def _fill_in_order(
                 continue
             fits = [room[n].get(r, 0) // a for r, a in chunk.requests.items() if a > 0]
             take = min(left, *fits) if fits else left
+            fit = on_devices.get(n)
+            if fit is not None and take > 0:
+                if share:
+                    for k in range(take):
+                        device = fit.take_share(share)
+                        if device is None:
+                            take = k
+                            break
+                        devices[t, n, device] = devices.get((t, n, device), 0) + 1
+                elif gpus:
+                    take = min(take, fit.empty() // gpus)
+                    fit.take_whole(gpus * take)
             if take > 0:
                 placed[t, n] = take
                 left -= take
@@ -453,4 +490,4 @@ def _fill_in_order(
                     room[n][r] = room[n].get(r, 0) - a * take
         if left:
             return None
-    return placed
+    return placed, devices

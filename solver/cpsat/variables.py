@@ -8,7 +8,10 @@
 ``move_whole[v]``: a
   gang ``v`` moves, every task;
 * ``domain[d]``: the tasks go to domain ``d`` of a required topology level; ``spread[d]``: some task goes to
-  domain ``d`` of a preferred level (docs/rules.md, "Placement").
+  domain ``d`` of a preferred level (docs/rules.md, "Placement");
+* ``dev[t, n, d]``: shares of type ``t`` placed on device ``d`` of node ``n``; ``move_dev[v, s, n, d]``: shares of
+  slot ``s`` of ``v`` moved to device ``d`` of ``n``; ``used[n, d]``: device ``d`` of ``n`` carries shares after the
+  decision (docs/snapshot-format.md, "GPU sharing"), on nodes with devices only.
 
 The tasks evicted from a slot are ``count * whole + peel``.
 """
@@ -21,7 +24,8 @@ from math import gcd
 
 from ortools.sat.python import cp_model
 
-from gpu_preempt.problem.data import Problem, Slot, Solution
+from gpu_preempt.models import MILLI
+from gpu_preempt.problem.data import Problem, Slot, Solution, share_size
 
 LinearExpr = cp_model.LinearExpr | int
 """A linear expression of the model, or a constant."""
@@ -64,6 +68,9 @@ class Variables:
     move_whole: dict[int, cp_model.IntVar] = field(default_factory=dict)
     domain: dict[int, cp_model.IntVar] = field(default_factory=dict)
     spread: dict[int, cp_model.IntVar] = field(default_factory=dict)
+    dev: dict[tuple[int, int, int], cp_model.IntVar] = field(default_factory=dict)
+    move_dev: dict[tuple[int, int, int, int], cp_model.IntVar] = field(default_factory=dict)
+    used: dict[tuple[int, int], cp_model.IntVar] = field(default_factory=dict)
     hinted: Solution | None = None
     """The solution the model's hints come from."""
 
@@ -77,6 +84,12 @@ class Variables:
                 if bound > 0:
                     self.place[t, n] = model.new_int_var(0, bound, f"place_{t}_{n}")
                     self.place_bound[t, n] = bound
+        for t, n in list(self.place):
+            devices, share = problem.nodes[n].devices, share_size(problem.chunk[t].requests)
+            if devices is not None and share:
+                for d in range(devices.count):
+                    most = min(self.place_bound[t, n], MILLI // share)
+                    self.dev[t, n, d] = model.new_int_var(0, most, f"dev_{t}_{n}_{d}")
         if problem.domains:
             for d in sorted({problem.domains[n] for _, n in self.place}):
                 self.domain[d] = model.new_bool_var(f"domain_{d}")
@@ -96,6 +109,14 @@ class Variables:
                 for s, slot in enumerate(victim.slots):
                     for n in slot.moves_to:
                         self.move[v, s, n] = model.new_int_var(0, slot.count, f"move_{v}_{s}_{n}")
+                        devices = problem.nodes[n].devices
+                        if slot.device is None or devices is None:
+                            continue
+                        for d in range(devices.count):
+                            if (n, d) != (slot.node, slot.device):
+                                self.move_dev[v, s, n, d] = model.new_int_var(
+                                    0, slot.count, f"move_dev_{v}_{s}_{n}_{d}"
+                                )
         return self
 
     def _fit_bound(self, t: int, n: int, slots: Iterable[Slot]) -> int:
@@ -184,6 +205,12 @@ class Variables:
                 self.model.add_hint(self.move_whole[v], int(moved == victim.running))
         for destination, var in self.move.items():
             self.model.add_hint(var, solution.moved.get(destination, 0))
+        if self.dev and (solution.devices or not solution.placed):
+            for key, var in self.dev.items():
+                self.model.add_hint(var, solution.devices.get(key, 0))
+        if self.move_dev and (solution.moved_devices or not solution.moved):
+            for destination, var in self.move_dev.items():
+                self.model.add_hint(var, solution.moved_devices.get(destination, 0))
         for ids, chosen in ((self.problem.domains, self.domain), (self.problem.spread, self.spread)):
             if not chosen:
                 continue
@@ -208,7 +235,16 @@ class Variables:
                 if count:
                     evicted[v, s] = count
         moved = {key: values[var.index] for key, var in self.move.items() if values[var.index]}
-        return Solution(status, evicted=evicted, placed=placed, moved=moved)  # type: ignore[arg-type]
+        devices = {key: values[var.index] for key, var in self.dev.items() if values[var.index]}
+        moved_devices = {key: values[var.index] for key, var in self.move_dev.items() if values[var.index]}
+        return Solution(
+            status,  # type: ignore[arg-type]
+            evicted=evicted,
+            placed=placed,
+            moved=moved,
+            devices=devices,
+            moved_devices=moved_devices,
+        )
 
 
 def _freed_per_node(problem: Problem) -> dict[int, list[Slot]]:

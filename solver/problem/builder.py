@@ -20,7 +20,7 @@ from operator import attrgetter, itemgetter
 
 import numpy as np
 
-from gpu_preempt.models import Job, Node, Resources, Task
+from gpu_preempt.models import MILLI, Job, Node, Resources, Task
 from gpu_preempt.models.quantity import add
 from gpu_preempt.rules.candidates import Candidate, CandidateSet, preempt_candidates, reclaim_candidates
 from gpu_preempt.rules.placement import Eligibility, eligibility
@@ -33,6 +33,7 @@ from gpu_preempt.state.node_cache import NodeKey
 from .data import (
     Action,
     ChunkType,
+    Devices,
     GuaranteeRow,
     LimitRow,
     NodeRoom,
@@ -40,6 +41,7 @@ from .data import (
     SaturationRow,
     Slot,
     Victim,
+    share_size,
 )
 
 _JOB, _PRIORITY = attrgetter("job"), itemgetter("_resolved_priority")
@@ -276,12 +278,34 @@ def _node_room(cluster: ClusterState, node: Node, priority: int, asked: frozense
     free = None
     if promised is not final:  # a lower-priority promise sits there: room counts it out, free room does not
         free = {r: have.get(r, 0) - promised.get(r, 0) for r in names}
+    now_room = {r: have.get(r, 0) - current.get(r, 0) for r in names}
     return NodeRoom(
         name=name,
         room=room,
-        now_room={r: have.get(r, 0) - current.get(r, 0) for r in names},
+        now_room=now_room,
         free=None if free == room else free,
         eligible=node.schedulable,
+        devices=_devices(cluster, node, priority, room, now_room) if cluster.has_shares() else None,
+    )
+
+
+def _devices(cluster: ClusterState, node: Node, priority: int, room: Resources, now_room: Resources) -> Devices | None:
+    """``node``'s devices as a decision of ``priority`` sees them (docs/snapshot-format.md, "GPU sharing"), for a
+    snapshot with shares of a GPU; ``None`` for a node without GPUs."""
+    count = node.resources.get("gpu", 0) // MILLI
+    if not count:
+        return None
+    loads = cluster.device_loads()
+    seen, now = loads.shares(node.name, priority), loads.now.get(node.name, {})
+    shares = tuple(seen.get(d, 0) for d in range(count))
+    now_shares = tuple(now.get(d, 0) for d in range(count))
+    have = node.resources.get("gpu", 0)
+    return Devices(
+        count=count,
+        whole=(have - room.get("gpu", 0) - sum(shares)) // MILLI,
+        shares=shares,
+        now_whole=(have - now_room.get("gpu", 0) - sum(now_shares)) // MILLI,
+        now_shares=now_shares,
     )
 
 
@@ -301,13 +325,15 @@ def _victim(
     ``fitting`` keeps, per task shape and placement, the nodes whose free room takes one such task (the same for
     every victim of one problem); a move lands only on a node eligible for the moved job (docs/rules.md,
     "Placement")."""
-    slots: dict[tuple[int, tuple[tuple[str, int], ...]], list[str]] = {}
+    slots: dict[tuple[int, tuple[tuple[str, int], ...], int], list[str]] = {}
     node_of, shared = cluster.node_of, all(task.resources is None for task in running)
     every = tuple(sorted(job.task_resources.items()))  # what a task without its own requests asks for
+    on_device = cluster.device_loads().placed if cluster.has_shares() else {}
     for task in reversed(running):  # evict-first order: newest task first (KAI's reverse task order)
         name = str(task.name)
         requests = every if shared else tuple(sorted(job.requests(task).items()))
-        slots.setdefault((index[str(node_of[name])], requests), []).append(name)
+        device = on_device.get(name, (-1,))[0]  # a share's device; -1: whole GPUs
+        slots.setdefault((index[str(node_of[name])], requests, device), []).append(name)
     since = job.progress_since  # the lost-work clock
     elapsed = 0 if since is None else max(0, round((cluster.now - since) * 1000))
     gang = len(running) <= job.gang_minimum
@@ -323,8 +349,13 @@ def _victim(
             found = fitting[key] = tuple(
                 n
                 for n, room in enumerate(nodes)
-                if allowed[positions[room.name]] and all(a <= room.free_room().get(r, 0) for r, a in shape if a > 0)
+                if allowed[positions[room.name]]
+                and all(a <= room.free_room().get(r, 0) for r, a in shape if a > 0)
+                and (room.devices is None or room.free is None)  # devices are seen at the decision's priority
             )
+        if share_size(dict(shape)):  # a share may go to another device of its own node
+            devices = nodes[home].devices
+            return tuple(n for n in found if n != home or (devices is not None and devices.count > 1))
         return tuple(n for n in found if n != home)
 
     return Victim(
@@ -334,7 +365,8 @@ def _victim(
         whole_job=candidate.whole_job and evictable,
         surplus=candidate.surplus if evictable else 0,
         slots=tuple(
-            Slot(node, dict(req), tuple(tasks), destinations(node, req)) for (node, req), tasks in sorted(slots.items())
+            Slot(node, dict(req), tuple(tasks), destinations(node, req), None if device < 0 else device)
+            for (node, req, device), tasks in sorted(slots.items())
         ),
         elapsed_ms=elapsed,
         whole_chunk=whole_chunk(job, running, shared=shared),
@@ -373,7 +405,11 @@ def _moves_possible(prepared: Prepared) -> bool:
         for (shape, mask), found in fitting.items():
             if masks[mask][n] and all(a <= capacity.get(r, 0) - load.get(r, 0) for r, a in shape):
                 found.add(n)
-    pairs = sum(len(fitting[key]) - (home in fitting[key]) for key, homes in tasks.items() for home in homes)
+    # a share may move to another device of its own node (docs/snapshot-format.md, "GPU sharing")
+    stays = {key: 0 if share_size(dict(key[0])) else 1 for key in tasks}
+    pairs = sum(
+        len(fitting[key]) - stays[key] * (home in fitting[key]) for key, homes in tasks.items() for home in homes
+    )
     return 0 < pairs <= MOVE_PAIRS
 
 

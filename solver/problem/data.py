@@ -29,6 +29,36 @@ Status = Literal["optimal", "feasible", "infeasible", "unknown"]
 
 
 @dataclass(frozen=True)
+class Devices:
+    """The GPU devices of a node where shares of a GPU are, or may go (docs/snapshot-format.md, "GPU sharing").
+
+    ``shares`` and ``whole`` are in the final load (victims' tasks included: evicting them frees their part), as the
+    decision's priority sees it; ``now_shares`` and ``now_whole`` what the devices hold right now. On every device
+    the shares sum to at most one GPU; a task of whole GPUs takes devices without shares.
+    """
+
+    count: int
+    whole: int
+    shares: tuple[int, ...]
+    now_whole: int = 0
+    now_shares: tuple[int, ...] = ()
+
+    def free(self) -> int:
+        """Devices with nothing on them in the final load."""
+        return self.count - self.whole - sum(1 for a in self.shares if a)
+
+
+def share_size(requests: Resources) -> int:
+    """The milli-GPUs a task's requests take of one device when they ask for a share of a GPU (below one), else 0.
+
+    >>> share_size({"gpu": 250}), share_size({"gpu": 2000}), share_size({"cpu": 1000})
+    (250, 0, 0)
+    """
+    amount = requests.get("gpu", 0)
+    return amount if 0 < amount < MILLI else 0
+
+
+@dataclass(frozen=True)
 class NodeRoom:
     """A node where the chunk may go, where a victim runs, or where a moved task may land.
 
@@ -48,6 +78,9 @@ class NodeRoom:
     eligible: bool = True
     """Whether the chunk may be placed here: the node is schedulable and matches the job's placement
     (docs/rules.md, "Placement")."""
+    devices: Devices | None = None
+    """Its devices, when the decision must count them (a node with shares of a GPU, or one where the chunk's shares
+    may go); ``None``: whole GPUs only, counted by the node's room."""
 
     def free_room(self) -> Resources:
         return self.room if self.free is None else self.free
@@ -82,6 +115,8 @@ class Slot:
     requests: Resources
     tasks: tuple[str, ...]
     moves_to: tuple[int, ...] = ()
+    device: int | None = None
+    """The device these tasks' share of a GPU is on (``None``: not a share)."""
 
     @property
     def count(self) -> int:
@@ -277,6 +312,12 @@ class Solution:
     stages: list[str] = field(default_factory=list)
     moved: dict[tuple[int, int, int], int] = field(default_factory=dict)
     """Tasks of (victim, slot) moved to node ``n``: ``(v, s, n) -> count`` (docs/snapshot-format.md, "Moves")."""
+    devices: dict[tuple[int, int, int], int] = field(default_factory=dict)
+    """Shares of type ``t`` placed on device ``d`` of node ``n``: ``(t, n, d) -> count`` (docs/snapshot-format.md,
+    "GPU sharing"); their sum over ``d`` is ``placed[t, n]``."""
+    moved_devices: dict[tuple[int, int, int, int], int] = field(default_factory=dict)
+    """Shares of (victim, slot) moved to device ``d`` of node ``n``: ``(v, s, n, d) -> count``; their sum over ``d``
+    is ``moved[v, s, n]``."""
 
     @property
     def feasible(self) -> bool:
@@ -382,14 +423,19 @@ def gpus_of(requests: Resources) -> int:
     return sum(a for r, a in requests.items() if is_gpu_resource(r)) // MILLI
 
 
-def lost_work_ms(problem: Problem, solution: Solution) -> int:
-    """GPU-milliseconds of progress the evicted and moved tasks lose: their GPUs times the time since their job's
-    last checkpoint or start (``elapsed_ms``)."""
+def gpu_milli(requests: Resources) -> int:
+    """Milli-GPUs in a request (all GPU resources together; a share counts its part)."""
+    return sum(a for r, a in requests.items() if is_gpu_resource(r))
+
+
+def lost_work(problem: Problem, solution: Solution) -> int:
+    """Progress the evicted and moved tasks lose, in milli-GPU-milliseconds: their GPUs (a share its part) times
+    the time since their job's last checkpoint or start (``elapsed_ms``)."""
     lost = 0
     for (v, s), n in solution.evicted.items():
-        lost += n * gpus_of(problem.victims[v].slots[s].requests) * problem.victims[v].elapsed_ms
+        lost += n * gpu_milli(problem.victims[v].slots[s].requests) * problem.victims[v].elapsed_ms
     for (v, s, _), n in solution.moved.items():
-        lost += n * gpus_of(problem.victims[v].slots[s].requests) * problem.victims[v].elapsed_ms
+        lost += n * gpu_milli(problem.victims[v].slots[s].requests) * problem.victims[v].elapsed_ms
     return lost
 
 
@@ -406,7 +452,7 @@ def objective_values(problem: Problem, solution: Solution) -> dict[str, object]:
         "priority": per_level,
         "jobs": len(victims),
         "tasks": sum(solution.evicted.values()),
-        "lost_work": lost_work_ms(problem, solution) / 1000,
+        "lost_work": lost_work(problem, solution) / 1_000_000,
     }
     if solution.moved:
         out["moves"] = solution.moves()
@@ -517,3 +563,139 @@ def saturation_rejects(mine: int, share_a: int, rest: int, share_s: int, multipl
         return mine > 0
     ratio_a = Fraction(mine, share_a)
     return ratio_a > 1 and multiplier * ratio_a >= Fraction(rest, share_s)
+
+
+class DeviceFit:
+    """The devices of one node after a solution's evictions, filled task by task (docs/snapshot-format.md, "GPU
+    sharing"): a share goes to the first device that carries shares and has room for it, else to the first empty
+    device (shares packed together, whole devices kept free); a task of ``w`` whole GPUs takes ``w`` empty devices.
+
+    >>> fit = DeviceFit(Devices(count=2, whole=0, shares=(600, 0)))
+    >>> fit.take_share(300), fit.take_share(300), fit.take_whole(1)
+    (0, 1, False)
+    """
+
+    def __init__(self, devices: Devices, freed_shares: dict[int, int] | None = None, freed_whole: int = 0) -> None:
+        self.count = devices.count
+        self.shares = list(devices.shares) + [0] * (devices.count - len(devices.shares))
+        for d, amount in (freed_shares or {}).items():
+            self.shares[d] -= amount
+        self.whole = devices.whole - freed_whole
+
+    def empty(self) -> int:
+        return self.count - self.whole - sum(1 for a in self.shares if a)
+
+    def can_take(self, share: int, gpus: int) -> bool:
+        """Whether a task of ``share`` milli-GPUs on one device (0: none), else of ``gpus`` whole GPUs, fits."""
+        if share:
+            return self.empty() >= 1 or any(a and a + share <= MILLI for a in self.shares)
+        return self.empty() >= gpus
+
+    def take_share(self, amount: int) -> int | None:
+        """The device the share goes to (``None``: none has room)."""
+        device = next((d for d, a in enumerate(self.shares) if a and a + amount <= MILLI), None)
+        if device is None:
+            if self.empty() < 1:
+                return None
+            device = self.shares.index(0)
+        self.shares[device] += amount
+        return device
+
+    def take_whole(self, gpus: int) -> bool:
+        if self.empty() < gpus:
+            return False
+        self.whole += gpus
+        return True
+
+    def holds(self) -> bool:
+        """Whether the devices hold what they carry (every device at most one GPU, whole and shared devices within
+        the count)."""
+        return all(a <= MILLI for a in self.shares) and self.empty() >= 0
+
+
+def freed_on_devices(problem: Problem, solution: Solution) -> dict[int, tuple[dict[int, int], int]]:
+    """Per node, the shares (per device) and the whole devices that the tasks ``solution`` evicts or moves free
+    there, less what the moved tasks take where they land (negative amounts)."""
+    found: dict[int, tuple[dict[int, int], int]] = {}
+
+    def shift(n: int, device: int | None, requests: Resources, count: int) -> None:
+        if not count or problem.nodes[n].devices is None:
+            return
+        shares, whole = found.get(n, ({}, 0))
+        if device is not None:
+            shares[device] = shares.get(device, 0) + share_size(requests) * count
+        else:
+            whole += gpus_of(requests) * count
+        found[n] = (shares, whole)
+
+    for (v, s), count in solution.evicted.items():
+        slot = problem.victims[v].slots[s]
+        shift(slot.node, slot.device, slot.requests, count)
+    for (v, s, n), count in solution.moved.items():
+        slot = problem.victims[v].slots[s]
+        shift(slot.node, slot.device, slot.requests, count)
+        if slot.device is None:
+            shift(n, None, slot.requests, -count)
+    for (v, s, n, d), count in solution.moved_devices.items():
+        shift(n, d, problem.victims[v].slots[s].requests, -count)
+    return found
+
+
+def device_fits(problem: Problem, solution: Solution) -> dict[int, DeviceFit]:
+    """A :class:`DeviceFit` per node with devices, after ``solution``'s evictions and moves."""
+    freed = freed_on_devices(problem, solution)
+    return {
+        n: DeviceFit(node.devices, *freed.get(n, ({}, 0)))
+        for n, node in enumerate(problem.nodes)
+        if node.devices is not None
+    }
+
+
+def assign_devices(problem: Problem, solution: Solution) -> dict[tuple[int, int, int], int] | None:
+    """The devices of the shares ``solution`` places, filled by :class:`DeviceFit` (types in order), or ``None`` when
+    that fill does not hold them all (the devices may still hold them packed otherwise)."""
+    fits = device_fits(problem, solution)
+    out: dict[tuple[int, int, int], int] = {}
+    shares_first = sorted(
+        solution.placed.items(), key=lambda item: (not share_size(problem.chunk[item[0][0]].requests), item[0])
+    )
+    for (t, n), count in shares_first:
+        fit = fits.get(n)
+        if fit is None or not count:
+            continue
+        requests = problem.chunk[t].requests
+        share = share_size(requests)
+        if share:
+            for _ in range(count):
+                device = fit.take_share(share)
+                if device is None:
+                    return None
+                out[t, n, device] = out.get((t, n, device), 0) + 1
+        elif not fit.take_whole(gpus_of(requests) * count):
+            return None
+    return out
+
+
+def devices_broken(problem: Problem, solution: Solution) -> str | None:
+    """Why ``solution``'s devices do not hold what it places (docs/snapshot-format.md, "GPU sharing"), or ``None``:
+    every share placed on a node with devices names one, and after the evictions every device holds at most one GPU
+    and the whole GPUs fit the devices left empty."""
+    fits = device_fits(problem, solution)
+    named: dict[tuple[int, int], int] = {}
+    for (t, n, d), count in solution.devices.items():
+        named[t, n] = named.get((t, n), 0) + count
+        fits[n].shares[d] += share_size(problem.chunk[t].requests) * count
+    for (t, n), count in solution.placed.items():
+        fit = fits.get(n)
+        if fit is None or not count:
+            continue
+        requests = problem.chunk[t].requests
+        if share_size(requests):
+            if named.get((t, n), 0) != count:
+                return f"{count} share(s) placed on {problem.nodes[n].name} name {named.get((t, n), 0)} device(s)"
+        else:
+            fit.whole += gpus_of(requests) * count
+    for n, fit in fits.items():
+        if not fit.holds():
+            return f"the devices of {problem.nodes[n].name} do not hold what the decision leaves on them"
+    return None

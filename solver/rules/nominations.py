@@ -26,10 +26,11 @@ still releasing.
 
 from __future__ import annotations
 
-from gpu_preempt.models import Job, Resources
+from gpu_preempt.models import MILLI, Job, Resources
 from gpu_preempt.models.decision import Decision, Override
 from gpu_preempt.models.quantity import add
 from gpu_preempt.state.cluster import ClusterState
+from gpu_preempt.state.devices import fits_now
 from gpu_preempt.state.node_loads import PROMISED
 
 
@@ -45,6 +46,22 @@ def claim(cluster: ClusterState, job: Job) -> Decision:
         for node, need in now.items()
         for r, amount in need.items()
     )
+    devices: dict[str, tuple[int, ...]] = {}
+    if cluster.has_shares():  # docs/snapshot-format.md, "GPU sharing": a share lands on the device it was promised
+        placed = cluster.device_loads().placed
+        shares: dict[str, dict[int, int]] = {}
+        whole: dict[str, int] = {}
+        for task in cluster.tasks(job, "nominated"):
+            name, requests = str(task.name), job.requests(task)
+            node = placements[name]
+            if name in placed:
+                devices[name] = placed[name]
+                on = shares.setdefault(node, {})
+                for device in placed[name]:
+                    on[device] = on.get(device, 0) + requests.get("gpu", 0)
+            else:
+                whole[node] = whole.get(node, 0) + requests.get("gpu", 0) // MILLI
+        fits = fits and all(fits_now(cluster, node, shares.get(node, {}), whole.get(node, 0)) for node in now)
     where = ", ".join(sorted(set(placements.values())))
     return Decision(
         job.name,
@@ -54,6 +71,7 @@ def claim(cluster: ClusterState, job: Job) -> Decision:
         optimal=True,
         objective={"priority": [], "jobs": 0, "tasks": 0, "lost_work": 0.0},
         reason=f"claims its nomination on {where}" + ("" if fits else " (still waiting for releasing tasks to leave)"),
+        devices=devices,
     )
 
 

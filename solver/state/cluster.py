@@ -39,9 +39,11 @@ import numpy as np
 
 from gpu_preempt.models import Job, Node, Resources, Snapshot, SnapshotError, Task
 from gpu_preempt.models.columns import CODES, JobColumns, grouped
+from gpu_preempt.models.job import share_of
 
 from . import rooms
 from .derive import changed_nodes, derived
+from .devices import DeviceLoads, device_loads
 from .fair_share import cluster_capacity, fair_shares
 from .kept import Kept
 from .layered import Layered
@@ -61,16 +63,23 @@ GROUPED_IN_NUMPY = 4096
 
 
 def refuse_shares(snapshot: Snapshot) -> None:
-    """Raise :class:`SnapshotError` naming the first job that asks for a share of a GPU: a snapshot may describe
-    shared devices (docs/snapshot-format.md, "GPU sharing"), but decisions are made on whole GPUs only."""
-    shared = snapshot.shared_jobs()
-    if shared:
-        i = shared[0]
-        name = snapshot.jobs[i].name
-        raise SnapshotError.single(
-            f"jobs[{i}]",
-            f"job {name} asks for a share of a GPU: the snapshot is valid, but decisions are made on whole GPUs only",
-        )
+    """Raise :class:`SnapshotError` naming the first job whose shares decisions cannot count yet: a share by GPU
+    memory, or a share on several devices (docs/snapshot-format.md, "GPU sharing"); shares by fraction of one device
+    are decided."""
+    jobs = snapshot.jobs
+    for i in snapshot.shared_jobs():
+        job = jobs[i]
+        why = None
+        if job.gpu_devices > 1:
+            why = "takes its share on several devices (gpu_devices)"
+        elif any((share := share_of(job.requests(task))) is not None and share[1] for task in job.tasks):
+            why = "asks for GPU memory"
+        if why is not None:
+            raise SnapshotError.single(
+                f"jobs[{i}]",
+                f"job {job.name} {why}: the snapshot is valid, but decisions count shares of a GPU by fraction "
+                "of one device only",
+            )
 
 
 class ClusterState:
@@ -109,6 +118,10 @@ class ClusterState:
     nodes_kept: Kept
     """Caches of what depends on the node models alone (capacities, labels, taints): shared by the states of
     every snapshot with the same node models (a replay's cycles while no node changes)."""
+    task_devices: dict[str, tuple[int, ...]]
+    """Task -> the devices the decisions of this session put a share of a GPU on (docs/snapshot-format.md, "GPU
+    sharing"); the snapshot's own are on its tasks."""
+    _devices: DeviceLoads | None
 
     def __init__(
         self,
@@ -170,14 +183,29 @@ class ClusterState:
         self.changed_jobs = frozenset()
         self.job_counts = {}
         self._kept = Kept()
+        self.task_devices = {}
+        self._devices = None
 
-    def with_changes(self, changes: Iterable[tuple[str, str, str | None]]) -> ClusterState:
-        """A new state where each ``(task, status, node)`` is applied (``node`` None: keep it); shares stay.
+    def with_changes(
+        self, changes: Iterable[tuple[str, str, str | None]], devices: Mapping[str, tuple[int, ...]] | None = None
+    ) -> ClusterState:
+        """A new state where each ``(task, status, node)`` is applied (``node`` None: keep it), shares of a GPU
+        placed on their ``devices`` (task -> devices); fair shares stay.
 
         Only what the changed tasks touch is recomputed (:mod:`.derive`): their nodes' loads, their jobs' running
         counts, and the usage of their queues and ancestors.
         """
-        return derived(self, changes)
+        return derived(self, changes, devices or {})
+
+    def has_shares(self) -> bool:
+        """Whether some job of the snapshot asks for a share of a GPU (docs/snapshot-format.md, "GPU sharing")."""
+        return bool(self.snapshot.shared_jobs())
+
+    def device_loads(self) -> DeviceLoads:
+        """The shares on every device (:mod:`.devices`), kept while this state lasts."""
+        if self._devices is None:
+            self._devices = device_loads(self)
+        return self._devices
 
     def for_snapshot(self, kind: type[K]) -> K:
         """The one instance of ``kind`` (a class made with no arguments) kept for this snapshot and shared by every

@@ -10,7 +10,7 @@ same statuses.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from gpu_preempt.models import Resources
@@ -25,11 +25,17 @@ if TYPE_CHECKING:
     from .cluster import ClusterState
 
 
-def derived(parent: ClusterState, changes: Iterable[tuple[str, str, str | None]]) -> ClusterState:
-    """``parent`` with each ``(task, status, node)`` applied (``node`` None: keep it); fair shares stay."""
+def derived(
+    parent: ClusterState, changes: Iterable[tuple[str, str, str | None]], devices: Mapping[str, tuple[int, ...]]
+) -> ClusterState:
+    """``parent`` with each ``(task, status, node)`` applied (``node`` None: keep it), shares placed on their
+    ``devices``; fair shares stay."""
     new = copy.copy(parent)
     new._kept = Kept()
     new._waiting = None
+    new._devices = None
+    if devices:
+        new.task_devices = {**parent.task_devices, **devices}
     # the task and job maps are layered over the parent's (a few changes of hundreds of thousands of entries)
     new.status, new.node_of = Layered(parent.status), Layered(parent.node_of)
     before_running = parent.running
@@ -55,8 +61,9 @@ def derived(parent: ClusterState, changes: Iterable[tuple[str, str, str | None]]
         requests = job.requests(spec)
         _move(loads, 0, FINAL, touched_nodes, requests, before, where, after, there)
         _move(loads, 1, CURRENT, touched_nodes, requests, before, where, after, there)
-        if before == "running" and after in PROMISED and where is not None and there != where:
-            new.leaving[where] = dict(new.leaving.get(where, {}))  # moved: the old pod is still there now
+        if before == "running" and after in PROMISED and where is not None:
+            # moved (to another node, or a share to another device of its own): the old pod is still there now
+            new.leaving[where] = dict(new.leaving.get(where, {}))
             shift(new.leaving[where], requests, 1)
         changed_jobs.add(job.name)
         running.counts[job.name] += (after == "running") - (before == "running")

@@ -1,16 +1,18 @@
 """GPU sharing in snapshots (docs/snapshot-format.md, "GPU sharing"): shares of a GPU by fraction or by memory, on
 ``gpu_devices`` devices of one node, running ones naming their devices; the device ledger they must fit. Decisions
-are made on whole GPUs only: a valid snapshot with a share is refused by the engine, in one line."""
+are made on shares by fraction of one device (shares by memory or on several devices are refused by name, in one
+line)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 from conftest import base_document
 
 from gpu_preempt import decide
-from gpu_preempt.models import Snapshot, SnapshotError, snapshot_from_data
+from gpu_preempt.models import SnapshotError, snapshot_from_data
 from gpu_preempt.models.sharing import device_ledger
 
 Doc = dict[str, Any]
@@ -64,14 +66,33 @@ def test_a_queue_may_deserve_a_fraction_of_a_gpu() -> None:
     assert snapshot_from_data(document).queues[1].deserved == {"gpu": 1500}
 
 
-def test_decisions_on_shares_are_refused_by_name_and_whole_gpus_decide_as_before(cli: Any) -> None:
+def test_shares_by_memory_or_on_several_devices_are_refused_by_name(cli: Any) -> None:
     snapshot = snapshot_from_data(sharing_document())
-    with pytest.raises(SnapshotError, match=r"job half asks for a share of a GPU: the snapshot is valid, but"):
-        decide(snapshot, "wait")
+    with pytest.raises(
+        SnapshotError, match=r"job mem takes its share on several devices \(gpu_devices\): the snapshot"
+    ):
+        decide(snapshot, "infer")
     result = cli("cycle", document=sharing_document())
     assert result.exit_code == 2
     assert result.stderr.strip().endswith(
-        "job half asks for a share of a GPU: the snapshot is valid, but decisions are made on whole GPUs only (jobs[2])"
+        "job mem takes its share on several devices (gpu_devices): the snapshot is valid, but decisions count shares "
+        "of a GPU by fraction of one device only (jobs[3])"
     )
-    assert isinstance(snapshot_from_data(base_document()), Snapshot)
-    assert cli("cycle", document=base_document()).exit_code == 0
+    document = sharing_document()
+    document["jobs"][3]["gpu_devices"] = 1
+    document["jobs"][3]["tasks"] = [{"node": "n0", "devices": [1]}]
+    with pytest.raises(SnapshotError, match="job mem asks for GPU memory"):
+        decide(snapshot_from_data(document), "infer")
+
+
+def test_a_share_is_placed_on_the_device_that_carries_shares_and_has_room(cli: Any) -> None:
+    document = sharing_document()
+    del document["jobs"][3]  # mem: a share by memory
+    decision = decide(snapshot_from_data(document), "infer")
+    assert decision.outcome == "allocated"
+    assert decision.placements == {"infer-0": "n0"}
+    assert decision.devices == {"infer-0": (0,)}  # beside the half, not on an empty device nor beside the quarter
+    result = cli("cycle", "--json", "--verify", document=document)
+    assert result.exit_code == 0, result.stderr
+    (placed,) = [d for d in json.loads(result.stdout)["decisions"] if d["job"] == "infer" and d["placements"]]
+    assert placed["devices"] == {"infer-0": [0]}

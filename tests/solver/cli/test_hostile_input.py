@@ -312,15 +312,16 @@ def test_a_bad_trace_is_refused_naming_the_line(tmp_path: Path, rows: str, words
 
 def test_extreme_values_within_the_bounds_are_decided_without_a_crash(tmp_path: Path):
     """The largest accepted amounts and the widest span of times: single products fit in 64 bits; a sum that does
-    not is reported as ``unknown`` with its reason, not as a crash."""
+    not (the lost work of two jobs of coprime sizes started a millisecond apart, which no common factor shrinks) is
+    reported as ``unknown`` with its reason, not as a crash."""
     document = {
         "now": "9999-12-31T23:59:59Z",
         "nodes": [{"name": f"n{i}", "resources": {"gpu": 16384, "memory": "1Pi"}} for i in range(2)],
         "queues": [{"name": "q", "deserved": {"gpu": 1}}],
         "jobs": [
             *(
-                {"name": f"old{i}", "queue": "q", "priority": -(2**31), "started_at": "0001-01-01T00:00:00Z",
-                 "task_resources": {"gpu": 16384, "memory": "1Pi"}, "tasks": [{"node": f"n{i}"}]}
+                {"name": f"old{i}", "queue": "q", "priority": -(2**31), "started_at": f"0001-01-01T00:00:00.00{i}Z",
+                 "task_resources": {"gpu": 16384 - i, "memory": "1Pi"}, "tasks": [{"node": f"n{i}"}]}
                 for i in range(2)
             ),
             {"name": "new", "queue": "q", "priority": 2**31 - 1, "task_resources": {"gpu": 16384}, "tasks": [{}, {}]},

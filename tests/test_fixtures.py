@@ -69,6 +69,9 @@ class Expectation(BaseModel):
     """Exactly these tasks are moved, each to this node (docs/snapshot-format.md, "Moves")."""
     below_line: dict[str, list[str]] | None = None
     """Exactly these queues, in these resources, are taken below their reclaim line (``last_chunk``)."""
+    devices: dict[str, list[int]] | None = None
+    """Exactly these shares of a GPU placed or moved, each on these devices (docs/snapshot-format.md, "GPU
+    sharing")."""
 
 
 def with_expectations() -> list[Path]:
@@ -109,6 +112,8 @@ def check_decision(decision: Decision, expect: Expectation) -> None:
         assert [o.task for o in decision.overrides] == expect.overrides, decision.to_dict()
     if expect.moves is not None:
         assert {m.task: m.node for m in decision.moves} == expect.moves, decision.to_dict()
+    if expect.devices is not None:
+        assert {task: list(found) for task, found in decision.devices.items()} == expect.devices, decision.to_dict()
     if expect.below_line is not None:
         noted: dict[str, list[str]] = {}
         for note in decision.below_line:

@@ -70,7 +70,8 @@ def solve(
     if as_json:
         document = {
             "jobs": _job_states(
-                cluster.with_changes(decision.changes(), decision.devices), [job, *[v.job for v in decision.victims]]
+                cluster.with_changes(decision.changes(), decision.devices),
+                [job, *[v.job for v in decision.victims], *[m.job for m in decision.moves]],
             ),
             "decisions": [decision.to_dict(timing=timing)],
         }
@@ -212,13 +213,16 @@ def _write_next(source: Path, target: Path, result: CycleResult) -> None:
 
 
 def _job_states(cluster: ClusterState, names: list[str]) -> dict[str, Any]:
+    """Each job's tasks after the decisions: status and node, and the devices of a share of a GPU placed."""
+
+    def state(name: str) -> dict[str, Any]:
+        found = {"status": cluster.status[name], "node": cluster.node_of[name]}
+        if name in cluster.task_devices and found["status"] != "pending":
+            found["devices"] = list(cluster.task_devices[name])
+        return found
+
     return {
-        name: {
-            "tasks": {
-                str(t.name): {"status": cluster.status[str(t.name)], "node": cluster.node_of[str(t.name)]}
-                for t in cluster.snapshot.job(name).tasks
-            }
-        }
+        name: {"tasks": {str(t.name): state(str(t.name)) for t in cluster.snapshot.job(name).tasks}}
         for name in dict.fromkeys(names)
     }
 

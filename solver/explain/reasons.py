@@ -16,10 +16,10 @@ from itertools import compress
 from operator import attrgetter
 
 from gpu_preempt import cpsat
-from gpu_preempt.models import Job, Resources, format_quantity, format_resources, format_time
+from gpu_preempt.models import MILLI, Job, Resources, format_quantity, format_resources, format_time
 from gpu_preempt.models.decision import Decision, Protected
 from gpu_preempt.models.quantity import add
-from gpu_preempt.problem.data import GuaranteeRow, Problem, could_fit
+from gpu_preempt.problem.data import GuaranteeRow, Problem, could_fit, gpus_of, share_size
 from gpu_preempt.rules.candidates import CandidateSet
 from gpu_preempt.rules.placement import placement_matters
 from gpu_preempt.rules.reclaim_line import reclaim_line
@@ -85,8 +85,9 @@ def why_infeasible(problem: Problem, candidates: CandidateSet | None) -> str:
     blame = [family for family in families if _feasible_without(problem, family)]
     if blame:
         return "; ".join(_family_reason(problem, family) for family in blame)
+    devices = device_note(problem)
     if problem.action == "allocate":
-        return f"no room without evicting anything: the job needs {need}"
+        return f"no room without evicting anything: the job needs {need}" + (f"; {devices}" if devices else "")
     excluded = _exclusions(candidates)
     if not problem.victims:
         return f"no candidate victims ({excluded})" if excluded else "no candidate victims"
@@ -95,8 +96,43 @@ def why_infeasible(problem: Problem, candidates: CandidateSet | None) -> str:
     return (
         f"even evicting all {len(problem.victims)} candidate job(s) leaves no room: the job needs {need}, "
         f"and at most {everything} of its required tasks would fit{inside}"
+        + (f"; {devices}" if devices else "")
         + (f"; out of reach: {excluded}" if excluded else "")
     )
+
+
+def device_note(problem: Problem) -> str | None:
+    """Where counting devices, not node rooms, leaves the chunk out (docs/snapshot-format.md, "GPU sharing"), as
+    things stand before any eviction: a share that no device has room for though its node does, or whole GPUs that
+    find no empty device though their node has room in shares. ``None`` when devices are not the reason."""
+    for chunk in problem.chunk:
+        if not chunk.required:
+            continue
+        share, gpus = share_size(chunk.requests), gpus_of(chunk.requests)
+        best: tuple[int, str, int] | None = None  # free on one device, node, device
+        for node in problem.nodes:
+            spec = node.devices
+            if spec is None or not node.eligible or node.room.get("gpu", 0) < (share or gpus * MILLI):
+                continue
+            if share:
+                if spec.free() > 0:
+                    return None  # an empty device takes it
+                for d, held in enumerate(spec.shares):
+                    if held and (best is None or MILLI - held > best[0]):
+                        best = (MILLI - held, node.name, d)
+            elif gpus and spec.free() < gpus:
+                shared = sum(1 for a in spec.shares if a)
+                return (
+                    f"{node.name} has {node.room.get('gpu', 0) / MILLI:g} GPU free, but in shares of {shared} "
+                    f"device(s) and {spec.free()} empty; the job needs {gpus} whole"
+                )
+        if best is not None and best[0] < share:
+            free, name, device = best
+            return (
+                f"device {device} of {name} has {free / MILLI:g} free, the most of any device; the job needs "
+                f"{share / MILLI:g} on one device"
+            )
+    return None
 
 
 def _need(problem: Problem) -> str:

@@ -114,7 +114,9 @@ class Weighted(SnapshotModel):
 class SizeClass(SnapshotModel):
     """Jobs with at most ``max_gpus`` GPUs (the first class that fits) get ``priority_class``."""
 
-    max_gpus: int | None = Field(None, ge=0, le=2**31 - 1, description="null = any size")
+    max_gpus: float | None = Field(
+        None, ge=0, le=2**31 - 1, description="null = any size; 0.5: shares up to half a GPU"
+    )
     priority_class: Name
 
 
@@ -133,6 +135,38 @@ class Assignment(SnapshotModel):
     gpu_model: Weighted | None = Field(
         None, description="a GPU model per job, weights per model of the cluster; the job runs only on such nodes"
     )
+    gpu_share: Weighted | None = Field(
+        None,
+        description="for jobs of one GPU, the share of one GPU each takes, weights per share ('1' whole, '0.5', "
+        "'0.25', in thousandths): a share goes on one device beside others (docs/snapshot-format.md, GPU sharing)",
+    )
+
+    @model_validator(mode="after")
+    def _shares(self) -> Assignment:
+        if self.gpu_share is not None:
+            bad = [
+                (("gpu_share", "weights", key), "a share of one GPU: a number above 0, at most 1, in thousandths")
+                for key in self.gpu_share.weights
+                if share_milli(key) is None
+            ]
+            raise_errors("Assignment", bad)
+        return self
+
+
+def share_milli(text: str) -> int | None:
+    """The milli-GPUs of a share written ``text`` (``"0.25"`` -> 250, ``"1"`` -> 1000), or ``None`` if it is not a
+    share of one GPU in thousandths.
+
+    >>> share_milli("0.25"), share_milli("1"), share_milli("1.5"), share_milli("0.0001")
+    (250, 1000, None, None)
+    """
+    try:
+        value = float(text) * 1000
+    except ValueError:
+        return None
+    if not 0 < value <= 1000 or abs(value - round(value)) > 1e-6:
+        return None
+    return round(value)
 
 
 class Window(SnapshotModel):

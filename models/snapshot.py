@@ -173,6 +173,8 @@ class Snapshot(LazyPartsModel):
         self._check_topology(errors)
         if not fitted:
             self._check_devices(errors)
+        else:  # the replay keeps its own device ledger
+            self._shared_jobs = [i for i, job in enumerate(self.jobs) if has_shares(job)]
         if not fitted and (errors or not columnar or self._over_capacity()):
             self._check_node_capacity(errors)
         raise_errors("Snapshot", errors)

@@ -50,6 +50,7 @@ def restart(document: dict[str, Any], statuses: tuple[str, ...] = ("releasing", 
             if task.get("status") in statuses:
                 task["status"] = "pending"
                 task.pop("node", None)
+                task.pop("devices", None)
     return out
 
 

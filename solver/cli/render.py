@@ -325,6 +325,12 @@ def print_simulation(scenario: Path, folder: Path, s: dict[str, Any]) -> None:
         f"{pre['total']} preemptions ({pre['per_1000_gpu_hours']} per 1,000 GPU-h, at most {pre['max_per_job']} "
         f"of one job), {pre['moves']} moves; Jain's index {s['fairness']['jain_index']}"
     )
+    partly = s.get("fragmentation", {})
+    if partly.get("max_gpus"):
+        out.print(
+            f"GPUs partly used by shares (they cannot host a whole-GPU task): {partly['mean_gpus']:g} on average, "
+            f"{partly['max_gpus']} at most"
+        )
     out.print(
         f"solver {solver['name']}: {solver['cycles']} cycles, {solver['decisions']} decisions, "
         f"{solver['victim_decisions']} victim searches, "

@@ -2,7 +2,8 @@
 
 The cycle compares the task statuses it started and ended with; each job whose tasks changed is brought up to date
 in arrival order (as a walk over the active jobs would): an ``allocated`` task runs, a ``pipelined`` one is
-nominated (or, moved, restarts on its new node), a ``releasing`` one leaves after the grace period. Then the job
+nominated (or, moved, restarts on its new node, or waits there nominated while releasing tasks still hold its
+room), a ``releasing`` one leaves after the grace period. Then the job
 pays what the restart model charges (:func:`.progress.after_change`), takes its requeue state, restarts its
 protections when it starts again, and gets a new completion time.
 """
@@ -38,20 +39,29 @@ def apply_cycle(sim: Simulator, result: CycleResult) -> None:
             if after == before:
                 continue
             changed = True
+            devices = end.task_devices.get(name)  # docs/snapshot-format.md, "GPU sharing"
             if after == "allocated":
-                place(sim.cluster, job, i, node)
+                place(sim.cluster, job, i, node, devices)
             elif after == "pipelined" and before == "running":
                 leave(sim.cluster, job, i)
-                place(sim.cluster, job, i, node)
+                assert node is not None
+                if sim.cluster.fits_now(node, job.spec.task_gpu_milli[i], devices):
+                    place(sim.cluster, job, i, node, devices)
+                else:  # its new room is still held by releasing tasks: it waits there, nominated
+                    job.status[i], job.node[i] = "nominated", node
+                    _name_devices(job, i, devices)
                 moved = True
             elif after == "pipelined":
                 job.status[i], job.node[i] = "nominated", node
+                _name_devices(job, i, devices)
             elif after == "releasing":
                 job.status[i] = "releasing"
                 gone.append(i)
                 evicted = True
             elif after == "pending":
                 job.status[i], job.node[i] = "pending", None
+                if job.devices:
+                    job.devices[i] = None
         if changed:
             job.changed()
             sim.ledgers.changed(job.spec.name)
@@ -89,19 +99,29 @@ def _settle(
         schedule_completion(queue, now, job)
 
 
-def place(cluster: ReplayCluster, job: SimJob, task: int, node: str | None) -> None:
-    """``job``'s task runs on ``node`` (its GPUs held there)."""
+def place(cluster: ReplayCluster, job: SimJob, task: int, node: str | None, devices: tuple[int, ...] | None) -> None:
+    """``job``'s task runs on ``node`` (its GPUs held there; a share of a GPU on its ``devices``)."""
     assert node is not None
     job.status[task], job.node[task] = "running", node
-    cluster.used[node] += job.spec.task_gpus[task]
+    if job.devices or devices is not None:
+        _name_devices(job, task, devices)
+    cluster.hold(node, job.spec.task_gpu_milli[task], devices)
 
 
 def leave(cluster: ReplayCluster, job: SimJob, task: int) -> None:
     """``job``'s task leaves its node (its GPUs freed there)."""
     node = job.node[task]
     assert node is not None
-    cluster.used[node] -= job.spec.task_gpus[task]
+    cluster.hold(node, job.spec.task_gpu_milli[task], job.devices[task] if job.devices else None, -1)
     job.node[task] = None
+    if job.devices:
+        job.devices[task] = None
+
+
+def _name_devices(job: SimJob, task: int, devices: tuple[int, ...] | None) -> None:
+    if not job.devices:
+        job.devices = [None] * job.spec.tasks
+    job.devices[task] = devices
 
 
 def schedule_completion(queue: EventQueue, now: float, job: SimJob) -> None:

@@ -19,6 +19,9 @@ class Counters:
 
     idle: float = 0.0
     capacity: float = 0.0
+    fragmented: float = 0.0
+    """Device-seconds of devices partly used by shares of a GPU (:meth:`.replay_cluster.ReplayCluster.fragmented`)."""
+    most_fragmented: int = 0
     below_deserved: dict[str, float] = field(default_factory=dict)
     deviation: float = 0.0
     jain: float = 0.0
@@ -26,8 +29,8 @@ class Counters:
 
 
 class Ledgers:
-    """The counters, the time series, and GPUs per leaf queue: held by running tasks, and wanted (held, pending and
-    nominated). Only the jobs that arrived or changed since the last count are counted again."""
+    """The counters, the time series, and milli-GPUs per leaf queue: held by running tasks, and wanted (held,
+    pending and nominated). Only the jobs that arrived or changed since the last count are counted again."""
 
     def __init__(self, leaves: list[str]) -> None:
         self.counters = Counters()
@@ -44,7 +47,7 @@ class Ledgers:
         self.recount.add(name)
 
     def queue_gpus(self, jobs: dict[str, SimJob]) -> tuple[dict[str, int], dict[str, int]]:
-        """GPUs per leaf queue, held and wanted, brought up to date (``jobs``: every job of the replay)."""
+        """Milli-GPUs per leaf queue, held and wanted, brought up to date (``jobs``: every job of the replay)."""
         held, wanted = self.held, self.wanted
         for name in self.recount:
             job = jobs[name]
@@ -64,10 +67,13 @@ class Ledgers:
         """Integrate the figures over ``dt`` seconds of the present state (``shares``: fair GPUs per leaf queue)."""
         total = sum(cluster.capacity.values())
         counters = self.counters
-        counters.capacity += total * dt
-        counters.idle += (total - sum(cluster.used.values())) * dt
+        counters.capacity += total * dt / MILLI
+        counters.idle += (total - sum(cluster.used.values())) * dt / MILLI
+        fragmented = cluster.fragmented()
+        counters.fragmented += fragmented * dt
+        counters.most_fragmented = max(counters.most_fragmented, fragmented)
         held, wanted = self.queue_gpus(jobs)
-        deserved = {q.name: q.deserved.get("gpu", 0) // MILLI for q in cluster.queues}
+        deserved = {q.name: q.deserved.get("gpu", 0) for q in cluster.queues}
         below = counters.below_deserved
         ratios = []
         for queue in held:
@@ -75,37 +81,50 @@ class Ledgers:
                 below[queue] = below.get(queue, 0.0) + dt
             fair = shares.get(queue)
             if fair is not None:
-                counters.deviation += abs(held[queue] - fair) * dt
+                counters.deviation += abs(held[queue] / MILLI - fair) * dt
                 if fair > 0:
-                    ratios.append(held[queue] / fair)
+                    ratios.append(held[queue] / MILLI / fair)
         if ratios and any(ratios):
             counters.jain += sum(ratios) ** 2 / (len(ratios) * sum(r * r for r in ratios)) * dt
             counters.jain_time += dt
 
     def sample(self, now: float, cluster: ReplayCluster, shares: dict[str, float], jobs: dict[str, SimJob]) -> None:
-        """A row of the time series: free GPUs, and per leaf queue GPUs held, wanted and its fair share."""
+        """A row of the time series: free GPUs, devices partly used by shares, and per leaf queue GPUs held, wanted
+        and its fair share."""
         held, wanted = self.queue_gpus(jobs)
-        row: dict[str, Any] = {"time": now, "free_gpus": sum(cluster.capacity.values()) - sum(cluster.used.values())}
+        free = (sum(cluster.capacity.values()) - sum(cluster.used.values())) / MILLI
+        row: dict[str, Any] = {"time": now, "free_gpus": free, "fragmented_gpus": cluster.fragmented()}
         for queue in held:
-            row[f"{queue}.allocated"] = held[queue]
-            row[f"{queue}.demanded"] = wanted[queue]
+            row[f"{queue}.allocated"] = held[queue] / MILLI
+            row[f"{queue}.demanded"] = wanted[queue] / MILLI
             row[f"{queue}.fair_share"] = shares.get(queue, 0.0)
         row["preemptions"] = sum(j.evictions for j in jobs.values())
         self.samples.append(row)
 
 
 def invariants(cluster: ReplayCluster, active: dict[str, SimJob]) -> list[str]:
-    """Broken invariants of the simulated state (checking mode): node capacity, the GPU ledger, gang minimums."""
+    """Broken invariants of the simulated state (checking mode): node capacity, the GPU ledger, the device ledger
+    (docs/snapshot-format.md, "GPU sharing"), gang minimums."""
     problems = []
     for name, used in cluster.used.items():
         if used > cluster.capacity[name]:
-            problems.append(f"node {name} holds {used} GPUs of {cluster.capacity[name]}")
+            problems.append(f"node {name} holds {used / MILLI:g} GPUs of {cluster.capacity[name] // MILLI}")
     recount: dict[str, int] = dict.fromkeys(cluster.used, 0)
+    shares: dict[str, dict[int, int]] = {}
     for job in active.values():
-        for gpus, node, status in zip(job.spec.task_gpus, job.node, job.status, strict=True):
+        for i, (gpus, node, status) in enumerate(zip(job.spec.task_gpu_milli, job.node, job.status, strict=True)):
             if status in ("running", "releasing"):
                 assert node is not None
                 recount[node] += gpus
+                for device in (job.devices[i] if job.devices else None) or ():
+                    on = shares.setdefault(node, {})
+                    on[device] = on.get(device, 0) + gpus
+    for name, on in sorted(shares.items()):
+        whole = (recount[name] - sum(on.values())) // MILLI
+        if any(a > MILLI for a in on.values()) or whole + len(on) > cluster.capacity[name] // MILLI:
+            problems.append(f"node {name}: its devices hold more than they have ({dict(sorted(on.items()))})")
+    if shares != {n: on for n, on in cluster.shares.items() if on}:
+        problems.append("device ledger disagrees with the shares on the nodes")
         running = job.status.count("running")
         minimum = job.spec.min_available or job.spec.tasks
         if 0 < running < minimum:

@@ -5,7 +5,9 @@ Definitions (times in seconds, GPU-time in GPU-hours):
 * wait: first start - submit; JCT: finish - submit (trace jobs only: the jobs
   of a cluster snapshot are ``starting_jobs``, counted in every other figure); bounded slowdown:
   ``max(1, JCT / max(duration, 10 s))``; percentiles by linear interpolation;
-* utilisation: GPU-time held by tasks (running or releasing) / capacity x span;
+* utilisation: GPU-time held by tasks (running or releasing; a share of a GPU its part) / capacity x span;
+* fragmentation: devices partly used by shares of a GPU (they cannot host a task of whole GPUs), mean over time and
+  most at once;
 * goodput: the GPU-time of completed jobs' trace durations (work that counted);
   lost: progress destroyed by evictions and gang moves (lost_to_moves: the
   moves' part); overhead: restart
@@ -25,6 +27,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
+from gpu_preempt.models import MILLI
 
 from .progress import SimJob
 from .simulator import Simulator
@@ -111,7 +115,7 @@ def summary(sim: Simulator) -> dict[str, Any]:
         "scenario": sim.scenario.description,
         "offered_load": round(sim.workload.offered_load, 4) if math.isfinite(sim.workload.offered_load) else None,
         "time_scale": sim.scenario.workload.time_scale,
-        "gpus": sum(sim.capacity.values()),
+        "gpus": sum(sim.capacity.values()) // MILLI,
         "span_h": _hours(span),
         "synthetic": sim.workload.synthetic,
         "overall": job_figures(jobs),
@@ -127,6 +131,10 @@ def summary(sim: Simulator) -> dict[str, Any]:
             "overhead": _hours(overhead),
         },
         "utilisation": round(held / counters.capacity, 4) if counters.capacity else None,
+        "fragmentation": {
+            "mean_gpus": round(counters.fragmented / span, 3) if span else None,
+            "max_gpus": counters.most_fragmented,
+        },
         "goodput_share": round(goodput / counters.capacity, 4) if counters.capacity else None,
         "lost_share": round(lost / held, 4) if held else None,
         "preemptions": {

@@ -19,6 +19,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from gpu_preempt.models import MILLI
+
 from .simulator import Simulator
 
 
@@ -98,7 +100,7 @@ def plot_data(sim: Simulator, title: str = "") -> dict[str, Any]:
         "jcts": [(j.finish - j.spec.submit) / 3600 for j in traced if j.finish is not None],
         "samples": sim.samples,
         "queues": sim.leaves(),
-        "gpus": sum(sim.capacity.values()),
+        "gpus": sum(sim.capacity.values()) // MILLI,
     }
 
 
@@ -147,7 +149,7 @@ def jobs_table(sim: Simulator) -> pa.Table:
             "queue": column([j.spec.queue for j in jobs], pa.string()),
             "priority_class": column([j.spec.priority_class for j in jobs], pa.string()),
             "gpu_model": column([j.spec.gpu_model for j in jobs], pa.string()),
-            "gpus": column([j.spec.gpus for j in jobs], pa.int32()),
+            "gpus": column([j.spec.gpus for j in jobs], pa.float64()),
             "tasks": column([j.spec.tasks for j in jobs], pa.int32()),
             "min_available": column([j.spec.min_available for j in jobs], pa.int32()),
             "preemptible": column([j.spec.preemptible for j in jobs], pa.bool_()),

@@ -104,6 +104,9 @@ def _utilisation(data: dict[str, Any], path: Path, title: str) -> None:
     hours = [r["time"] / 3600 for r in rows]
     figure, axes = _figure(8, 4.5, title, right=0.9)
     axes.step(hours, [1 - r["free_gpus"] / total for r in rows], where="post", label="utilisation (GPUs in use)")
+    if any(r.get("fragmented_gpus") for r in rows):  # docs/snapshot-format.md, "GPU sharing"
+        partly = [r.get("fragmented_gpus", 0) / total for r in rows]
+        axes.step(hours, partly, where="post", color="C2", linestyle="--", label="GPUs partly used by shares")
     axes.set_xlabel("simulated time (hours)")
     axes.set_ylabel("utilisation (share of GPUs)")
     axes.set_ylim(0, 1.02)

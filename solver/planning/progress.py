@@ -5,7 +5,7 @@ share of the job's GPUs that are running. A job evicted whole loses its progress
 (``restart.model: restart``), or what came after its last checkpoint (``checkpoint``, every ``restart.interval``
 seconds of progress). A moved gang restarts, so it loses progress as if evicted; a moved elastic job does not.
 
->>> job = SimJob(JobSpec("j", 0.0, 100.0, 8, (4, 4), "q"), ["running", "running"], ["n0", "n1"], work=100.0)
+>>> job = SimJob(JobSpec("j", 0.0, 100.0, 8000, (4000, 4000), "q"), ["running", "running"], ["n0", "n1"], work=100.0)
 >>> job.touch(30.0)
 >>> job.progress, job.held
 (30.0, 240.0)
@@ -17,9 +17,9 @@ seconds of progress). A moved gang restarts, so it loses progress as if evicted;
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from gpu_preempt.models import Job, RequeueState
+from gpu_preempt.models import MILLI, Job, RequeueState
 from gpu_preempt.models.scenario import Restart
 
 from .workload import JobSpec
@@ -34,6 +34,8 @@ class SimJob:
     """Per task: pending, running, releasing, nominated, or done."""
     node: list[str | None]
     work: float
+    devices: list[tuple[int, ...] | None] = field(default_factory=list)
+    """Per task, the devices its share of a GPU is on (running, releasing or nominated); empty: none is a share."""
     """Seconds of progress at full width it needs to finish."""
     progress: float = 0.0
     since: float = 0.0
@@ -57,7 +59,8 @@ class SimJob:
     model: Job | None = None
     """Its snapshot model, kept until its tasks change."""
     sums: tuple[int, int, int] | None = None
-    """GPUs of its running, releasing and waiting (pending or nominated) tasks; ``None`` until counted again."""
+    """Milli-GPUs of its running, releasing and waiting (pending or nominated) tasks; ``None`` until counted
+    again."""
     every: float = 0.0
     """Seconds of progress between its checkpoints (``restart.model: checkpoint``); 0: none."""
     checkpointed: float | None = None
@@ -65,14 +68,11 @@ class SimJob:
     model_until: float = float("inf")
     """Until when its snapshot model's ``checkpointed_at`` holds: the next checkpoint at its present width."""
 
-    def gpus(self, *statuses: str) -> int:
-        return sum(g for g, s in zip(self.spec.task_gpus, self.status, strict=True) if s in statuses)
-
     def counts(self) -> tuple[int, int, int]:
-        """GPUs of its running, releasing and waiting tasks (kept until :meth:`changed`)."""
+        """Milli-GPUs of its running, releasing and waiting tasks (kept until :meth:`changed`)."""
         if self.sums is None:
             running = releasing = waiting = 0
-            for gpus, status in zip(self.spec.task_gpus, self.status, strict=True):
+            for gpus, status in zip(self.spec.task_gpu_milli, self.status, strict=True):
                 if status == "running":
                     running += gpus
                 elif status == "releasing":
@@ -91,7 +91,7 @@ class SimJob:
         """The instant, up to ``now``, its progress last reached a multiple of ``every`` (``None``: never), which
         its snapshot model carries as ``checkpointed_at`` (an eviction or a move loses the progress since)."""
         found = self.checkpointed
-        rate = self.counts()[0] / self.spec.gpus
+        rate = self.counts()[0] / self.spec.gpu_milli
         if self.every and rate > 0 and now > self.since:
             mark = math.floor((self.progress + (now - self.since) * rate) / self.every) * self.every
             if mark > self.progress:
@@ -101,7 +101,7 @@ class SimJob:
     def next_checkpoint(self, now: float) -> float:
         """The instant after ``now`` its progress reaches the next multiple of ``every`` at its present width
         (infinite without checkpoints or while nothing runs)."""
-        rate = self.counts()[0] / self.spec.gpus
+        rate = self.counts()[0] / self.spec.gpu_milli
         if not self.every or rate <= 0:
             return float("inf")
         progress = self.progress + max(0.0, now - self.since) * rate
@@ -115,8 +115,8 @@ class SimJob:
             self.checkpointed = self.last_checkpoint(now)
         if dt > 0:
             running, releasing, _ = self.counts()
-            self.progress += dt * running / self.spec.gpus
-            self.held += dt * (running + releasing)
+            self.progress += dt * running / self.spec.gpu_milli
+            self.held += dt * (running + releasing) / MILLI
         self.since = now
 
     def time_left(self) -> float | None:
@@ -124,7 +124,7 @@ class SimJob:
         running = self.counts()[0]
         if not running:
             return None
-        return max(0.0, self.work - self.progress) * self.spec.gpus / running
+        return max(0.0, self.work - self.progress) * self.spec.gpu_milli / running
 
     @property
     def done(self) -> bool:
@@ -136,7 +136,7 @@ def lose(job: SimJob, restart: Restart) -> float:
     kept = 0.0
     if restart.model == "checkpoint" and restart.interval:
         kept = math.floor(job.progress / restart.interval) * restart.interval
-    lost = (job.progress - kept) * job.spec.gpus
+    lost = (job.progress - kept) * job.spec.gpu_milli / MILLI
     job.lost += lost
     job.progress = kept
     return lost

@@ -21,7 +21,8 @@ from .workload import EPOCH, GPU_MODEL_LABEL, ReplayInput, node_documents
 
 
 class ReplayCluster:
-    """Nodes and queues (models, and the documents they are validated from), and GPUs used and held per node."""
+    """Nodes and queues (models, and the documents they are validated from), and GPUs used and held per node, shares
+    of a GPU per device."""
 
     def __init__(self, workload: ReplayInput, config: Config) -> None:
         base = workload.snapshot
@@ -33,9 +34,39 @@ class ReplayCluster:
         self.node_docs: list[dict[str, Any]] = [dict(n) for n in workload.base["nodes"]]
         self.queue_docs: list[dict[str, Any]] = [dict(q) for q in workload.base.get("queues", [])]
         self.used: dict[str, int] = {n.name: 0 for n in self.nodes}
-        """Node -> GPUs its running and releasing tasks hold."""
-        self.capacity = {n.name: n.resources.get("gpu", 0) // MILLI for n in self.nodes}
-        """Node -> its GPUs."""
+        """Node -> milli-GPUs its running and releasing tasks hold."""
+        self.capacity = {n.name: n.resources.get("gpu", 0) for n in self.nodes}
+        """Node -> its milli-GPUs."""
+        self.shares: dict[str, dict[int, int]] = {}
+        """Node -> device -> milli-GPUs the shares of its running and releasing tasks hold there."""
+
+    def hold(self, node: str, milli: int, devices: tuple[int, ...] | None, sign: int = 1) -> None:
+        """A task of ``milli`` milli-GPUs (a share: on ``devices``) starts (``sign`` 1) or stops holding ``node``."""
+        self.used[node] += sign * milli
+        if devices:
+            on = self.shares.setdefault(node, {})
+            for device in devices:
+                on[device] = on.get(device, 0) + sign * milli
+                if not on[device]:
+                    del on[device]
+
+    def fits_now(self, node: str, milli: int, devices: tuple[int, ...] | None) -> bool:
+        """Whether a task of ``milli`` milli-GPUs (a share: on ``devices``) fits ``node`` as it is now, releasing
+        tasks included."""
+        if self.used[node] + milli > self.capacity[node]:
+            return False
+        on = self.shares.get(node, {})
+        whole = (self.used[node] - sum(on.values())) // MILLI
+        if devices:
+            opened = sum(1 for d in devices if not on.get(d))
+            return all(on.get(d, 0) + milli <= MILLI for d in devices) and whole + len(on) + opened <= (
+                self.capacity[node] // MILLI
+            )
+        return whole + len(on) + milli // MILLI <= self.capacity[node] // MILLI
+
+    def fragmented(self) -> int:
+        """Devices that carry shares of a GPU with room left: partly used, they cannot host a task of whole GPUs."""
+        return sum(1 for on in self.shares.values() for amount in on.values() if 0 < amount < MILLI)
 
     def leaves(self) -> list[str]:
         """The leaf queues, in document order."""
@@ -81,7 +112,7 @@ class ReplayCluster:
         self.nodes = [Node.model_validate(e) for e in self.node_docs]
         for node in self.nodes:
             self.used.setdefault(node.name, 0)
-            self.capacity[node.name] = node.resources.get("gpu", 0) // MILLI
+            self.capacity[node.name] = node.resources.get("gpu", 0)
         return wakes
 
     def _set(self, path: str, value: Any, now: float) -> float | None:
@@ -132,6 +163,9 @@ def job_document(job: SimJob, now: float) -> dict[str, Any]:
         task: dict[str, Any] = {"name": f"{spec.name}-{i}", "status": status}
         if node is not None:
             task["node"] = node
+            devices = job.devices[i] if job.devices else None
+            if devices is not None:
+                task["devices"] = list(devices)
         if not uniform:
             task["resources"] = _quantities(requests[i])
         tasks.append(task)
@@ -165,4 +199,4 @@ def _checkpoint(job: SimJob, now: float) -> float | None:
 
 
 def _quantities(resources: dict[str, int]) -> dict[str, Any]:
-    return {r: a // MILLI if r == "gpu" else format_quantity(r, a) for r, a in resources.items()}
+    return {r: a // MILLI if r == "gpu" and not a % MILLI else format_quantity(r, a) for r, a in resources.items()}

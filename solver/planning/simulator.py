@@ -172,8 +172,12 @@ class Simulator:
         for i in range(spec.tasks):
             self.task_of[f"{spec.name}-{i}"] = (spec.name, i)
             node = job.node[i]
+            devices = start.devices[i] if start.devices else None
+            if devices is not None:
+                job.devices = job.devices or [None] * spec.tasks
+                job.devices[i] = devices
             if job.status[i] in ("running", "releasing") and node is not None:
-                self.cluster.used[node] += spec.task_gpus[i]
+                self.cluster.hold(node, spec.task_gpu_milli[i], devices)
         releasing = tuple(i for i, status in enumerate(job.status) if status == "releasing")
         if releasing:
             self.queue.push(self.settings.grace_period, Kind.GONE, (spec.name, releasing))

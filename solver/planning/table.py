@@ -40,6 +40,7 @@ FIGURES: dict[str, tuple[str, ...]] = {
     "max_preemptions_per_job": ("preemptions", "max_per_job"),
     "moves": ("preemptions", "moves"),
     "jain_index": ("fairness", "jain_index"),
+    "fragmented_gpus": ("fragmentation", "mean_gpus"),
     "fair_share_deviation_gpus": ("fairness", "mean_deviation_gpus"),
     "proved_optimal_share": ("solver", "proved_optimal_share"),
     "decisions": ("solver", "decisions"),

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpu_preempt.models import SnapshotError
+from gpu_preempt.models import MILLI, SnapshotError
 from gpu_preempt.models.duration import MAX_DURATION
 from gpu_preempt.models.errors import shown
 from gpu_preempt.models.scenario import TraceSpec
@@ -42,12 +42,13 @@ MAX_JOB_GPUS = 2**20
 
 @dataclass(frozen=True)
 class TraceJob:
-    """One job of a trace: submit time and duration in seconds (trace time), GPUs in all."""
+    """One job of a trace: submit time and duration in seconds (trace time), GPUs in all (below one: a share of one
+    GPU, docs/snapshot-format.md, "GPU sharing")."""
 
     id: str
     submit: float
     duration: float
-    gpus: int
+    gpus: float
     queue: str | None = None
     priority_class: str | None = None
 
@@ -129,15 +130,22 @@ def _number(text: str, column: str, source: str, line: int, *, positive: bool) -
     return value
 
 
-def _gpus(text: str, column: str, source: str, line: int) -> int:
+def _gpus(text: str, column: str, source: str, line: int) -> float:
+    """Whole GPUs, or a share of one GPU below 1 in thousandths (``0.5``, ``0.125``)."""
+    where = f"{source} line {line}"
     try:
         value = int(text)
     except ValueError:
-        raise SnapshotError.single(
-            f"{source} line {line}", f"{column}: not a whole number of GPUs ({shown(text)})"
-        ) from None
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        milli = value * MILLI
+        if not (0 < value < 1 and abs(milli - round(milli)) < 1e-6):
+            why = "a share of one GPU is below 1, in thousandths" if math.isfinite(value) and 0 < value < 1 else ""
+            message = f"{column}: not a whole number of GPUs, nor a share of one GPU ({shown(text)})"
+            raise SnapshotError.single(where, f"{message}{': ' + why if why else ''}") from None
+        return round(milli) / MILLI
     if not 1 <= value <= MAX_JOB_GPUS:
-        raise SnapshotError.single(
-            f"{source} line {line}", f"{column}: {shown(value)} GPUs; a job needs 1 to {MAX_JOB_GPUS:,}"
-        )
+        raise SnapshotError.single(where, f"{column}: {shown(value)} GPUs; a job needs 1 to {MAX_JOB_GPUS:,}")
     return value

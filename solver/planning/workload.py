@@ -4,7 +4,8 @@ Trace jobs become snapshot jobs here:
 
 * a job wider than one node is a gang of ``ceil(gpus / GPUs per node)`` tasks,
   GPUs shared as equally as whole GPUs allow (the first tasks take one more);
-  a narrower job is one task;
+  a narrower job is one task, and a job of less than one GPU is one task that takes a share of one device
+  (docs/snapshot-format.md, "GPU sharing");
 * CPU and memory per task are proportional to its GPUs (``workload.per_gpu``,
   default: the first node's CPU and memory per GPU);
 * fields the trace does not carry are assigned from the scenario's seed
@@ -15,12 +16,16 @@ Trace jobs become snapshot jobs here:
 
 Examples
 --------
->>> tasks_of(12, 8)
-[6, 6]
->>> tasks_of(9, 8)
-[5, 4]
->>> tasks_of(3, 8)
-[3]
+Milli-GPUs per task:
+
+>>> tasks_of(12_000, 8)
+[6000, 6000]
+>>> tasks_of(9_000, 8)
+[5000, 4000]
+>>> tasks_of(3_000, 8)
+[3000]
+>>> tasks_of(250, 8)
+[250]
 """
 
 from __future__ import annotations
@@ -36,7 +41,16 @@ from pydantic import ValidationError
 
 from gpu_preempt.models import MILLI, Node, RequeueState, Snapshot, SnapshotError, read_document, snapshot_from_data
 from gpu_preempt.models.errors import shown
-from gpu_preempt.models.scenario import ClusterShape, NodeGroup, Scenario, ScheduledChange, SizeClass, Weighted
+from gpu_preempt.models.job import share_of
+from gpu_preempt.models.scenario import (
+    ClusterShape,
+    NodeGroup,
+    Scenario,
+    ScheduledChange,
+    SizeClass,
+    Weighted,
+    share_milli,
+)
 
 from .adapters import helios_queues, read_machines, read_quotas, read_runtimes, runtime_at
 from .trace import TraceJob, read_trace
@@ -56,8 +70,9 @@ class JobSpec:
     submit: float
     """Simulated seconds from the first arrival."""
     duration: float
-    gpus: int
-    task_gpus: tuple[int, ...]
+    gpu_milli: int
+    """Milli-GPUs of the whole job (below 1000: a share of one GPU, docs/snapshot-format.md, "GPU sharing")."""
+    task_gpu_milli: tuple[int, ...]
     queue: str
     priority_class: str | None = None
     min_available: int | None = None
@@ -74,14 +89,19 @@ class JobSpec:
 
     @property
     def tasks(self) -> int:
-        return len(self.task_gpus)
+        return len(self.task_gpu_milli)
 
     def task_resources(self, index: int) -> dict[str, int]:
         """Milli-units one task requests."""
         if self.task_requests:
             return dict(self.task_requests[index])
-        gpus = self.task_gpus[index]
-        return {"gpu": gpus * MILLI, **{r: a * gpus for r, a in self.per_gpu.items()}}
+        milli = self.task_gpu_milli[index]
+        return {"gpu": milli, **{r: a * milli // MILLI for r, a in self.per_gpu.items()}}
+
+    @property
+    def gpus(self) -> float:
+        """GPUs of the whole job."""
+        return self.gpu_milli / MILLI
 
 
 @dataclass(frozen=True)
@@ -96,6 +116,8 @@ class StartingJob:
     node: tuple[str | None, ...]
     started_at: float | None
     requeue: RequeueState | None
+    devices: tuple[tuple[int, ...] | None, ...] = ()
+    """Per task, the devices of a share of a GPU (docs/snapshot-format.md, "GPU sharing")."""
 
 
 @dataclass
@@ -114,11 +136,15 @@ class ReplayInput:
     """Scheduled changes the workload adds (a quota file's later days), after the scenario's own."""
 
 
-def tasks_of(gpus: int, per_node: int) -> list[int]:
-    """GPUs per task of a job of ``gpus`` GPUs on nodes of ``per_node`` GPUs."""
+def tasks_of(milli: int, per_node: int) -> list[int]:
+    """Milli-GPUs per task of a job of ``milli`` milli-GPUs on nodes of ``per_node`` GPUs: one task for a share of
+    one GPU, else tasks of whole GPUs, one per node's worth."""
+    if milli < MILLI:
+        return [milli]
+    gpus = milli // MILLI
     count = max(1, math.ceil(gpus / per_node)) if per_node > 0 else 1
     share, extra = divmod(gpus, count)
-    return [share + (1 if i < extra else 0) for i in range(count)]
+    return [(share + (1 if i < extra else 0)) * MILLI for i in range(count)]
 
 
 def draw(seed: int, what: str, job: str) -> float:
@@ -206,7 +232,7 @@ def load_workload(scenario: Scenario, raw: dict[str, Any], base_dir: Path) -> Re
     synthetic = notes + synthetic
     gpus = sum(n.resources.get("gpu", 0) for n in snapshot.nodes) // MILLI
     span = max((j.submit for j in jobs), default=0.0)
-    demand = sum(j.duration * j.gpus for j in jobs)
+    demand = sum(j.duration * j.gpu_milli for j in jobs) / MILLI
     load = demand / (gpus * span) if gpus and span > 0 else math.inf
     return ReplayInput(base, snapshot, jobs, initial, synthetic, load, span, events)
 
@@ -265,8 +291,9 @@ def starting_jobs(start: Snapshot, shape: ClusterShape, cluster: Snapshot) -> li
         where = f"cluster: jobs[{i}] ({job.name})"
         requests = tuple(job.requests(task) for task in job.tasks)
         gpus = [r.get("gpu", 0) for r in requests]
-        if any(g % MILLI for g in gpus):
-            raise SnapshotError.single(where, "a task asks for part of a GPU; the replay counts whole GPUs")
+        if job.gpu_devices > 1 or any(share_of(r) is not None and r.get("gpu_memory") for r in requests):
+            why = "a share of a GPU by memory or on several devices; the replay counts shares of one device"
+            raise SnapshotError.single(where, why)
         if not sum(gpus):
             raise SnapshotError.single(where, "the job asks for no GPU; the replay measures work in GPU-time")
         if job.queue not in {q.name for q in cluster.queues} or not cluster.is_leaf(job.queue):
@@ -279,8 +306,8 @@ def starting_jobs(start: Snapshot, shape: ClusterShape, cluster: Snapshot) -> li
             name=job.name,
             submit=0.0 if job.created_at is None else job.created_at + shift - EPOCH,
             duration=remaining,
-            gpus=sum(gpus) // MILLI,
-            task_gpus=tuple(g // MILLI for g in gpus),
+            gpu_milli=sum(gpus),
+            task_gpu_milli=tuple(gpus),
             queue=job.queue,
             priority_class=job.priority_class,
             min_available=job.min_available,
@@ -300,6 +327,7 @@ def starting_jobs(start: Snapshot, shape: ClusterShape, cluster: Snapshot) -> li
                 tuple(t.node for t in job.tasks),
                 None if job.started_at is None else job.started_at + shift - EPOCH,
                 requeue,
+                tuple(None if t.devices is None else tuple(t.devices) for t in job.tasks),
             )
         )
     return jobs
@@ -365,10 +393,18 @@ def _jobs(scenario: Scenario, snapshot: Snapshot, trace: list[TraceJob]) -> tupl
             message = f"no node has GPU model {', '.join(unknown)} (the cluster's: {have})"
             raise SnapshotError.single("workload.assign.gpu_model.weights", message)
         synthetic.append(f"gpu_model: drawn per job with weights {dict(assign.gpu_model.weights)}")
+    if assign.gpu_share is not None:
+        synthetic.append(
+            f"gpu share: jobs of one GPU drawn as shares of one GPU with weights {dict(assign.gpu_share.weights)}"
+        )
     scale = workload.time_scale
     first = trace[0].submit if trace else 0.0
     jobs = []
     for t in trace:
+        if assign.gpu_share is not None and t.gpus == 1:
+            milli = share_milli(pick(assign.gpu_share.weights, draw(seed, "gpu_share", t.id)))
+            assert milli is not None  # validated
+            t = replace(t, gpus=milli / MILLI)
         queue = t.queue if t.queue is not None else pick(queue_weights, draw(seed, "queue", t.id))
         if queue not in leaves:
             raise SnapshotError.single(
@@ -378,7 +414,7 @@ def _jobs(scenario: Scenario, snapshot: Snapshot, trace: list[TraceJob]) -> tupl
         if pclass is not None and pclass not in classes:
             raise SnapshotError.single(f"workload (job {t.id})", f"unknown priority class {shown(pclass)}")
         model = None if assign.gpu_model is None else pick(assign.gpu_model.weights, draw(seed, "gpu_model", t.id))
-        split = tuple(tasks_of(t.gpus, per_node if model is None else models[model]))
+        split = tuple(tasks_of(round(t.gpus * MILLI), per_node if model is None else models[model]))
         minimum = None
         if len(split) > 1 and draw(seed, "elastic", t.id) < assign.elastic:
             minimum = max(1, math.ceil(assign.elastic_min * len(split)))
@@ -388,7 +424,7 @@ def _jobs(scenario: Scenario, snapshot: Snapshot, trace: list[TraceJob]) -> tupl
                 t.id,
                 (t.submit - first) / scale,
                 t.duration,
-                t.gpus,
+                round(t.gpus * MILLI),
                 split,
                 queue,
                 pclass,
@@ -440,7 +476,7 @@ def _describe_classes(rule: Weighted | list[SizeClass]) -> str:
     if isinstance(rule, Weighted):
         return f"drawn per job with weights {rule.weights}"
     return "by size: " + ", ".join(
-        f"<= {c.max_gpus} GPUs -> {c.priority_class}" if c.max_gpus is not None else f"else {c.priority_class}"
+        f"<= {c.max_gpus:g} GPUs -> {c.priority_class}" if c.max_gpus is not None else f"else {c.priority_class}"
         for c in rule
     )
 

@@ -102,7 +102,7 @@ def test_gpu_time_is_conserved(replay: tuple[SimulationResult, Path]):
     goodput = sum(j.spec.duration * j.spec.gpus for j in sim.jobs.values() if j.finish is not None)
     lost = sum(j.lost for j in sim.jobs.values())
     overhead = sum((j.work - j.spec.duration) * j.spec.gpus for j in sim.jobs.values())
-    gpus = {f"{j.spec.name}-{i}": g for j in sim.jobs.values() for i, g in enumerate(j.spec.task_gpus)}
+    gpus = {f"{j.spec.name}-{i}": g / 1000 for j in sim.jobs.values() for i, g in enumerate(j.spec.task_gpu_milli)}
     released = sum(gpus[t] for _, d in sim.decisions for v in d.victims for t in v.tasks)
     assert released > 0
     assert held == pytest.approx(goodput + lost + overhead + 30 * released, rel=1e-9)

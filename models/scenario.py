@@ -144,7 +144,7 @@ class Assignment(SnapshotModel):
     @model_validator(mode="after")
     def _shares(self) -> Assignment:
         if self.gpu_share is not None:
-            bad = [
+            bad: list[tuple[tuple[str | int, ...], str]] = [
                 (("gpu_share", "weights", key), "a share of one GPU: a number above 0, at most 1, in thousandths")
                 for key in self.gpu_share.weights
                 if share_milli(key) is None

@@ -408,37 +408,38 @@ def _devices(cluster: ClusterState, job: Job, decision: Decision, taken: dict[st
             if in_now:
                 hold(now, node, devices, share[0])
     by_name = {str(t.name): t for t in job.tasks}
-    for task, node in decision.placements.items():
-        requests = job.requests(by_name[task])
+    for placed, where in decision.placements.items():
+        requests = job.requests(by_name[placed])
         share = share_of(requests)
-        count = cluster.snapshot.node(node).resources.get("gpu", 0) // MILLI
-        devices = decision.devices.get(task, ())
+        count = cluster.snapshot.node(where).resources.get("gpu", 0) // MILLI
+        devices = decision.devices.get(placed, ())
         if share is None:
             if devices:
-                out.append(f"devices: {task} takes whole GPUs yet names devices")
-            whole_final[node] = whole_final.get(node, 0) + requests.get("gpu", 0) // MILLI
-            whole_now[node] = whole_now.get(node, 0) + requests.get("gpu", 0) // MILLI
+                out.append(f"devices: {placed} takes whole GPUs yet names devices")
+            whole_final[where] = whole_final.get(where, 0) + requests.get("gpu", 0) // MILLI
+            whole_now[where] = whole_now.get(where, 0) + requests.get("gpu", 0) // MILLI
             continue
         if len(devices) != job.gpu_devices or any(d >= count for d in devices):
-            out.append(f"devices: the share {task} names devices {list(devices)} of {node}, which has {count}")
+            out.append(f"devices: the share {placed} names devices {list(devices)} of {where}, which has {count}")
             continue
-        hold(final, node, devices, share[0])
-        hold(now, node, devices, share[0])
+        hold(final, where, devices, share[0])
+        hold(now, where, devices, share[0])
     out += _moved_onto_free_devices(cluster, decision)
     ledgers = [("", final, whole_final)]
     if decision.outcome == "allocated":
         ledgers.append(("'allocated' but now ", now, whole_now))
     for when, shares, whole in ledgers:
-        for node in cluster.snapshot.nodes:
-            on = shares.get(node.name, {})
+        for spec_node in cluster.snapshot.nodes:
+            name = spec_node.name
+            on = shares.get(name, {})
             full = sorted(d for d, a in on.items() if a > MILLI)
             if full:
-                out.append(f"devices: {when}device {full[0]} of {node.name} would hold {on[full[0]] / MILLI:g} GPUs")
-            count = node.resources.get("gpu", 0) // MILLI
-            used = whole.get(node.name, 0) + sum(1 for a in on.values() if a)
+                out.append(f"devices: {when}device {full[0]} of {name} would hold {on[full[0]] / MILLI:g} GPUs")
+            count = spec_node.resources.get("gpu", 0) // MILLI
+            used = whole.get(name, 0) + sum(1 for a in on.values() if a)
             if used > count:
                 out.append(
-                    f"devices: {when}{node.name} would hold {whole.get(node.name, 0)} whole GPU(s) and shares on "
+                    f"devices: {when}{name} would hold {whole.get(name, 0)} whole GPU(s) and shares on "
                     f"{sum(1 for a in on.values() if a)} device(s), more than its {count} devices"
                 )
     return out

@@ -216,7 +216,7 @@ def _job_states(cluster: ClusterState, names: list[str]) -> dict[str, Any]:
     """Each job's tasks after the decisions: status and node, and the devices of a share of a GPU placed."""
 
     def state(name: str) -> dict[str, Any]:
-        found = {"status": cluster.status[name], "node": cluster.node_of[name]}
+        found: dict[str, Any] = {"status": cluster.status[name], "node": cluster.node_of[name]}
         if name in cluster.task_devices and found["status"] != "pending":
             found["devices"] = list(cluster.task_devices[name])
         return found

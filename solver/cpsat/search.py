@@ -308,9 +308,9 @@ def _canonical(runner: _Runner, current: Solution) -> Solution:
                     taken = current.moved.get((v, s, n), 0)
                     current = _settle(runner, current, vars.move[v, s, n], "max", taken, left)
                     left -= current.moved.get((v, s, n), 0)
-    for key in sorted(vars.move_dev):  # a moved share: to the earliest device
-        most = current.moved.get(key[:3], 0)
-        current = _settle(runner, current, vars.move_dev[key], "max", current.moved_devices.get(key, 0), most)
+    for landed in sorted(vars.move_dev):  # a moved share: to the earliest device
+        most = current.moved.get(landed[:3], 0)
+        current = _settle(runner, current, vars.move_dev[landed], "max", current.moved_devices.get(landed, 0), most)
     # 4. domains of a topology: the earliest ones
     allowed = _domains_in_order(runner, current) if vars.domain or vars.spread else None
     if allowed is not None:

@@ -206,11 +206,11 @@ class Variables:
         for destination, var in self.move.items():
             self.model.add_hint(var, solution.moved.get(destination, 0))
         if self.dev and (solution.devices or not solution.placed):
-            for key, var in self.dev.items():
-                self.model.add_hint(var, solution.devices.get(key, 0))
+            for placed, var in self.dev.items():
+                self.model.add_hint(var, solution.devices.get(placed, 0))
         if self.move_dev and (solution.moved_devices or not solution.moved):
-            for destination, var in self.move_dev.items():
-                self.model.add_hint(var, solution.moved_devices.get(destination, 0))
+            for landed, var in self.move_dev.items():
+                self.model.add_hint(var, solution.moved_devices.get(landed, 0))
         for ids, chosen in ((self.problem.domains, self.domain), (self.problem.spread, self.spread)):
             if not chosen:
                 continue

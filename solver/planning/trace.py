@@ -134,7 +134,7 @@ def _gpus(text: str, column: str, source: str, line: int) -> float:
     """Whole GPUs, or a share of one GPU below 1 in thousandths (``0.5``, ``0.125``)."""
     where = f"{source} line {line}"
     try:
-        value = int(text)
+        whole = int(text)
     except ValueError:
         try:
             value = float(text)
@@ -146,6 +146,6 @@ def _gpus(text: str, column: str, source: str, line: int) -> float:
             message = f"{column}: not a whole number of GPUs, nor a share of one GPU ({shown(text)})"
             raise SnapshotError.single(where, f"{message}{': ' + why if why else ''}") from None
         return round(milli) / MILLI
-    if not 1 <= value <= MAX_JOB_GPUS:
-        raise SnapshotError.single(where, f"{column}: {shown(value)} GPUs; a job needs 1 to {MAX_JOB_GPUS:,}")
-    return value
+    if not 1 <= whole <= MAX_JOB_GPUS:
+        raise SnapshotError.single(where, f"{column}: {shown(whole)} GPUs; a job needs 1 to {MAX_JOB_GPUS:,}")
+    return whole

@@ -17,7 +17,7 @@ import yaml
 from conftest import FIXTURES
 from typer.testing import CliRunner
 
-from gpu_preempt import run_cycle
+from gpu_preempt import decide, run_cycle, verify
 from gpu_preempt.cli import app
 from gpu_preempt.kube.importer import import_objects
 from gpu_preempt.kube.read import parse_objects, read_objects
@@ -313,6 +313,22 @@ def test_kai_gpu_sharing_imports_shares_on_the_devices_their_groups_name():
     assert any("2 KAI reservation pod(s)" in note for note in report.notes)
     snapshot = snapshot_from_data(document)  # the device ledger holds: 2 whole GPUs and 2 shared devices of 4
     assert len(snapshot.shared_jobs()) == 4
+
+
+def test_imported_kai_shares_are_decided_device_by_device():
+    """Without infer-c (a share by memory, not decided yet), infer-d (0.5) fits on no device beside infer-a and
+    infer-b (0.75 held) and opens an empty one: device 1, the first device without a share (train-0's two whole GPUs
+    name none)."""
+    document, _ = imported("kai-sharing.json")
+    with pytest.raises(SnapshotError, match="job serving/infer-c asks for GPU memory"):
+        decide(snapshot_from_data(document), "serving/infer-d")
+    document["jobs"] = [j for j in document["jobs"] if j["name"] != "serving/infer-c"]
+    snapshot = snapshot_from_data(document)
+    decision = decide(snapshot, "serving/infer-d")
+    assert decision.outcome == "allocated" and decision.devices == {
+        "serving/infer-d": (1,)
+    }  # the task is named as its pod
+    assert verify(snapshot, decision) == []
 
 
 def _sharing_objects() -> list[dict[str, Any]]:

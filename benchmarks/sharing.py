@@ -1,0 +1,107 @@
+"""GPU sharing at scale: a generated cluster decided with whole GPUs, and the same cluster with half of its jobs
+taking shares of a GPU (docs/snapshot-format.md, "GPU sharing").
+
+Run on demand (never part of the test command):
+
+    .venv/bin/python benchmarks/sharing.py                 # 1,000 nodes, seven rounds
+    .venv/bin/python benchmarks/sharing.py --nodes 200 --rounds 3
+
+The whole-GPU cluster is benchmarks/generate.py's. Its shared twin turns a third of the running one-GPU jobs each
+into two half-GPU jobs on one device of the same node (so the GPUs held are the same, and half of the jobs are
+shares), and every second pending job of one GPU into a half. Both decide the same pending jobs: a cycle of all of
+them, and the three cases of benchmarks/run.py (a 64-GPU gang and a 1-GPU job that must reclaim, a 16-GPU job
+that preempts), each on its own. Rounds alternate the two clusters; medians are reported with their ratio, as a
+Markdown table (docs/performance.md quotes it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import random
+import statistics
+import time
+from typing import Any
+
+from generate import generate
+
+from gpu_preempt.actions.cycle import run_cycle
+from gpu_preempt.actions.job_solver import attempt
+from gpu_preempt.check.verifier import verify
+from gpu_preempt.models import snapshot_from_data
+from gpu_preempt.state.cluster import ClusterState
+
+CASES = [("pending-0000", "reclaim"), ("pending-0001", "reclaim"), ("pending-0002", "preempt")]
+
+
+def shared_twin(document: dict[str, Any], seed: int) -> dict[str, Any]:
+    """``document`` with a third of its running one-GPU jobs split into two halves on one device each, and every
+    second pending one-GPU job asking for a half."""
+    rng = random.Random(seed)
+    out = copy.deepcopy(document)
+    devices: dict[str, int] = {}  # node -> devices given to shares so far
+    jobs = []
+    for job in out["jobs"]:
+        tasks = job["tasks"]
+        single = len(tasks) == 1 and job["task_resources"]["gpu"] == 1 and "node" in tasks[0]
+        if single and rng.random() < 1 / 3:
+            node = tasks[0]["node"]
+            device = devices.get(node, 0)
+            devices[node] = device + 1
+            for half in ("a", "b"):
+                twin = copy.deepcopy(job)
+                twin["name"] = f"{job['name']}-{half}"
+                twin["task_resources"] = {"gpu": "500m", "cpu": 4, "memory": "32Gi"}
+                twin["tasks"] = [{"node": node, "devices": [device]}]
+                jobs.append(twin)
+            continue
+        jobs.append(job)
+    for job in jobs:
+        if job["name"].startswith("pending-") and job["task_resources"]["gpu"] == 1 and int(job["name"][-4:]) % 2:
+            job["task_resources"] = {"gpu": "500m", "cpu": 4, "memory": "32Gi"}
+    out["jobs"] = jobs
+    return out
+
+
+def timed(document: dict[str, Any]) -> dict[str, float]:
+    """Seconds to load and decide: the cycle over every pending job, and each case alone."""
+    snapshot = snapshot_from_data(document)
+    found: dict[str, float] = {}
+    start = time.perf_counter()
+    result = run_cycle(snapshot)
+    found["cycle"] = time.perf_counter() - start
+    assert all(not verify(s, d) for s, d in zip(result.states, result.decisions, strict=True))
+    for name, action in CASES:
+        start = time.perf_counter()
+        cluster = ClusterState.of(snapshot)
+        decision = attempt(cluster, snapshot.job(name), action)  # type: ignore[arg-type]
+        found[f"{name} {action}"] = time.perf_counter() - start
+        assert decision.outcome != "unknown", decision.to_dict()
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--nodes", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--pending", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    whole = generate(args.nodes, seed=args.seed, pending=args.pending)
+    shared = shared_twin(whole, args.seed)
+    count = sum(1 for j in shared["jobs"] if str(j["task_resources"]["gpu"]).endswith("m"))
+    print(f"{args.nodes} nodes: {len(whole['jobs'])} jobs whole; {len(shared['jobs'])} jobs, {count} of them shares")
+    times: dict[str, list[list[float]]] = {}
+    for _ in range(args.rounds):
+        for k, document in enumerate((whole, shared)):
+            for key, seconds in timed(document).items():
+                times.setdefault(key, [[], []])[k].append(seconds)
+    print("\n| decision | whole GPUs (s) | half of the jobs shared (s) | ratio |")
+    print("| --- | ---: | ---: | ---: |")
+    for key, (plain, with_shares) in times.items():
+        a, b = statistics.median(plain), statistics.median(with_shares)
+        print(f"| {key} | {a:.3f} | {b:.3f} | {b / a:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()

@@ -46,7 +46,7 @@ def solve_prepared(prepared: Prepared) -> tuple[Problem, Solution]:
     are solved whole.
     """
     candidates = [] if prepared.candidates is None else prepared.candidates.candidates
-    if prepared.moves_possible or len(candidates) <= FIRST_PREFIX or prepared.cluster.has_shares():
+    if prepared.moves_possible or len(candidates) <= FIRST_PREFIX:
         problem = prepared.problem
         assert problem is not None
         return problem, solve(problem)

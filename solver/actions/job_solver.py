@@ -16,7 +16,7 @@ from typing import Literal
 
 from gpu_preempt import cpsat
 from gpu_preempt.cpsat.search import ModelError, too_large
-from gpu_preempt.explain.reasons import protected_jobs, why_infeasible
+from gpu_preempt.explain.reasons import device_note, protected_jobs, why_infeasible
 from gpu_preempt.models import Job, Resources
 from gpu_preempt.models.decision import BelowLine, Decision, Move, Outcome, VictimTasks
 from gpu_preempt.models.quantity import add
@@ -65,12 +65,14 @@ def _attempt(cluster: ClusterState, job: Job, action: Action, solver: SolverName
         return Decision(job.name, action, "skipped", reason=prepared.skip, solver=solver, solve_ms=_ms(start))
     reason: str | None = None
     reduced = None
-    if cluster.has_shares():
-        pass  # the reductions count node rooms, not devices: the full problem decides (docs/snapshot-format.md)
-    elif action == "allocate":  # one task type: exact and search-free, so the greedy baseline uses it too
+    if action == "allocate":  # one task type: exact and search-free, so the greedy baseline uses it too
         allocated = solve_allocation(prepared)
         if allocated is not None:
             problem, solution, reason = allocated
+            if reason is not None and solution.status == "infeasible" and cluster.has_shares():
+                full = prepared.problem
+                note = None if full is None else device_note(full)
+                reason = reason if note is None else f"{reason}; {note}"
             if solver == "greedy" and solution.status == "optimal":
                 solution = dataclasses.replace(solution, status="feasible")  # the baseline never claims a proof
             reduced = problem, solution

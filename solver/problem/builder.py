@@ -285,16 +285,23 @@ def _node_room(cluster: ClusterState, node: Node, priority: int, asked: frozense
         now_room=now_room,
         free=None if free == room else free,
         eligible=node.schedulable,
-        devices=_devices(cluster, node, priority, room, now_room) if cluster.has_shares() else None,
+        devices=node_devices(cluster, node, priority, room, now_room) if cluster.has_shares() else None,
     )
 
 
-def _devices(cluster: ClusterState, node: Node, priority: int, room: Resources, now_room: Resources) -> Devices | None:
+def node_devices(
+    cluster: ClusterState, node: Node, priority: int, room: Resources | None = None, now_room: Resources | None = None
+) -> Devices | None:
     """``node``'s devices as a decision of ``priority`` sees them (docs/snapshot-format.md, "GPU sharing"), for a
-    snapshot with shares of a GPU; ``None`` for a node without GPUs."""
+    snapshot with shares of a GPU; ``None`` for a node without GPUs. ``room`` and ``now_room``: its GPU room in the
+    final and current loads (found here if not given)."""
     count = node.resources.get("gpu", 0) // MILLI
     if not count:
         return None
+    if room is None:
+        room = {"gpu": node.resources.get("gpu", 0) - cluster.room_load(node.name, priority).get("gpu", 0)}
+    if now_room is None:
+        now_room = {"gpu": node.resources.get("gpu", 0) - cluster.current_load(node.name).get("gpu", 0)}
     loads = cluster.device_loads()
     seen, now = loads.shares(node.name, priority), loads.now.get(node.name, {})
     shares = tuple(seen.get(d, 0) for d in range(count))

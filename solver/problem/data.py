@@ -585,6 +585,17 @@ class DeviceFit:
     def empty(self) -> int:
         return self.count - self.whole - sum(1 for a in self.shares if a)
 
+    def capacity(self, share: int, gpus: int) -> int:
+        """How many tasks of ``share`` milli-GPUs on one device (0: none), else of ``gpus`` whole GPUs, the devices
+        take, each filled as :meth:`take_share` fills it (for one size of share, the most there is room for).
+
+        >>> DeviceFit(Devices(count=3, whole=1, shares=(600, 0, 0))).capacity(300, 0)
+        4
+        """
+        if share:
+            return sum((MILLI - a) // share for a in self.shares if a) + self.empty() * (MILLI // share)
+        return self.empty() // gpus if gpus else 1 << 62
+
     def can_take(self, share: int, gpus: int) -> bool:
         """Whether a task of ``share`` milli-GPUs on one device (0: none), else of ``gpus`` whole GPUs, fits."""
         if share:

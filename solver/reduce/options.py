@@ -68,6 +68,7 @@ def unit_options(
     for chosen in itertools.product(*[(None, *item.losses) for item in spanning]):
         base = costs.zero()
         extra: dict[int, tuple[int, ...]] = {}
+        extra_devices: dict[int, list[tuple[int, tuple[tuple[int, int], ...]]]] = {}
         picks: list[tuple[Member, Loss]] = []
         for item, choice in zip(spanning, chosen, strict=True):
             if choice is None:
@@ -76,6 +77,8 @@ def unit_options(
             picks.append((item, choice))
             for n, vector in choice.freed:
                 extra[n] = _plus(extra.get(n), vector)
+            for n, whole, shares in choice.devices:
+                extra_devices.setdefault(n, []).append((whole, shares))
         per_node = [
             (
                 n,
@@ -86,6 +89,8 @@ def unit_options(
                     resources,
                     costs,
                     most,
+                    node=n,
+                    extra_devices=extra_devices.get(n, ()),
                 ),
             )
             for n in unit.nodes
@@ -113,8 +118,14 @@ def node_options(
     resources: tuple[str, ...],
     costs: CostModel,
     most: int,
+    *,
+    node: int | None = None,
+    extra_devices: Sequence[tuple[int, tuple[tuple[int, int], ...]]] = (),
 ) -> list[tuple[Cost, tuple[tuple[Member, Loss], ...]] | None]:
-    """For ``k = 0 .. most``: the cheapest choices on one node that host at least ``k`` tasks (or ``None``)."""
+    """For ``k = 0 .. most``: the cheapest choices on one node that host at least ``k`` tasks (or ``None``); where
+    devices are counted (``costs.devices``), on the devices of ``node`` too, with ``extra_devices`` freed there by
+    victims spanning nodes."""
+    devices = costs.devices if node is not None else None
     combos = 1
     for item in items:
         combos *= len(item.losses) + 1
@@ -132,6 +143,9 @@ def node_options(
             freed = _plus(freed, choice.freed[0][1])
             picks.append((item, choice))
         hosted = min(most, tasks_fitting(freed, request, resources))
+        if devices is not None and hosted > 0:
+            assert node is not None
+            hosted = min(hosted, devices.hosted(node, [loss for _, loss in picks], extra_devices))
         for k in range(hosted + 1):
             current = best[k]
             if current is None or cost < current[0]:

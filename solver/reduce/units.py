@@ -33,7 +33,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from gpu_preempt.models import Job, Resources, is_gpu_resource
+from gpu_preempt.models import MILLI, Job, Resources, is_gpu_resource
+from gpu_preempt.problem.builder import node_devices
+from gpu_preempt.problem.data import DeviceFit, Devices
 from gpu_preempt.rules.candidates import Candidate
 from gpu_preempt.rules.victim_order import NO_VICTIMS, EvictKey, Keep, evict_key
 from gpu_preempt.state.cluster import ClusterState
@@ -61,6 +63,8 @@ class Loss:
     freed: tuple[tuple[int, tuple[int, ...]], ...]
     cost: Cost
     whole: bool
+    devices: tuple[tuple[int, int, tuple[tuple[int, int], ...]], ...] = ()
+    """Where devices are counted: per node, the whole GPUs and the shares (device, milli-GPUs) it frees there."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,7 @@ class CandidateTasks(NamedTuple):
     nodes: tuple[int, ...]
     size: tuple[int, ...]
     gpus: int
+    """Milli-GPUs of one task."""
     whole: bool
     surplus: int
 
@@ -213,6 +218,8 @@ class CostModel:
     now: float
     cluster: ClusterState | None = None
     shares: dict[str, Fraction] = field(default_factory=dict, compare=False)
+    devices: DeviceView | None = None
+    """The devices of the nodes, when the snapshot has shares of a GPU (docs/snapshot-format.md, "GPU sharing")."""
 
     @cached_property
     def width(self) -> int:
@@ -227,7 +234,7 @@ class CostModel:
         return evict_key(self.cluster, job, self.shares)
 
     def cost(self, job: Job, tasks: int, gpus: int) -> Cost:
-        """The cost of ``job`` losing ``tasks`` tasks holding ``gpus`` GPUs in all."""
+        """The cost of ``job`` losing ``tasks`` tasks holding ``gpus`` milli-GPUs in all."""
         out: list[Any] = []
         for criterion in self.objective:
             if criterion == "priority":
@@ -372,9 +379,10 @@ class _Candidates(NamedTuple):
 
 
 def _shapes(maps: list[dict[str, int]], resources: tuple[str, ...]) -> tuple[list[tuple[int, ...]], list[int]]:
-    """Per ``task_resources`` map, one task's requests in ``resources`` and its whole GPUs."""
+    """Per ``task_resources`` map, one task's requests in ``resources`` and its milli-GPUs (a share its part: lost
+    work counts it, as the objective does)."""
     sizes = [tuple(m.get(r, 0) for r in resources) for m in maps]
-    gpus = [sum(a for r, a in m.items() if is_gpu_resource(r)) // 1000 for m in maps]
+    gpus = [sum(a for r, a in m.items() if is_gpu_resource(r)) for m in maps]
     return sizes, gpus
 
 
@@ -516,7 +524,73 @@ def _splits(nodes: tuple[int, ...], counts: dict[int, int], most: int) -> list[d
 def _loss(victim: CandidateTasks, split: dict[int, int], costs: CostModel, *, whole: bool) -> Loss:
     freed = tuple((n, tuple(k * x for x in victim.size)) for n, k in sorted(split.items()))
     tasks = sum(split.values())
-    return Loss(tasks, tuple(sorted(split.items())), freed, costs.cost(victim.job, tasks, tasks * victim.gpus), whole)
+    devices = () if costs.devices is None else costs.devices.freed(victim.job, split)
+    cost = costs.cost(victim.job, tasks, tasks * victim.gpus)
+    return Loss(tasks, tuple(sorted(split.items())), freed, cost, whole, devices)
+
+
+@dataclass
+class DeviceView:
+    """The devices of a cluster with shares of a GPU, as a decision of ``priority`` sees them (docs/snapshot-format.md,
+    "GPU sharing"): what each node holds, and what a victim's tasks free there. The reductions stay exact on it: a
+    node's devices only lower what it hosts, so the node-level bounds stay bounds, and each option is counted on the
+    devices (:meth:`hosted`)."""
+
+    cluster: ClusterState
+    priority: int
+    share: int
+    """Milli-GPUs of the chunk's share of one device (0: whole GPUs)."""
+    gpus: int
+    """Whole GPUs of one task of the chunk."""
+    _bases: dict[int, Devices | None] = field(default_factory=dict)
+
+    def base(self, n: int) -> Devices | None:
+        if n not in self._bases:
+            self._bases[n] = node_devices(self.cluster, self.cluster.snapshot.nodes[n], self.priority)
+        return self._bases[n]
+
+    def freed(self, job: Job, split: dict[int, int]) -> tuple[tuple[int, int, tuple[tuple[int, int], ...]], ...]:
+        """What ``job`` losing ``split`` (node -> tasks, its newest there first) frees per node: whole GPUs, and
+        shares per device. Raises :class:`TooComplex` when which tasks go would matter (shares on several devices
+        of a node, some of them kept)."""
+        cluster = self.cluster
+        placed = cluster.device_loads().placed
+        index = cluster.node_index()
+        on: dict[int, list[str]] = {}
+        for task in cluster.tasks(job, "running"):
+            on.setdefault(index[str(cluster.node_of[str(task.name)])], []).append(str(task.name))
+        out = []
+        for n, k in sorted(split.items()):
+            names = on.get(n, [])
+            devices = {placed[name] for name in names if name in placed}
+            if len(devices) > 1 and k < len(names):
+                raise TooComplex(f"{job.name} holds shares on several devices of a node")
+            whole, shares = 0, {}
+            by_name = {str(t.name): t for t in job.tasks}
+            for name in names[len(names) - k :]:  # the newest k
+                requests = job.requests(by_name[name])
+                if name in placed:
+                    for d in placed[name]:
+                        shares[d] = shares.get(d, 0) + requests.get("gpu", 0)
+                else:
+                    whole += requests.get("gpu", 0) // MILLI
+            out.append((n, whole, tuple(sorted(shares.items()))))
+        return tuple(out)
+
+    def hosted(self, n: int, lost: list[Loss], extra: Sequence[tuple[int, tuple[tuple[int, int], ...]]] = ()) -> int:
+        """Tasks of the chunk node ``n``'s devices take once the losses ``lost`` (and ``extra``: whole GPUs and
+        shares freed there by victims spanning nodes) are gone."""
+        base = self.base(n)
+        if base is None:
+            return 0 if self.share or self.gpus else 1 << 62
+        whole, shares = 0, {}
+        for freed in (*(x for loss in lost for x in loss.devices), *((n, w, s) for w, s in extra)):
+            if freed[0] != n:
+                continue
+            whole += freed[1]
+            for d, amount in freed[2]:
+                shares[d] = shares.get(d, 0) + amount
+        return DeviceFit(base, shares, whole).capacity(self.share, self.gpus)
 
 
 def tasks_fitting(room: tuple[int, ...], request: Resources, resources: tuple[str, ...]) -> int:

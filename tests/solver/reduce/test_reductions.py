@@ -170,7 +170,7 @@ def test_units_gather_the_candidates_as_specified(seed):
                 assert (victim.whole, victim.surplus) == (candidate.whole_job, candidate.surplus)
                 shared = victim.job.task_resources
                 assert victim.size == tuple(shared.get(r, 0) for r in resources)
-                assert victim.gpus == sum(a for r, a in shared.items() if is_gpu_resource(r)) // 1000
+                assert victim.gpus == sum(a for r, a in shared.items() if is_gpu_resource(r))  # milli-GPUs
                 assert (victim in unit.spanning) == (len(victim.nodes) > 1)
         assert dropped == len(candidates) - len(seen)
         units_of = {n: unit for unit in units for n in unit.nodes}

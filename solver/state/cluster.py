@@ -122,6 +122,8 @@ class ClusterState:
     """Task -> the devices the decisions of this session put a share of a GPU on (docs/snapshot-format.md, "GPU
     sharing"); the snapshot's own are on its tasks."""
     _devices: DeviceLoads | None
+    devices_from: tuple[DeviceLoads, ClusterState, frozenset[str]] | None
+    """The device ledger of the state this one was derived from, that state, and the tasks changed since."""
 
     def __init__(
         self,
@@ -185,6 +187,7 @@ class ClusterState:
         self._kept = Kept()
         self.task_devices = {}
         self._devices = None
+        self.devices_from = None
 
     def with_changes(
         self, changes: Iterable[tuple[str, str, str | None]], devices: Mapping[str, tuple[int, ...]] | None = None
@@ -205,6 +208,7 @@ class ClusterState:
         """The shares on every device (:mod:`.devices`), kept while this state lasts."""
         if self._devices is None:
             self._devices = device_loads(self)
+            self.devices_from = None  # the parent state is not needed any more
         return self._devices
 
     def for_snapshot(self, kind: type[K]) -> K:

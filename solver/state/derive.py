@@ -36,6 +36,10 @@ def derived(
     new._devices = None
     if devices:
         new.task_devices = {**parent.task_devices, **devices}
+    changes = list(changes)
+    new.devices_from = None
+    if parent._devices is not None:  # its ledger is moved by the changed tasks, not counted anew
+        new.devices_from = (parent._devices, parent, frozenset(task for task, _, _ in changes))
     # the task and job maps are layered over the parent's (a few changes of hundreds of thousands of entries)
     new.status, new.node_of = Layered(parent.status), Layered(parent.node_of)
     before_running = parent.running

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from gpu_preempt.models import MILLI
+from gpu_preempt.models import MILLI, Job, Task
 from gpu_preempt.models.job import share_of
 
 from .node_loads import CURRENT, FINAL, PROMISED
@@ -50,9 +50,14 @@ class DeviceLoads:
 
 
 def device_loads(cluster: ClusterState) -> DeviceLoads:
-    """The device ledger of ``cluster`` (see the module docstring)."""
+    """The device ledger of ``cluster`` (see the module docstring): from the ledger of the state it was derived from
+    when there is one (:attr:`.cluster.ClusterState.devices_from`), the changed tasks moved; else counted anew."""
+    source = cluster.devices_from
+    if source is not None:
+        found = _updated(*source, cluster)
+        if found is not None:
+            return found
     loads = DeviceLoads()
-    status, node_of, chosen = cluster.status, cluster.node_of, cluster.task_devices
     jobs = cluster.snapshot.jobs
     unplaced: list[tuple[str, str, int, int]] = []  # nominated shares without a device: (task, node, share, priority)
     for i in cluster.snapshot.shared_jobs():
@@ -61,43 +66,105 @@ def device_loads(cluster: ClusterState) -> DeviceLoads:
             share = share_of(job.requests(task))
             if share is None:
                 continue
-            name = str(task.name)
-            state, node = status[name], node_of[name]
-            if node is None or (state not in FINAL and state not in CURRENT):
-                continue
-            amount = share[0]
-            if task.status == "running" and state in PROMISED and task.devices is not None and task.node is not None:
-                now = loads.now.setdefault(task.node, {})  # moved this session: its old pod holds its device now
-                for device in task.devices:
-                    now[device] = now.get(device, 0) + amount
-            devices = chosen.get(name)
-            if devices is None:
-                devices = tuple(task.devices) if task.devices is not None and task.node == node else None
-            if devices is None:
-                unplaced.append((name, node, amount, job.resolved_priority))
-                continue
-            _hold(loads, name, node, devices, amount, state, job.resolved_priority)
+            held = _holding(cluster, job, task, share[0])
+            if held is None:
+                name = str(task.name)
+                unplaced.append((name, str(cluster.node_of[name]), share[0], job.resolved_priority))
+            else:
+                _shift(loads, str(task.name), *held, 1)
     for name, node, amount, priority in unplaced:
         count = cluster.snapshot.node(node).resources.get("gpu", 0) // MILLI
-        held = loads.final.get(node, {})
-        device = next((d for d in range(count) if held.get(d, 0) + amount <= MILLI), 0)
-        _hold(loads, name, node, (device,), amount, status[name], priority)
+        final = loads.final.get(node, {})
+        device = next((d for d in range(count) if final.get(d, 0) + amount <= MILLI), 0)
+        entries = _entries(cluster.status[name], node, (device,), amount, priority)
+        _shift(loads, name, entries, (device,), 1)
     return loads
 
 
-def _hold(
-    loads: DeviceLoads, task: str, node: str, devices: tuple[int, ...], amount: int, state: str, priority: int
-) -> None:
-    loads.placed[task] = devices
+Entry = tuple[str, str, int, int, int]
+"""Where a share holds: (ledger: final, now or promised; node; device; milli-GPUs; the job's priority)."""
+Holding = tuple[list[Entry], tuple[int, ...] | None]
+"""A share's ledger entries, and its devices (``None``: it holds none)."""
+
+
+def _holding(cluster: ClusterState, job: Job, task: Task, amount: int) -> Holding | None:
+    """What the share ``task`` holds in ``cluster``; ``None`` for a promised share that names no device (placed by
+    :func:`device_loads`)."""
+    name = str(task.name)
+    state, node = cluster.status[name], cluster.node_of[name]
+    if node is None or (state not in FINAL and state not in CURRENT):
+        return [], None
+    entries: list[Entry] = []
+    priority = job.resolved_priority
+    if task.status == "running" and state in PROMISED and task.devices is not None and task.node is not None:
+        entries += [("now", task.node, d, amount, priority) for d in task.devices]  # moved: its old pod holds it
+    devices = cluster.task_devices.get(name)
+    if devices is None:
+        devices = tuple(task.devices) if task.devices is not None and task.node == node else None
+    if devices is None:
+        return None
+    return entries + _entries(state, node, devices, amount, priority), devices
+
+
+def _entries(state: str, node: str, devices: tuple[int, ...], amount: int, priority: int) -> list[Entry]:
+    out: list[Entry] = []
     for device in devices:
         if state in FINAL:
-            on = loads.final.setdefault(node, {})
-            on[device] = on.get(device, 0) + amount
+            out.append(("final", node, device, amount, priority))
         if state in CURRENT:
-            on = loads.now.setdefault(node, {})
-            on[device] = on.get(device, 0) + amount
+            out.append(("now", node, device, amount, priority))
         if state in PROMISED:
-            loads.promised.setdefault(node, []).append((priority, device, amount))
+            out.append(("promised", node, device, amount, priority))
+    return out
+
+
+def _shift(loads: DeviceLoads, task: str, entries: list[Entry], devices: tuple[int, ...] | None, sign: int) -> None:
+    """Add (``sign`` 1) or take off (-1) a share's ``entries``; its devices recorded or forgotten."""
+    if sign > 0 and devices is not None:
+        loads.placed[task] = devices
+    elif sign < 0:
+        loads.placed.pop(task, None)
+    for kind, node, device, amount, priority in entries:
+        if kind == "promised":
+            held = loads.promised.setdefault(node, [])
+            if sign > 0:
+                held.append((priority, device, amount))
+            else:
+                held.remove((priority, device, amount))
+            continue
+        on = (loads.final if kind == "final" else loads.now).setdefault(node, {})
+        on[device] = on.get(device, 0) + sign * amount
+        if not on[device]:
+            del on[device]
+
+
+def _updated(
+    old: DeviceLoads, parent: ClusterState, tasks: frozenset[str], cluster: ClusterState
+) -> DeviceLoads | None:
+    """``old`` (the ledger of ``parent``) with the shares among ``tasks`` moved to where they are in ``cluster``;
+    ``None`` when one of them is a promised share naming no device (the ledger is counted anew)."""
+    owner = cluster.index.owners
+    moves: list[tuple[str, Holding, Holding]] = []
+    for name in sorted(tasks):
+        job, task = owner[name]
+        share = share_of(job.requests(task))
+        if share is None:
+            continue
+        before, after = _holding(parent, job, task, share[0]), _holding(cluster, job, task, share[0])
+        if before is None or after is None:
+            return None
+        moves.append((name, before, after))
+    nodes = {entry[1] for _, before, after in moves for entry in (*before[0], *after[0])}
+    loads = DeviceLoads(
+        {**old.final, **{n: dict(old.final[n]) for n in nodes if n in old.final}},
+        {**old.now, **{n: dict(old.now[n]) for n in nodes if n in old.now}},
+        {**old.promised, **{n: list(old.promised[n]) for n in nodes if n in old.promised}},
+        dict(old.placed),
+    )
+    for name, before, after in moves:
+        _shift(loads, name, *before, -1)
+        _shift(loads, name, *after, 1)
+    return loads
 
 
 def fits_now(cluster: ClusterState, node: str, shares: dict[int, int], whole: int) -> bool:

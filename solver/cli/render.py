@@ -118,11 +118,12 @@ def print_decision(cluster: ClusterState, d: Decision) -> None:
     if d.victims:
         _print_victims(cluster, d, "why it may go", lambda job, v: why_victim(cluster, d, job), ", ".join)
     for m in d.moves:
-        out.print(f"  moved: {m.task} ({m.job}) from {m.source} to {m.node}, pipelined there")
+        device = _on_device(d, m.task)
+        out.print(f"  moved: {m.task} ({m.job}) from {m.source} to {m.node}{device}, pipelined there")
     if d.placements:
         nodes: dict[str, list[str]] = {}
         for task, node in d.placements.items():
-            nodes.setdefault(node, []).append(task)
+            nodes.setdefault(node, []).append(task + _on_device(d, task))
         placed = "; ".join(f"{node}: {', '.join(tasks)}" for node, tasks in nodes.items())
         out.print(f"  placements: {placed}")
     if d.placed and (d.victims or d.moves):
@@ -376,3 +377,11 @@ def _number(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
     return str(value)
+
+
+def _on_device(decision: Decision, task: str) -> str:
+    """`` (device 3)`` for a share of a GPU placed or moved (docs/snapshot-format.md, "GPU sharing"), else ``""``."""
+    found = decision.devices.get(task)
+    if not found:
+        return ""
+    return f" (device{'s' if len(found) > 1 else ''} {', '.join(map(str, found))})"

@@ -96,3 +96,4 @@ def test_a_share_is_placed_on_the_device_that_carries_shares_and_has_room(cli: A
     assert result.exit_code == 0, result.stderr
     (placed,) = [d for d in json.loads(result.stdout)["decisions"] if d["job"] == "infer" and d["placements"]]
     assert placed["devices"] == {"infer-0": [0]}
+    assert "placements: n0: infer-0 (device 0)" in cli("cycle", document=document).stdout

@@ -55,10 +55,12 @@ MOVE_PAIRS = 2000
 
 @dataclass(frozen=True)
 class NodeRooms(NodeKey):
-    """Per node, its :class:`NodeRoom` for a decision of ``priority`` asking for the resources ``asked``."""
+    """Per node, its :class:`NodeRoom` for a decision of ``priority`` asking for the resources ``asked``, with its
+    devices when the snapshot has ``shares`` of a GPU (a replay's next cycle may have them where this one has none)."""
 
     priority: int
     asked: frozenset[str]
+    shares: bool
 
 
 @dataclass
@@ -245,7 +247,9 @@ def _nodes(
     node_of = cluster.node_of
     hosting = {node_of[str(t.name)] for tasks in running for t in tasks}
     asked = frozenset(r for t, _ in chunk for r in job.requests(t))
-    every = cluster.node_map(NodeRooms(job.resolved_priority, asked))  # the same for every such job
+    every = cluster.node_map(
+        NodeRooms(job.resolved_priority, asked, cluster.has_shares())
+    )  # the same for every such job
     rooms = []
     nodes = cluster.snapshot.nodes
     if only is not None:  # visit only those nodes and the hosting ones, in document order

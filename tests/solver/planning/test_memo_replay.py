@@ -37,6 +37,16 @@ SCENARIOS = {
         "workload": contended_workload(120),
         "events": [{"at": 3000, "set": {"queues.b.deserved.gpu": 4}}],
     },
+    "shares of a GPU": {  # docs/snapshot-format.md, "GPU sharing": most one-GPU jobs take a half or a quarter
+        "workload": {
+            **contended_workload(160),
+            "assign": {
+                "queue": {"weights": {"a": 2, "b": 1}},
+                "gpu_share": {"weights": {"1": 1, "0.5": 2, "0.25": 2}},
+            },
+        },
+        "cluster": {"nodes": [{"count": 1, "gpu": 8, "cpu": 64, "memory": "512Gi"}]},
+    },
 }
 
 

@@ -7,8 +7,9 @@ Run on demand (never part of the test command):
     .venv/bin/python benchmarks/sharing.py --nodes 200 --rounds 3
 
 The whole-GPU cluster is benchmarks/generate.py's. Its shared twin turns a third of the running one-GPU jobs each
-into two half-GPU jobs on one device of the same node (so the GPUs held are the same, and half of the jobs are
-shares), and every second pending job of one GPU into a half. Both decide the same pending jobs: a cycle of all of
+into two half-GPU jobs on one device of the same node, or (one in four) into one half alone on its device, which
+leaves half a device free that no whole-GPU task can use; about half of the jobs are shares. Every second pending
+job of one GPU asks for a half. Both decide the same pending jobs: a cycle of all of
 them, and the three cases of benchmarks/run.py (a 64-GPU gang and a 1-GPU job that must reclaim, a 16-GPU job
 that preempts), each on its own. Rounds alternate the two clusters; medians are reported with their ratio, as a
 Markdown table (docs/performance.md quotes it).
@@ -35,8 +36,8 @@ CASES = [("pending-0000", "reclaim"), ("pending-0001", "reclaim"), ("pending-000
 
 
 def shared_twin(document: dict[str, Any], seed: int) -> dict[str, Any]:
-    """``document`` with a third of its running one-GPU jobs split into two halves on one device each, and every
-    second pending one-GPU job asking for a half."""
+    """``document`` with a third of its running one-GPU jobs split into two halves on one device each (or one half
+    alone), and every second pending one-GPU job asking for a half."""
     rng = random.Random(seed)
     out = copy.deepcopy(document)
     devices: dict[str, int] = {}  # node -> devices given to shares so far
@@ -48,7 +49,7 @@ def shared_twin(document: dict[str, Any], seed: int) -> dict[str, Any]:
             node = tasks[0]["node"]
             device = devices.get(node, 0)
             devices[node] = device + 1
-            for half in ("a", "b"):
+            for half in ("a", "b") if rng.random() < 0.75 else ("a",):
                 twin = copy.deepcopy(job)
                 twin["name"] = f"{job['name']}-{half}"
                 twin["task_resources"] = {"gpu": "500m", "cpu": 4, "memory": "32Gi"}

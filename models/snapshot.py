@@ -54,6 +54,7 @@ class Snapshot(LazyPartsModel):
     _jobs: Mapping[str, Job] = PrivateAttr(default_factory=dict)
     _children: dict[str, list[str]] = PrivateAttr(default_factory=dict)
     _shared_jobs: list[int] = PrivateAttr(default_factory=list)
+    _undecided: tuple[tuple[int, str] | None] | None = PrivateAttr(None)
 
     # -- lookups -------------------------------------------------------------
 
@@ -182,6 +183,21 @@ class Snapshot(LazyPartsModel):
     def shared_jobs(self) -> list[int]:
         """The positions of the jobs that ask for a share of a GPU (docs/snapshot-format.md, "GPU sharing")."""
         return self._shared_jobs
+
+    def undecided_share(self) -> tuple[int, str] | None:
+        """The first job whose shares decisions do not count yet, and why: a share by GPU memory, or on several
+        devices (docs/snapshot-format.md, "GPU sharing"); ``None`` when there is none. Found once per snapshot."""
+        if self._undecided is None:
+            self._undecided = (None,)
+            for i in self._shared_jobs:
+                job = self.jobs[i]
+                if job.gpu_devices > 1:
+                    self._undecided = ((i, "takes its share on several devices (gpu_devices)"),)
+                    break
+                if any((share := share_of(job.requests(t))) is not None and share[1] for t in job.tasks):
+                    self._undecided = ((i, "asks for GPU memory"),)
+                    break
+        return self._undecided[0]
 
     def _check_devices(self, errors: list[tuple[Loc, str]]) -> None:
         """The shares of running and releasing tasks fit their devices (:func:`.sharing.device_ledger`)."""

@@ -69,15 +69,21 @@ def cli(tmp_path: Path) -> Any:
     return run
 
 
-def generated_cases(nodes: int, seed: int, pending: int, cordoned: int = 0) -> tuple[Snapshot, list[tuple[Any, str]]]:
+def generated_cases(
+    nodes: int, seed: int, pending: int, cordoned: int = 0, *, shared: bool = False
+) -> tuple[Snapshot, list[tuple[Any, str]]]:
     """A cluster from benchmarks/generate.py and its (pending job, action) pairs for reclaim and preempt; with
-    ``cordoned``, every ``cordoned``-th node (the first one included) is unschedulable."""
+    ``cordoned``, every ``cordoned``-th node (the first one included) is unschedulable; ``shared``: its twin with
+    shares of a GPU (benchmarks/sharing.py)."""
     import sys
 
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from generate import generate
+    from sharing import shared_twin
 
     data = generate(nodes, seed=seed, pending=pending)
+    if shared:
+        data = shared_twin(data, seed)
     for node in data["nodes"][::cordoned] if cordoned else ():
         node["schedulable"] = False
     snapshot = snapshot_from_data(data)

@@ -39,11 +39,10 @@ import numpy as np
 
 from gpu_preempt.models import Job, Node, Resources, Snapshot, SnapshotError, Task
 from gpu_preempt.models.columns import CODES, JobColumns, grouped
-from gpu_preempt.models.job import share_of
 
 from . import rooms
 from .derive import changed_nodes, derived
-from .devices import DeviceLoads, device_loads
+from .devices import DeviceLoads, SnapshotDevices, device_loads
 from .fair_share import cluster_capacity, fair_shares
 from .kept import Kept
 from .layered import Layered
@@ -66,20 +65,14 @@ def refuse_shares(snapshot: Snapshot) -> None:
     """Raise :class:`SnapshotError` naming the first job whose shares decisions cannot count yet: a share by GPU
     memory, or a share on several devices (docs/snapshot-format.md, "GPU sharing"); shares by fraction of one device
     are decided."""
-    jobs = snapshot.jobs
-    for i in snapshot.shared_jobs():
-        job = jobs[i]
-        why = None
-        if job.gpu_devices > 1:
-            why = "takes its share on several devices (gpu_devices)"
-        elif any((share := share_of(job.requests(task))) is not None and share[1] for task in job.tasks):
-            why = "asks for GPU memory"
-        if why is not None:
-            raise SnapshotError.single(
-                f"jobs[{i}]",
-                f"job {job.name} {why}: the snapshot is valid, but decisions count shares of a GPU by fraction "
-                "of one device only",
-            )
+    found = snapshot.undecided_share()
+    if found is not None:
+        i, why = found
+        raise SnapshotError.single(
+            f"jobs[{i}]",
+            f"job {snapshot.jobs[i].name} {why}: the snapshot is valid, but decisions count shares of a GPU by "
+            "fraction of one device only",
+        )
 
 
 class ClusterState:
@@ -207,7 +200,13 @@ class ClusterState:
     def device_loads(self) -> DeviceLoads:
         """The shares on every device (:mod:`.devices`), kept while this state lasts."""
         if self._devices is None:
-            self._devices = device_loads(self)
+            if self.devices_from is None and not self.changed_jobs and not self.task_devices:
+                as_given = self.for_snapshot(SnapshotDevices)  # the snapshot's own statuses: one ledger for them all
+                if as_given.loads is None:
+                    as_given.loads = device_loads(self)
+                self._devices = as_given.loads
+            else:
+                self._devices = device_loads(self)
             self.devices_from = None  # the parent state is not needed any more
         return self._devices
 

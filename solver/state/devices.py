@@ -49,6 +49,14 @@ class DeviceLoads:
         return {d: a for d, a in seen.items() if a}
 
 
+@dataclass
+class SnapshotDevices:
+    """The ledger of a snapshot's own statuses, shared by every state of that snapshot that changed nothing (never
+    changed in place: a derived ledger copies what it moves)."""
+
+    loads: DeviceLoads | None = None
+
+
 def device_loads(cluster: ClusterState) -> DeviceLoads:
     """The device ledger of ``cluster`` (see the module docstring): from the ledger of the state it was derived from
     when there is one (:attr:`.cluster.ClusterState.devices_from`), the changed tasks moved; else counted anew."""
@@ -59,12 +67,21 @@ def device_loads(cluster: ClusterState) -> DeviceLoads:
             return found
     loads = DeviceLoads()
     jobs = cluster.snapshot.jobs
+    status, chosen, final, now, placed = cluster.status, cluster.task_devices, loads.final, loads.now, loads.placed
     unplaced: list[tuple[str, str, int, int]] = []  # nominated shares without a device: (task, node, share, priority)
     for i in cluster.snapshot.shared_jobs():
         job = jobs[i]
         for task in job.tasks:
             share = share_of(job.requests(task))
             if share is None:
+                continue
+            name = str(task.name)
+            if task.status == "running" and status[name] == "running" and name not in chosen and task.devices:
+                on, there = final.setdefault(str(task.node), {}), now.setdefault(str(task.node), {})
+                for device in task.devices:  # running as given, the common case: on its own devices
+                    on[device] = on.get(device, 0) + share[0]
+                    there[device] = there.get(device, 0) + share[0]
+                placed[name] = tuple(task.devices)
                 continue
             held = _holding(cluster, job, task, share[0])
             if held is None:

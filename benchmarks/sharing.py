@@ -6,7 +6,7 @@ Run on demand (never part of the test command):
     .venv/bin/python benchmarks/sharing.py                 # 1,000 nodes, seven rounds
     .venv/bin/python benchmarks/sharing.py --nodes 200 --rounds 3
 
-The whole-GPU cluster is benchmarks/generate.py's. Its shared twin turns a third of the running one-GPU jobs each
+The whole-GPU cluster is benchmarks/generate.py's. Its shared twin turns two thirds of the running one-GPU jobs each
 into two half-GPU jobs on one device of the same node, or (one in four) into one half alone on its device, which
 leaves half a device free that no whole-GPU task can use; about half of the jobs are shares. Every second pending
 job of one GPU asks for a half. Both decide the same pending jobs: a cycle of all of
@@ -36,7 +36,7 @@ CASES = [("pending-0000", "reclaim"), ("pending-0001", "reclaim"), ("pending-000
 
 
 def shared_twin(document: dict[str, Any], seed: int) -> dict[str, Any]:
-    """``document`` with a third of its running one-GPU jobs split into two halves on one device each (or one half
+    """``document`` with two thirds of its running one-GPU jobs split into two halves on one device each (or one half
     alone), and every second pending one-GPU job asking for a half."""
     rng = random.Random(seed)
     out = copy.deepcopy(document)
@@ -45,7 +45,7 @@ def shared_twin(document: dict[str, Any], seed: int) -> dict[str, Any]:
     for job in out["jobs"]:
         tasks = job["tasks"]
         single = len(tasks) == 1 and job["task_resources"]["gpu"] == 1 and "node" in tasks[0]
-        if single and rng.random() < 1 / 3:
+        if single and rng.random() < 2 / 3:
             node = tasks[0]["node"]
             device = devices.get(node, 0)
             devices[node] = device + 1

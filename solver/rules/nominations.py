@@ -26,12 +26,54 @@ still releasing.
 
 from __future__ import annotations
 
-from gpu_preempt.models import MILLI, Job, Resources
+from gpu_preempt.models import MILLI, Job, Resources, Task
 from gpu_preempt.models.decision import Decision, Override
 from gpu_preempt.models.quantity import add
 from gpu_preempt.state.cluster import ClusterState
 from gpu_preempt.state.devices import fits_now
 from gpu_preempt.state.node_loads import PROMISED
+
+
+class _Devices:
+    """The devices of ``node`` once ``decision`` is carried out with every promise kept (docs/snapshot-format.md, "GPU
+    sharing"): shares per device and whole GPUs, the victims' gone and the decision's placed."""
+
+    def __init__(self, cluster: ClusterState, node: str, decision: Decision) -> None:
+        self.cluster, self.node = cluster, node
+        self.count = cluster.snapshot.node(node).resources.get("gpu", 0) // MILLI
+        shares = dict(cluster.device_loads().final.get(node, {}))
+        whole = (cluster.final_load(node).get("gpu", 0) - sum(shares.values())) // MILLI
+        placed = cluster.device_loads().placed
+        owner = cluster.index.owners
+        for victim in decision.victims:
+            for name in victim.tasks:
+                if cluster.node_of[name] != node:
+                    continue
+                job, task = owner[name]
+                whole -= self._shift(shares, job, task, placed.get(name), -1)
+        me, _ = owner[next(iter(decision.placements))]
+        for name, where in decision.placements.items():
+            if where == node:
+                whole += self._shift(shares, me, owner[name][1], decision.devices.get(name), 1)
+        self.shares, self.whole = shares, whole
+
+    @staticmethod
+    def _shift(shares: dict[int, int], job: Job, task: Task, devices: tuple[int, ...] | None, sign: int) -> int:
+        """Add or take off a task's shares; its whole GPUs (0 for a share)."""
+        requests = job.requests(task)
+        if devices is None:
+            return requests.get("gpu", 0) // MILLI
+        for device in devices:
+            shares[device] = shares.get(device, 0) + sign * requests.get("gpu", 0)
+        return 0
+
+    def take_off(self, job: Job, task: Task) -> None:
+        """A promised task gives way."""
+        self.whole -= self._shift(self.shares, job, task, self.cluster.device_loads().placed.get(str(task.name)), -1)
+
+    def hold(self) -> bool:
+        used = sum(1 for a in self.shares.values() if a)
+        return all(a <= MILLI for a in self.shares.values()) and self.whole + used <= self.count
 
 
 def claim(cluster: ClusterState, job: Job) -> Decision:
@@ -111,14 +153,17 @@ def overrides(cluster: ClusterState, job: Job, decision: Decision) -> list[Overr
     for node, others in below.items():
         load = add(add(cluster.final_load(node), freed.get(node, {}), times=-1), placed[node])
         capacity = snapshot.node(node).resources
+        devices = _Devices(cluster, node, decision) if cluster.has_shares() else None
         for other in others:
-            if all(amount <= capacity.get(r, 0) for r, amount in load.items()):
+            if all(amount <= capacity.get(r, 0) for r, amount in load.items()) and (devices is None or devices.hold()):
                 break
             if other not in gone:
                 gone.append(other)
             for task in cluster.tasks(other, *PROMISED):
                 if cluster.node_of[str(task.name)] == node:
                     load = add(load, other.requests(task), times=-1)
+                    if devices is not None:
+                        devices.take_off(other, task)
     return [
         Override(other.name, str(task.name), str(cluster.node_of[str(task.name)]))
         for other in gone

@@ -129,3 +129,20 @@ def test_every_decision_of_both_solvers_is_sound_on_random_shared_devices(seed: 
     assert [d.to_dict(timing=False) for d in again.decisions] == [
         d.to_dict(timing=False) for d in made["cpsat"].decisions
     ]
+
+
+def test_a_share_placed_on_a_lower_priority_promise_overrides_it_device_by_device() -> None:
+    """Device 0 is promised to a half of priority 10 (its room still releasing), device 1 runs a half. A 0.75 share
+    of priority 50 sees device 0 as free (a lower promise does not hold against it): the node has room for it, but
+    the promised device does not hold both, so the promise gives way."""
+    gone = share("gone", "500m", 0, priority=5)
+    gone["tasks"][0]["status"] = "releasing"
+    promised = share("promised", "500m", 0)
+    promised["tasks"][0]["status"] = "nominated"
+    snapshot = snapshot_from_data(
+        node_of_halves(gone, promised, share("run", "500m", 1), share("high", "750m", priority=50))
+    )
+    decision = decide(snapshot, "high", "allocate")
+    assert decision.devices == {"high-0": (0,)}
+    assert [o.task for o in decision.overrides] == ["promised-0"]
+    assert verify(snapshot, decision) == []

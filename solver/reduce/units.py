@@ -565,7 +565,7 @@ class DeviceView:
             devices = {placed[name] for name in names if name in placed}
             if len(devices) > 1 and k < len(names):
                 raise TooComplex(f"{job.name} holds shares on several devices of a node")
-            whole, shares = 0, {}
+            whole, shares = 0, dict[int, int]()
             by_name = {str(t.name): t for t in job.tasks}
             for name in names[len(names) - k :]:  # the newest k
                 requests = job.requests(by_name[name])
@@ -583,7 +583,7 @@ class DeviceView:
         base = self.base(n)
         if base is None:
             return 0 if self.share or self.gpus else 1 << 62
-        whole, shares = 0, {}
+        whole, shares = 0, dict[int, int]()
         for freed in (*(x for loss in lost for x in loss.devices), *((n, w, s) for w, s in extra)):
             if freed[0] != n:
                 continue

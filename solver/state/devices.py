@@ -91,8 +91,8 @@ def device_loads(cluster: ClusterState) -> DeviceLoads:
                 _shift(loads, str(task.name), *held, 1)
     for name, node, amount, priority in unplaced:
         count = cluster.snapshot.node(node).resources.get("gpu", 0) // MILLI
-        final = loads.final.get(node, {})
-        device = next((d for d in range(count) if final.get(d, 0) + amount <= MILLI), 0)
+        on_node = loads.final.get(node, {})
+        device = next((d for d in range(count) if on_node.get(d, 0) + amount <= MILLI), 0)
         entries = _entries(cluster.status[name], node, (device,), amount, priority)
         _shift(loads, name, entries, (device,), 1)
     return loads

@@ -70,14 +70,25 @@ class DeviceLedger:
 Loc = tuple[str | int, ...]
 
 
-def device_ledger(jobs: list[Job], nodes: dict[str, Node], errors: list[tuple[Loc, str]]) -> DeviceLedger:
+def device_ledger(
+    jobs: list[Job],
+    nodes: dict[str, Node],
+    errors: list[tuple[Loc, str]],
+    *,
+    whole: dict[str, int] | None = None,
+    positions: list[int] | None = None,
+) -> DeviceLedger:
     """The ledger of the running and releasing tasks of ``jobs`` on ``nodes``; what does not fit is added to
     ``errors`` with its field path: a device the node does not have, a memory share on a node that does not say its
     devices' memory, a device holding more than one GPU, a node whose whole GPUs and shared devices exceed its
-    devices."""
+    devices. ``whole``: the whole GPUs every node's tasks hold, when counted already (``jobs`` may then be the jobs
+    with shares only, at ``positions`` in the snapshot)."""
     ledger = DeviceLedger()
+    if whole is not None:
+        ledger.whole = dict(whole)
     holders: dict[tuple[str, int], list[str]] = {}
-    for i, job in enumerate(jobs):
+    for at, job in enumerate(jobs):
+        i = at if positions is None else positions[at]
         for k, task in enumerate(job.tasks):
             node = nodes.get(task.node or "")
             if task.status not in HOLDING_DEVICES or node is None:
@@ -85,9 +96,9 @@ def device_ledger(jobs: list[Job], nodes: dict[str, Node], errors: list[tuple[Lo
             requests = job.requests(task)
             share = share_of(requests)
             if share is None:
-                whole = requests.get("gpu", 0) // MILLI
-                if whole:
-                    ledger.whole[node.name] = ledger.whole.get(node.name, 0) + whole
+                gpus = requests.get("gpu", 0) // MILLI
+                if gpus and whole is None:
+                    ledger.whole[node.name] = ledger.whole.get(node.name, 0) + gpus
                 continue
             fraction = fraction_on(node, share)
             if fraction is None:

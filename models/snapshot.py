@@ -20,9 +20,9 @@ from .job import ON_NODE, Job, LazyPartsModel, Task, share_of
 from .load.job_list import JobList
 from .node import Node
 from .priority_class import PriorityClass, Toleration
-from .quantity import format_quantity
+from .quantity import MILLI, format_quantity
 from .queue import Queue
-from .sharing import device_ledger, has_shares
+from .sharing import HOLDING_DEVICES, device_ledger, has_shares
 
 if TYPE_CHECKING:
     from .columns import JobColumns, TaskColumns  # imported when first used: it brings numpy, which the command line's
@@ -201,11 +201,22 @@ class Snapshot(LazyPartsModel):
 
     def _check_devices(self, errors: list[tuple[Loc, str]]) -> None:
         """The shares of running and releasing tasks fit their devices (:func:`.sharing.device_ledger`)."""
-        if "_columns" in self.__dict__ and not any(share_of(r) is not None for r in self.task_columns().requests):
+        columns = self.__dict__.get("_columns")
+        if columns is not None and not any(share_of(r) is not None for r in columns.requests):
             return  # a large snapshot without a share: its jobs are not made to find out
-        self._shared_jobs = [i for i, job in enumerate(self.jobs) if has_shares(job)]
-        if self._shared_jobs:
+        self._shared_jobs = shared = [i for i, job in enumerate(self.jobs) if has_shares(job)]
+        if not shared:
+            return
+        if columns is None:
             device_ledger(self.jobs, self._nodes, errors)
+            return
+        # a large snapshot: the whole GPUs per node from the columns, the jobs with shares alone made
+        gpus = [0 if share_of(r) is not None else r.get("gpu", 0) // MILLI for r in columns.requests]
+        whole: dict[str, int] = {}
+        for node, status, row in zip(columns.nodes, columns.statuses, columns.row.tolist(), strict=True):
+            if node is not None and status in HOLDING_DEVICES and gpus[row]:
+                whole[node] = whole.get(node, 0) + gpus[row]
+        device_ledger([self.jobs[i] for i in shared], self._nodes, errors, whole=whole, positions=shared)
 
     def _check_queue_tree(self, errors: list[tuple[Loc, str]]) -> None:
         for i, queue in enumerate(self.queues):

@@ -44,7 +44,7 @@ from ..fields import _resource_map, bounded_depth, parsed_resource_map
 from ..job import NODE_ONLY, Job, Task, set_dict, set_extra, set_given, set_private, share_of
 from ..node import Node
 from ..placement import Placement, Taint
-from ..quantity import MILLI, is_gpu_resource
+from ..quantity import MAX_GPUS, MILLI, is_gpu_resource
 from ..requeue import RequeueState
 from ..sharing import HOLDING_DEVICES
 from ..snapshot import Snapshot, resolution
@@ -127,6 +127,8 @@ class Seen:
         self.shared: list[dict[str, int]] = []
         self.counts: list[int] = []
         self.own: list[tuple[int, dict[str, int]]] = []
+        self.devices: set[int] = set()
+        """Positions of the tasks that name their device (a share of a GPU, docs/snapshot-format.md)."""
         self.classes: list[str | None] = []
         self.started: list[float | None] = []
         self.since: list[float | None] | None = None
@@ -353,7 +355,12 @@ def _odd(raw: list[Any]) -> tuple[set[int], tuple[list[list[Any]], list[Any]]]:
     tasks = [job.tasks for job in raw]
     flat = [task for job_tasks in tasks for task in job_tasks]
     at = _missing_at([task.node for task in flat])  # no node given, or a null
-    for column in ([task.name for task in flat], [task.status for task in flat], [task.resources for task in flat]):
+    for column in (
+        [task.name for task in flat],
+        [task.status for task in flat],
+        [task.resources for task in flat],
+        [task.devices for task in flat],
+    ):
         at += _given_at(column)
     starts = list(accumulate(map(len, tasks), initial=0))
     odd = {bisect_right(starts, position) - 1 for position in at}
@@ -369,7 +376,13 @@ def _odd(raw: list[Any]) -> tuple[set[int], tuple[list[list[Any]], list[Any]]]:
 
 
 def _plain_task(task: Any) -> bool:
-    return type(task.node) is str and task.name is UNSET and task.status is UNSET and task.resources is UNSET
+    return (
+        type(task.node) is str
+        and task.name is UNSET
+        and task.status is UNSET
+        and task.resources is UNSET
+        and task.devices is UNSET
+    )
 
 
 def _missing_at(column: list[Any]) -> list[int]:
@@ -432,19 +445,37 @@ def _mixed_share(requests: dict[str, int]) -> bool:
     return requests.get("gpu_memory", 0) > 0 and requests.get("gpu", 0) > 0
 
 
+def _devices(value: Any, status: str) -> list[int] | None:
+    """The device a task names (``None``: none); refused unless it is one device, of a task on a node (the structs
+    read shares of one device; pydantic says what is wrong with the rest)."""
+    if value is UNSET or value is None:
+        return None
+    if type(value) is not list or len(value) != 1 or type(value[0]) is not int or status == "pending":
+        raise Refused
+    if not 0 <= value[0] < MAX_GPUS:
+        raise Refused
+    return [value[0]]
+
+
 def _refuse_running_shares(seen: Seen) -> None:
-    """Refuse a job whose shared requests are a share of a GPU with a running or releasing task that does not
-    override them: such a task names its devices, which the structs do not read (pydantic says so)."""
+    """Refuse a snapshot where a running or releasing share of a GPU names no device, or a task that is no share
+    names one (docs/snapshot-format.md, "GPU sharing"; pydantic says which). The device ledger itself is checked
+    with the snapshot (:meth:`Snapshot._check_devices`)."""
     shares = {id(m) for m in seen.shared if share_of(m) is not None}
-    if not shares:
+    own = {position: r for position, r in seen.own if share_of(r) is not None or position in seen.devices}
+    if not shares and not seen.devices and not own:
         return
-    own = {position for position, _ in seen.own}
+    own = dict(seen.own)
     starts = list(accumulate(seen.counts, initial=0))
     for i, requests in enumerate(seen.shared):
-        if id(requests) in shares:
-            for position in range(starts[i], starts[i + 1]):
-                if position not in own and seen.statuses[position] in HOLDING_DEVICES:
-                    raise Refused
+        if id(requests) not in shares and not (seen.devices or own):
+            continue
+        for position in range(starts[i], starts[i + 1]):
+            share = share_of(own.get(position, requests)) is not None
+            if share and seen.statuses[position] in HOLDING_DEVICES and position not in seen.devices:
+                raise Refused
+            if not share and position in seen.devices:
+                raise Refused
 
 
 _PARSED_MAP = msgspec.Raw(b"{}")
@@ -530,12 +561,15 @@ def _task(struct: Any, job: str, index: int, position: int, seen: Seen) -> Task:
             resources = None
         else:
             resources = _resource_map(resources, allow_unlimited=False)
-            if _mixed_share(resources) or (share_of(resources) is not None and status in HOLDING_DEVICES):
-                raise Refused  # a running share names its devices, which the structs do not read
+            if _mixed_share(resources):
+                raise Refused  # pydantic says why
             seen.own.append((position, resources))
+    devices = _devices(struct.devices, status)
+    if devices is not None:
+        seen.devices.add(position)
     seen.names[position], seen.nodes[position], seen.statuses[position] = name, node, status
     task = _new(Task)
-    set_dict(task, {"name": name, "node": node, "status": status, "resources": resources, "devices": None})
+    set_dict(task, {"name": name, "node": node, "status": status, "resources": resources, "devices": devices})
     set_given(task, given)
     set_extra(task, None)
     set_private(task, None)

@@ -41,6 +41,7 @@ class Task(Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
     name: Any = UNSET
     status: Any = UNSET
     resources: Any = UNSET
+    devices: Any = UNSET
 
 
 class _Job(Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):

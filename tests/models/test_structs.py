@@ -81,6 +81,8 @@ VALUES = st.one_of(
     st.just({"node_selector": {"rack": "r1"}, "tolerations": [{"operator": "Exists"}]}),  # placements
     st.just({"node_affinity": [[{"key": "metadata.name", "operator": "In", "values": ["n1"]}]]}),
     st.just({"topology": {"required": "rack"}}),
+    st.sampled_from([[0], [7], [8], [0, 1], [0, 0], [-1], [True], ["0"]]),  # devices of a share of a GPU
+    st.just({"gpu": "250m"}),
 )
 NODE_KEYS = ["name", "resources", "gpu_model", "labels", "annotations", "schedulable", "taints", "unknown"]
 JOB_KEYS = [
@@ -101,7 +103,7 @@ JOB_KEYS = [
     "checkpointed_at",
     "unknown",
 ]
-TASK_KEYS = ["name", "node", "status", "resources", "unknown"]
+TASK_KEYS = ["name", "node", "status", "resources", "devices", "unknown"]
 
 
 @st.composite
@@ -229,28 +231,24 @@ def test_the_base_document_takes_the_struct_path():
     assert [t.name for t in fast.job("j2").tasks] == ["j2-0", "j2-x", "j2-2"]
 
 
-def names_devices(data: dict[str, Any]) -> bool:
-    """Whether a task of the document names its devices (a running share of a GPU): the struct path leaves such a
-    document to pydantic."""
-    return any("devices" in task for job in data.get("jobs", []) for task in job.get("tasks", []))
+def test_shares_on_several_devices_or_by_memory_are_left_to_pydantic():
+    """The struct path reads shares of one device by fraction (their ``devices`` too); a job on several devices, or
+    a node that says its devices' memory, is built by pydantic (docs/snapshot-format.md, "GPU sharing")."""
+    data = copy.deepcopy(BASE)
+    data["jobs"][0]["task_resources"] = {"gpu": "500m"}
+    data["jobs"][0]["tasks"] = [{"node": "n1", "devices": [0]}]
+    fast = from_data(copy.deepcopy(data))
+    assert fast is not None and fast.jobs[0].tasks[0].devices == [0]
+    assert_same(fast, pydantic_result(copy.deepcopy(data)))
+    several = copy.deepcopy(data)
+    several["jobs"][0].update(gpu_devices=2, tasks=[{"node": "n1", "devices": [0, 1]}])
+    memory = copy.deepcopy(data)
+    memory["nodes"][0]["gpu_memory"] = "80Gi"
+    for other in (several, memory):
+        assert from_data(copy.deepcopy(other)) is None and pydantic_result(other) is not None
 
 
-STRUCT_FIXTURES = [
-    p
-    for p in FIXTURES
-    if not names_devices(parse_document(p.read_text(encoding="utf-8"), json_format=False, source=""))
-]
-
-
-def test_a_fixture_with_running_shares_is_left_to_pydantic():
-    shared = [p for p in FIXTURES if p not in STRUCT_FIXTURES]
-    assert len(shared) >= 5
-    for path in shared:
-        data = parse_document(path.read_text(encoding="utf-8"), json_format=False, source=str(path))
-        assert from_data(copy.deepcopy(data)) is None and pydantic_result(data) is not None
-
-
-@pytest.mark.parametrize("path", STRUCT_FIXTURES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
 def test_every_fixture_builds_the_same_snapshot_on_both_paths(path):
     """From the YAML's data; JSON bytes are tested below."""
     data = parse_document(path.read_text(encoding="utf-8"), json_format=False, source=str(path))
@@ -352,7 +350,7 @@ def test_validating_parsed_data_leaves_it_as_it_was():
     assert data == BASE
 
 
-@pytest.mark.parametrize("path", STRUCT_FIXTURES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
 def test_every_fixture_gets_the_same_decisions_from_both_paths(path):
     """The struct path's snapshot, its state counted from task columns, and pydantic's, counted task by task, give
     the same cycle of decisions."""
@@ -546,7 +544,7 @@ def test_what_the_raw_structs_cannot_tell_is_decided_from_the_data(change, why):
         assert got == expected
 
 
-@pytest.mark.parametrize("path", STRUCT_FIXTURES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
 def test_every_fixture_as_json_builds_the_same_snapshot_and_decisions(path, monkeypatch):
     from gpu_preempt.actions.cycle import run_cycle
 

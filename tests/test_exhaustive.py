@@ -71,7 +71,7 @@ def placements(draw: st.DrawFn, nodes: list[dict[str, Any]], jobs: list[dict[str
 @st.composite
 def shared_jobs(draw: st.DrawFn, nodes: list[dict[str, Any]], leaves: list[str], budget: int) -> list[dict[str, Any]]:
     """Running jobs of quarters, halves and whole GPUs (at most ``budget`` tasks), each share on a device with room
-    for it."""
+    for it, and sometimes a half promised to a job of equal or higher priority on a device with room."""
     devices = {n["name"]: [0] * n["resources"]["gpu"] for n in nodes}  # per device: milli-GPUs, 1000 when whole
     jobs = []
     for j in range(draw(st.integers(3, 6))):
@@ -105,6 +105,19 @@ def shared_jobs(draw: st.DrawFn, nodes: list[dict[str, Any]], leaves: list[str],
         if len(tasks) == 2 and draw(st.booleans()):
             job["min_available"] = 1
         jobs.append(job)
+    spots = [(name, d) for name, held in devices.items() for d, amount in enumerate(held) if amount + 500 <= 1000]
+    if spots and draw(st.booleans()):
+        # docs/rules.md, "Nominations": a promised half of equal or higher priority holds its device against `want`
+        name, d = draw(st.sampled_from(spots))
+        jobs.append(
+            {
+                "name": "held",
+                "queue": leaves[-1],
+                "priority": draw(st.sampled_from([100, 120])),
+                "task_resources": {"gpu": "500m"},
+                "tasks": [{"node": name, "status": "nominated", "devices": [d]}],
+            }
+        )
     return jobs
 
 

@@ -15,9 +15,10 @@ from gpu_preempt.check.verifier import verify
 from gpu_preempt.state.cluster import ClusterState
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_never_worse_than_greedy_on_generated_clusters(seed):
-    snapshot, cases = generated_cases(60 + 20 * seed, seed, pending=5)
+@pytest.mark.parametrize(("seed", "shared"), [*((s, False) for s in range(6)), *((s, True) for s in range(4))])
+def test_never_worse_than_greedy_on_generated_clusters(seed, shared):
+    """Also with shares of a GPU (benchmarks/sharing.py's twin: docs/snapshot-format.md, "GPU sharing")."""
+    snapshot, cases = generated_cases(60 + 20 * seed, seed, pending=5, shared=shared)
     cluster = ClusterState.of(snapshot)
     order = snapshot.config.objective
     compared = 0

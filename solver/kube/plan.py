@@ -46,7 +46,9 @@ def evictions(snapshot: Snapshot, decisions: list[Decision]) -> list[PodEviction
             for task in victim.tasks:
                 out += _pod(snapshot, victim.job, task, f"{why}: evicts {whole}", seen)
         for move in decision.moves:
-            out += _pod(snapshot, move.job, move.task, f"{why}: moves it from {move.source} to {move.node}", seen)
+            device = decision.devices.get(move.task)  # a share of a GPU: the device it is to land on
+            to = move.node if not device else f"{move.node} (device {', '.join(map(str, device))})"
+            out += _pod(snapshot, move.job, move.task, f"{why}: moves it from {move.source} to {to}", seen)
     return out
 
 

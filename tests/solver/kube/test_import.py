@@ -20,8 +20,9 @@ from typer.testing import CliRunner
 from gpu_preempt import decide, run_cycle, verify
 from gpu_preempt.cli import app
 from gpu_preempt.kube.importer import import_objects
+from gpu_preempt.kube.plan import evictions
 from gpu_preempt.kube.read import parse_objects, read_objects
-from gpu_preempt.models import SnapshotError, snapshot_from_data
+from gpu_preempt.models import SnapshotError, load_snapshot, snapshot_from_data
 
 KUBE = FIXTURES / "kube"
 NOW = 1795435200.0  # 2026-11-23T12:00:00Z
@@ -418,3 +419,12 @@ def test_time_sliced_gpus_are_shares_of_devices_packed_in_pod_order():
     assert shares == {"ml/a": ("250m", [0]), "ml/b": ("250m", [0]), "ml/c": ("500m", [0]), "ml/d": (1, None)}
     assert any("time slicing records no device" in guess for guess in report.guesses)
     snapshot_from_data(document)
+
+
+def test_a_planned_move_of_a_share_names_the_device_it_lands_on():
+    """fixtures/kai-reclaim-fraction-consolidation.yaml: the half that moves is written as an eviction whose reason
+    names the device it is to land on (docs/snapshot-format.md, "GPU sharing")."""
+    snapshot = load_snapshot(FIXTURES / "kai-reclaim-fraction-consolidation.yaml")
+    decision = decide(snapshot, "pending-job", "reclaim")
+    (pod,) = evictions(snapshot, [decision])
+    assert pod.reason == "reclaim for pending-job: moves it from node0 to node1 (device 0)"

@@ -125,12 +125,12 @@ def device_ledger(
             )
     for position, (name, node) in enumerate(nodes.items()):
         if ledger.free_devices(node) < 0:
-            whole, shared = ledger.whole.get(name, 0), len(ledger.shares.get(name, {}))
+            held, shared = ledger.whole.get(name, 0), len(ledger.shares.get(name, {}))
             count = node.resources.get("gpu", 0) // MILLI
             errors.append(
                 (
                     ("nodes", position),
-                    f"node {name}: {whole} whole GPU(s) and {shared} device(s) with shares exceed its {count} devices",
+                    f"node {name}: {held} whole GPU(s) and {shared} device(s) with shares exceed its {count} devices",
                 )
             )
     return ledger

@@ -69,13 +69,24 @@ def why_victim(cluster: ClusterState, decision: Decision, victim: Job) -> str:
 
 def _frees(cluster: ClusterState, decision: Decision, victim: Job, me: Job) -> str:
     """For a job whose placement narrows where it runs (docs/rules.md, "Placement"), the nodes the victim frees
-    where the decision places its tasks: ``"; frees n3, eligible for train-a"``."""
-    if not placement_matters(cluster, me):
-        return ""
+    where the decision places its tasks: ``"; frees n3, eligible for train-a"``; for a victim's shares of a GPU
+    (docs/snapshot-format.md, "GPU sharing"), the devices it frees there: ``"; frees device 0 of n3"``."""
     lost = next((set(v.tasks) for v in decision.victims if v.job == victim.name), set())
     used = set(decision.placements.values()) | {m.node for m in decision.moves}
-    nodes = sorted({str(cluster.node_of[task]) for task in lost} & used, key=cluster.node_index().__getitem__)
-    return f"; frees {', '.join(nodes)}, eligible for {me.name}" if nodes else ""
+    out = ""
+    if placement_matters(cluster, me):
+        nodes = sorted({str(cluster.node_of[task]) for task in lost} & used, key=cluster.node_index().__getitem__)
+        out = f"; frees {', '.join(nodes)}, eligible for {me.name}" if nodes else ""
+    if cluster.has_shares():
+        placed = cluster.device_loads().placed
+        index = cluster.node_index()
+        devices = sorted(
+            {(str(cluster.node_of[task]), d) for task in lost if task in placed for d in placed[task]},
+            key=lambda found: (index[found[0]], found[1]),
+        )
+        freed = [f"device {d} of {node}" for node, d in devices if node in used]
+        out += f"; frees {', '.join(freed)}" if freed else ""
+    return out
 
 
 def why_infeasible(problem: Problem, candidates: CandidateSet | None) -> str:

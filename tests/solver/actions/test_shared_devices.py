@@ -7,11 +7,13 @@ import random
 from typing import Any
 
 import pytest
+from conftest import FIXTURES
 
 from gpu_preempt import decide, verify
 from gpu_preempt.actions.cycle import run_cycle
 from gpu_preempt.actions.next_snapshot import next_snapshot
-from gpu_preempt.models import snapshot_from_data
+from gpu_preempt.explain.reasons import why_victim
+from gpu_preempt.models import load_snapshot, snapshot_from_data
 from gpu_preempt.state.cluster import ClusterState
 
 NOW = "2026-01-01T12:00:00Z"
@@ -146,3 +148,15 @@ def test_a_share_placed_on_a_lower_priority_promise_overrides_it_device_by_devic
     assert decision.devices == {"high-0": (0,)}
     assert [o.task for o in decision.overrides] == ["promised-0"]
     assert verify(snapshot, decision) == []
+
+
+def test_a_victims_reason_names_the_device_it_frees() -> None:
+    """fixtures/device-halves-apart-free-nothing.yaml: x and y go, both from device 0."""
+    snapshot = load_snapshot(FIXTURES / "device-halves-apart-free-nothing.yaml")
+    decision = decide(snapshot, "whole", "preempt")
+    cluster = ClusterState.of(snapshot)
+    reasons = {v.job: why_victim(cluster, decision, snapshot.job(v.job)) for v in decision.victims}
+    assert reasons == {
+        "x": "same queue, priority 10 < 50; frees device 0 of n0",
+        "y": "same queue, priority 20 < 50; frees device 0 of n0",
+    }

@@ -159,6 +159,11 @@ def capacity(vars: Variables) -> None:
                     vars.model.add(cp_model.LinearExpr.weighted_sum(moving, [w for _, w, _ in arriving]) <= free)
 
 
+Flow = tuple[int | None, LinearExpr, int, int]
+"""Tasks arriving on or leaving a node: the device (``None``: whole GPUs, on any empty device), how many (an
+expression), milli-GPUs per device of each (GPUs per task when whole), and the most there may be."""
+
+
 def devices(vars: Variables) -> None:
     """docs/snapshot-format.md, "GPU sharing": on a node with devices where tasks may arrive (placed or moved), every
     share that arrives goes to one device (``sum_d dev[t, n, d] = place[t, n]``, likewise for moves); on every
@@ -166,27 +171,35 @@ def devices(vars: Variables) -> None:
     device that carries shares (``used``); the devices that carry shares and the whole GPUs left and arriving are
     at most the node's devices. A share leaves its own device; a whole GPU leaves any.
     """
-    model, problem = vars.model, vars.problem
+    model = vars.model
     for (t, n), var in vars.place.items():
-        devices = problem.nodes[n].devices
-        if devices is not None and (t, n, 0) in vars.dev:
-            model.add(cp_model.LinearExpr.sum([vars.dev[t, n, d] for d in range(devices.count)]) == var)
+        spec = vars.problem.nodes[n].devices
+        if spec is not None and (t, n, 0) in vars.dev:
+            model.add(cp_model.LinearExpr.sum([vars.dev[t, n, d] for d in range(spec.count)]) == var)
     moved_to: dict[tuple[int, int, int], list[cp_model.IntVar]] = {}
     for (v, s, n, _), var in vars.move_dev.items():
         moved_to.setdefault((v, s, n), []).append(var)
     for key, found in moved_to.items():
         model.add(cp_model.LinearExpr.sum(found) == vars.move[key])
-    # per node with devices: (device or None for whole GPUs) -> [(expression, weight)], and the most each may free
-    arriving: dict[int, list[tuple[int | None, LinearExpr, int, int]]] = {}  # device, expression, weight, bound
-    leaving: dict[int, list[tuple[int | None, LinearExpr, int, int]]] = {}
+    arriving = _arrivals(vars)
+    leaving = _departures(vars, arriving.keys())
+    _moves_on_free_devices(vars)
+    for n, coming in sorted(arriving.items(), key=lambda item: item[0]):
+        _node_devices(vars, n, coming, leaving.get(n, []))
+
+
+def _arrivals(vars: Variables) -> dict[int, list[Flow]]:
+    """Per node with devices, the tasks that may arrive: shares placed or moved per device, whole GPUs."""
+    problem = vars.problem
+    arriving: dict[int, list[Flow]] = {}
     for (t, n), var in vars.place.items():
-        share, gpus = share_size(problem.chunk[t].requests), gpus_of(problem.chunk[t].requests)
-        if problem.nodes[n].devices is None:
+        spec = problem.nodes[n].devices
+        if spec is None:
             continue
+        share, gpus = share_size(problem.chunk[t].requests), gpus_of(problem.chunk[t].requests)
         if share:
-            for d in range(problem.nodes[n].devices.count):  # type: ignore[union-attr]
-                most = min(vars.place_bound[t, n], MILLI // share)
-                arriving.setdefault(n, []).append((d, vars.dev[t, n, d], share, most))
+            most = min(vars.place_bound[t, n], MILLI // share)
+            arriving.setdefault(n, []).extend((d, vars.dev[t, n, d], share, most) for d in range(spec.count))
         elif gpus:
             arriving.setdefault(n, []).append((None, var, gpus, vars.place_bound[t, n]))
     for (v, s, n), var in vars.move.items():
@@ -196,53 +209,62 @@ def devices(vars: Variables) -> None:
     for (v, s, n, d), var in vars.move_dev.items():
         slot = problem.victims[v].slots[s]
         arriving.setdefault(n, []).append((d, var, share_size(slot.requests), slot.count))
-    for v, victim in enumerate(problem.victims):
+    return arriving
+
+
+def _departures(vars: Variables, nodes: Collection[int]) -> dict[int, list[Flow]]:
+    """Per node of ``nodes``, the victims' tasks that may leave it (evicted or moved): shares from their device,
+    whole GPUs."""
+    leaving: dict[int, list[Flow]] = {}
+    for v, victim in enumerate(vars.problem.victims):
         for s, slot in enumerate(victim.slots):
-            if slot.node not in arriving:
+            if slot.node not in nodes:
                 continue
             gone = vars.evicted(v, s) + vars.moved_out(v, s)
             if slot.device is not None:
                 leaving.setdefault(slot.node, []).append((slot.device, gone, share_size(slot.requests), slot.count))
             elif gpus_of(slot.requests):
                 leaving.setdefault(slot.node, []).append((None, gone, gpus_of(slot.requests), slot.count))
-    _moves_on_free_devices(vars)
-    for n, coming in sorted(arriving.items(), key=lambda item: item[0]):
-        spec = problem.nodes[n].devices
-        assert spec is not None
-        going = leaving.get(n, [])
-        if all(d is None for d, _, _, _ in coming) and all(d is None for d, _, _, _ in going) and not any(spec.shares):
-            continue  # whole GPUs only: the node's GPU room counts its devices
-        carrying: list[LinearExpr] = []
-        fixed = 0  # devices that carry shares whatever is decided
-        for d in range(spec.count):
-            held = spec.shares[d]
-            terms = [expr for e, expr, _, _ in coming if e == d]
-            weights = [weight for e, _, weight, _ in coming if e == d]
-            most = held + sum(weight * bound for e, _, weight, bound in coming if e == d)
-            freeable = 0
-            for e, expr, amount, count in going:
-                if e == d:
-                    terms.append(expr)
-                    weights.append(-amount)
-                    freeable += amount * count
-            if held > freeable:  # a share nothing moves or evicts stays on it
-                fixed += 1
-                if most > MILLI:
-                    model.add(cp_model.LinearExpr.weighted_sum(terms, weights) <= MILLI - held)
-                continue
-            if not terms:
-                continue  # nothing on it, nothing may come: an empty device
-            used = vars.used[n, d] = model.new_bool_var(f"used_{n}_{d}")
-            model.add(cp_model.LinearExpr.weighted_sum([*terms, used], [*weights, -MILLI]) <= -held)
-            carrying.append(used)
-        whole = [(expr, weight) for e, expr, weight, _ in coming if e is None]
-        whole += [(expr, -weight) for e, expr, weight, _ in going if e is None]
-        model.add(
-            cp_model.LinearExpr.weighted_sum(
-                [*carrying, *(expr for expr, _ in whole)], [1] * len(carrying) + [weight for _, weight in whole]
-            )
-            <= spec.count - fixed - spec.whole
+    return leaving
+
+
+def _node_devices(vars: Variables, n: int, coming: list[Flow], going: list[Flow]) -> None:
+    """The rows of node ``n``'s devices (see :func:`devices`)."""
+    model, spec = vars.model, vars.problem.nodes[n].devices
+    assert spec is not None
+    if all(d is None for d, _, _, _ in coming) and all(d is None for d, _, _, _ in going) and not any(spec.shares):
+        return  # whole GPUs only: the node's GPU room counts its devices
+    carrying: list[LinearExpr] = []
+    fixed = 0  # devices that carry shares whatever is decided
+    for d in range(spec.count):
+        held = spec.shares[d]
+        terms = [expr for e, expr, _, _ in coming if e == d]
+        weights = [weight for e, _, weight, _ in coming if e == d]
+        most = held + sum(weight * bound for e, _, weight, bound in coming if e == d)
+        freeable = 0
+        for e, expr, amount, count in going:
+            if e == d:
+                terms.append(expr)
+                weights.append(-amount)
+                freeable += amount * count
+        if held > freeable:  # a share nothing moves or evicts stays on it
+            fixed += 1
+            if most > MILLI:
+                model.add(cp_model.LinearExpr.weighted_sum(terms, weights) <= MILLI - held)
+            continue
+        if not terms:
+            continue  # nothing on it, nothing may come: an empty device
+        used = vars.used[n, d] = model.new_bool_var(f"used_{n}_{d}")
+        model.add(cp_model.LinearExpr.weighted_sum([*terms, used], [*weights, -MILLI]) <= -held)
+        carrying.append(used)
+    whole = [(expr, weight) for e, expr, weight, _ in coming if e is None]
+    whole += [(expr, -weight) for e, expr, weight, _ in going if e is None]
+    model.add(
+        cp_model.LinearExpr.weighted_sum(
+            [*carrying, *(expr for expr, _ in whole)], [1] * len(carrying) + [weight for _, weight in whole]
         )
+        <= spec.count - fixed - spec.whole
+    )
 
 
 def _moves_on_free_devices(vars: Variables) -> None:

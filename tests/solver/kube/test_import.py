@@ -418,7 +418,10 @@ def test_time_sliced_gpus_are_shares_of_devices_packed_in_pod_order():
     shares = {n: (j["task_resources"]["gpu"], j["tasks"][0].get("devices")) for n, j in jobs.items()}
     assert shares == {"ml/a": ("250m", [0]), "ml/b": ("250m", [0]), "ml/c": ("500m", [0]), "ml/d": (1, None)}
     assert any("time slicing records no device" in guess for guess in report.guesses)
-    snapshot_from_data(document)
+    snapshot = snapshot_from_data(document)
+    decision = decide(snapshot, "ml/d")  # device 0 is full of slices: the whole device d asks for is device 1
+    assert decision.outcome == "allocated" and decision.placements == {"ml/d": "n0"} and not decision.devices
+    assert verify(snapshot, decision) == []
 
 
 def test_a_planned_move_of_a_share_names_the_device_it_lands_on():

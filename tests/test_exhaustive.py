@@ -400,9 +400,6 @@ def test_reclaim_with_shares_matches_exhaustive_search(document):
     check(document, "reclaim")
 
 
-SHARED_MOVES = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
 SWAP = {  # the shares could trade devices only by landing on room another move frees: a move uses free room only
     "now": NOW,
     "config": {"moves": True, "solver": {"workers": 1}},
@@ -425,14 +422,14 @@ SWAP = {  # the shares could trade devices only by landing on room another move 
 }
 
 
-@SHARED_MOVES
+@MOVES
 @example(document=SWAP)
 @given(clusters("reclaim", moves=True, shared=True))
 def test_reclaim_with_shares_and_moves_matches_exhaustive_search(document):
     check(document, "reclaim")
 
 
-@SHARED_MOVES
+@MOVES
 @given(clusters("preempt", moves=True, shared=True))
 def test_preempt_with_shares_and_moves_matches_exhaustive_search(document):
     check(document, "preempt")

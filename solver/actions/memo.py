@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from gpu_preempt.models import Job, RequeueState
 from gpu_preempt.models.decision import Decision
 from gpu_preempt.problem.builder import Prepared, prepare
-from gpu_preempt.problem.data import Action, could_fit, gpus_of, share_size
-from gpu_preempt.reduce.units import DeviceView, free_hosts
+from gpu_preempt.problem.data import Action, could_fit
+from gpu_preempt.reduce.units import free_hosts
 from gpu_preempt.rules.candidates import preempt_candidates, reclaim_candidates
 from gpu_preempt.rules.job_order import chunk_request
 from gpu_preempt.rules.placement import eligibility, placement_key, placement_mask
@@ -237,10 +237,6 @@ def _fits(cluster: ClusterState, job: Job) -> int | None:
     if found is None:
         asked = dict(request)
         hosts = free_hosts(cluster, job.resolved_priority, asked, tuple(r for r, _ in request))
-        if cluster.has_shares():  # docs/snapshot-format.md, "GPU sharing": what the devices take
-            share, gpus = share_size(asked), gpus_of(asked)
-            view = DeviceView(cluster, job.resolved_priority, share, 0 if share else gpus)
-            hosts = [(n, min(count, view.hosted(n, []))) for n, count in hosts if mask[n]]
         found = kept[key] = sum(count for n, count in hosts if mask[n])
     return found
 

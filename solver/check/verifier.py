@@ -367,8 +367,10 @@ def _devices(cluster: ClusterState, job: Job, decision: Decision, taken: dict[st
     moved = {m.task: m.node for m in decision.moves}
     final: dict[str, dict[int, int]] = {}
     now: dict[str, dict[int, int]] = {}
+    before: dict[str, dict[int, int]] = {}  # what the devices hold before the decision, every promise kept
     whole_final: dict[str, int] = {}
     whole_now: dict[str, int] = {}
+    whole_before: dict[str, int] = {}
 
     def hold(ledger: dict[str, dict[int, int]], node: str, devices: tuple[int, ...], amount: int) -> None:
         on = ledger.setdefault(node, {})
@@ -383,7 +385,8 @@ def _devices(cluster: ClusterState, job: Job, decision: Decision, taken: dict[st
                 continue
             requests = other.requests(task)
             share = share_of(requests)
-            in_final = state in ("running", "allocated", "pipelined", "nominated") and name not in gone
+            in_before = state in ("running", "allocated", "pipelined", "nominated")
+            in_final = in_before and name not in gone
             in_now = state in ("running", "allocated", "releasing")
             lands = moved.get(name, node)  # a moved task holds its new place once its old pod is gone
             if share is None:
@@ -392,8 +395,12 @@ def _devices(cluster: ClusterState, job: Job, decision: Decision, taken: dict[st
                     whole_final[lands] = whole_final.get(lands, 0) + gpus
                 if in_now:
                     whole_now[node] = whole_now.get(node, 0) + gpus
+                if in_before:
+                    whole_before[node] = whole_before.get(node, 0) + gpus
                 continue
             devices = cluster.task_devices.get(name) or (tuple(task.devices) if task.devices else ())
+            if in_before:
+                hold(before, node, devices, share[0])
             if state == "pipelined" and task.status == "running" and task.devices:
                 hold(now, str(task.node), tuple(task.devices), share[0])  # moved earlier: its old pod is still there
             if in_final:
@@ -424,7 +431,7 @@ def _devices(cluster: ClusterState, job: Job, decision: Decision, taken: dict[st
             continue
         hold(final, where, devices, share[0])
         hold(now, where, devices, share[0])
-    out += _moved_onto_free_devices(cluster, decision)
+    out += _moved_onto_free_devices(cluster, decision, before, whole_before)
     ledgers = [("", final, whole_final)]
     if decision.outcome == "allocated":
         ledgers.append(("'allocated' but now ", now, whole_now))
@@ -445,27 +452,14 @@ def _devices(cluster: ClusterState, job: Job, decision: Decision, taken: dict[st
     return out
 
 
-def _moved_onto_free_devices(cluster: ClusterState, decision: Decision) -> list[str]:
+def _moved_onto_free_devices(
+    cluster: ClusterState, decision: Decision, held: dict[str, dict[int, int]], whole: dict[str, int]
+) -> list[str]:
     """docs/snapshot-format.md, "Moves": a moved task uses only free room, device by device: the shares moved to a
-    device fit beside what it holds before the decision (every promise kept), and the devices they open and the whole
-    GPUs moved to a node are at most its devices free before the decision."""
+    device fit beside what it ``held`` before the decision (every promise kept), and the devices they open and the
+    whole GPUs moved to a node are at most its devices free before the decision (``whole``: the whole GPUs held)."""
     if not decision.moves:
         return []
-    held: dict[str, dict[int, int]] = {}
-    whole: dict[str, int] = {}
-    for other in cluster.snapshot.jobs:
-        for task in other.tasks:
-            name = str(task.name)
-            node = cluster.node_of[name]
-            if node is None or cluster.status[name] not in ("running", "allocated", "pipelined", "nominated"):
-                continue
-            share = share_of(other.requests(task))
-            if share is None:
-                whole[node] = whole.get(node, 0) + other.requests(task).get("gpu", 0) // MILLI
-                continue
-            for device in cluster.task_devices.get(name) or tuple(task.devices or ()):
-                on = held.setdefault(node, {})
-                on[device] = on.get(device, 0) + share[0]
     arriving: dict[str, dict[int, int]] = {}
     opened: dict[str, int] = {}
     out = []

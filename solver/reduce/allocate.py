@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from gpu_preempt.models import format_quantity, format_resources
 from gpu_preempt.problem.builder import Prepared
-from gpu_preempt.problem.data import Problem, Solution, assign_devices, gpus_of, share_size
+from gpu_preempt.problem.data import Problem, Solution, assign_devices
 
-from .units import DeviceView, free_hosts
+from .units import free_hosts
 
 
 def solve_allocation(prepared: Prepared) -> tuple[Problem, Solution, str | None] | None:
@@ -33,11 +33,7 @@ def solve_allocation(prepared: Prepared) -> tuple[Problem, Solution, str | None]
     nodes, allowed = cluster.snapshot.nodes, prepared.where.mask
     if request:
         hosts = free_hosts(cluster, job.resolved_priority, request, resources)
-        if cluster.has_shares():  # docs/snapshot-format.md, "GPU sharing": a node takes what its devices take
-            share, gpus = share_size(request), gpus_of(request)
-            view = DeviceView(cluster, job.resolved_priority, share, 0 if share else gpus)
-            hosts = [(n, min(count, view.hosted(n, []))) for n, count in hosts]
-        hosted = [(nodes[n].name, count) for n, count in hosts if allowed[n] and count > 0]
+        hosted = [(nodes[n].name, count) for n, count in hosts if allowed[n]]
     else:
         hosted = [(node.name, len(prepared.chunk)) for n, node in enumerate(nodes) if allowed[n]]
     empty = prepared.build(chosen=[], only_nodes=set())

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, replace
 
 from gpu_preempt.problem.builder import Prepared
-from gpu_preempt.problem.data import Problem, gpus_of, share_size
+from gpu_preempt.problem.data import Problem
 
 from .select import select
 from .units import CostModel, DeviceView, TooComplex, Unit, build_units
@@ -78,8 +78,7 @@ def reduce_prepared(prepared: Prepared) -> Reduction | None:
     objective = tuple(c for c in cluster.snapshot.config.objective if c != "moves")  # nothing moves on this path
     costs = CostModel(objective, prepared.levels, cluster.now, cluster)
     if cluster.has_shares():  # docs/snapshot-format.md, "GPU sharing": options are counted on the devices
-        share, gpus = share_size(request), gpus_of(request)
-        costs = replace(costs, devices=DeviceView(cluster, job.resolved_priority, share, 0 if share else gpus))
+        costs = replace(costs, devices=DeviceView.of(cluster, job.resolved_priority, request))
     started = time.perf_counter()
     try:
         found = prepared.candidates

@@ -35,7 +35,7 @@ import numpy as np
 
 from gpu_preempt.models import MILLI, Job, Resources, is_gpu_resource
 from gpu_preempt.problem.builder import node_devices
-from gpu_preempt.problem.data import DeviceFit, Devices
+from gpu_preempt.problem.data import DeviceFit, Devices, gpus_of, share_size
 from gpu_preempt.rules.candidates import Candidate
 from gpu_preempt.rules.victim_order import NO_VICTIMS, EvictKey, Keep, evict_key
 from gpu_preempt.state.cluster import ClusterState
@@ -452,8 +452,8 @@ def free_hosts(
     cluster: ClusterState, priority: int, request: Resources, resources: tuple[str, ...]
 ) -> list[tuple[int, int]]:
     """Schedulable nodes (by index) with room for tasks of ``request`` now, as ``priority`` sees them, and how many
-    each takes; kept while the state lasts. Counted on the matrix of rooms (:meth:`ClusterState.room_matrix`), which a
-    derived state updates where nodes changed."""
+    each takes (on its devices too, where the snapshot has shares of a GPU); kept while the state lasts. Counted on
+    the matrix of rooms (:meth:`ClusterState.room_matrix`), which a derived state updates where nodes changed."""
     kept = cluster.for_state(FreeHosts).hosts
     key = (priority, tuple(sorted(request.items())), resources)
     found = kept.get(key)
@@ -465,6 +465,10 @@ def free_hosts(
         for n in map(cluster.node_index().__getitem__, cluster.promised_nodes()):
             counts[n] = tasks_fitting(rooms[n], request, resources)
     counts[~cluster.index.schedulable] = 0
+    if cluster.has_shares():  # docs/snapshot-format.md, "GPU sharing": a node takes what its devices take
+        view = DeviceView.of(cluster, priority, request)
+        for n in np.flatnonzero(counts > 0).tolist():
+            counts[n] = min(int(counts[n]), view.hosted(n, []))
     at = np.flatnonzero(counts > 0)
     hosts = kept[key] = list(zip(at.tolist(), counts[at].tolist(), strict=True))
     return hosts
@@ -544,6 +548,12 @@ class DeviceView:
     """Whole GPUs of one task of the chunk."""
     _bases: dict[int, Devices | None] = field(default_factory=dict)
 
+    @classmethod
+    def of(cls, cluster: ClusterState, priority: int, request: Resources) -> DeviceView:
+        """The view for a chunk of tasks asking ``request``."""
+        share = share_size(request)
+        return cls(cluster, priority, share, 0 if share else gpus_of(request))
+
     def base(self, n: int) -> Devices | None:
         if n not in self._bases:
             self._bases[n] = node_devices(self.cluster, self.cluster.snapshot.nodes[n], self.priority)
@@ -559,6 +569,7 @@ class DeviceView:
         on: dict[int, list[str]] = {}
         for task in cluster.tasks(job, "running"):
             on.setdefault(index[str(cluster.node_of[str(task.name)])], []).append(str(task.name))
+        by_name = {str(t.name): t for t in job.tasks}
         out = []
         for n, k in sorted(split.items()):
             names = on.get(n, [])
@@ -566,7 +577,6 @@ class DeviceView:
             if len(devices) > 1 and k < len(names):
                 raise TooComplex(f"{job.name} holds shares on several devices of a node")
             whole, shares = 0, dict[int, int]()
-            by_name = {str(t.name): t for t in job.tasks}
             for name in names[len(names) - k :]:  # the newest k
                 requests = job.requests(by_name[name])
                 if name in placed:

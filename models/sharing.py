@@ -21,11 +21,12 @@ gpu_preempt.models.errors.SnapshotError: ... device 0 of node n0 holds 1.1 GPUs 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .job import Job, share_of
 from .node import Node
-from .quantity import MILLI
+from .quantity import MILLI, Resources, format_quantity
 
 HOLDING_DEVICES = ("running", "releasing")
 """Statuses whose shares hold their devices now."""
@@ -45,6 +46,49 @@ def fraction_on(node: Node, share: tuple[int, int]) -> int | None:
     if node.gpu_memory is None:
         return None
     return -(-memory * MILLI // node.gpu_memory)
+
+
+def as_fraction(requests: Resources, device_memory: int) -> Resources:
+    """``requests`` with a share by memory written as the fraction of a device of ``device_memory`` it takes,
+    rounded up to a milli-GPU; other requests as they are.
+
+    >>> as_fraction({"gpu_memory": 20 * 2**30 * 1000, "cpu": 4000}, 80 * 2**30 * 1000)
+    {'cpu': 4000, 'gpu': 250}
+    """
+    memory = requests.get("gpu_memory", 0)
+    if not memory or requests.get("gpu", 0):
+        return requests
+    out = {r: a for r, a in requests.items() if r != "gpu_memory"}
+    out["gpu"] = -(-memory * MILLI // device_memory)
+    return out
+
+
+def memory_as_fraction(job: Job, device_memory: int) -> Job:
+    """A copy of ``job`` whose shares by memory are the fractions they take of a device of ``device_memory``
+    (:func:`as_fraction`); its tasks are the same objects unless they give resources of their own."""
+    tasks = [
+        task
+        if task.resources is None
+        else task.model_copy(update={"resources": as_fraction(task.resources, device_memory)})
+        for task in job.tasks
+    ]
+    return job.model_copy(update={"task_resources": as_fraction(job.task_resources, device_memory), "tasks": tasks})
+
+
+def memory_size(nodes: Iterable[Node]) -> tuple[int | None, str | None]:
+    """The memory of every GPU device of ``nodes`` when they all say the same, else ``(None, why not)``."""
+    sizes: dict[int, str] = {}
+    for node in nodes:
+        if node.resources.get("gpu", 0) < MILLI:
+            continue
+        if node.gpu_memory is None:
+            return None, f"node {node.name} does not say its devices' gpu_memory"
+        sizes.setdefault(node.gpu_memory, node.name)
+        if len(sizes) > 1:
+            (a, first), (b, second) = sizes.items()
+            shown = f"{format_quantity('gpu_memory', a)} on {first}, {format_quantity('gpu_memory', b)} on {second}"
+            return None, f"the nodes' devices differ in memory ({shown})"
+    return (next(iter(sizes)) if sizes else None), None
 
 
 def has_shares(job: Job) -> bool:

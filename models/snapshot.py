@@ -22,7 +22,7 @@ from .node import Node
 from .priority_class import PriorityClass, Toleration
 from .quantity import MILLI, format_quantity
 from .queue import Queue
-from .sharing import HOLDING_DEVICES, device_ledger, has_shares
+from .sharing import HOLDING_DEVICES, device_ledger, has_shares, memory_as_fraction, memory_size
 
 if TYPE_CHECKING:
     from .columns import JobColumns, TaskColumns  # imported when first used: it brings numpy, which the command line's
@@ -54,7 +54,6 @@ class Snapshot(LazyPartsModel):
     _jobs: Mapping[str, Job] = PrivateAttr(default_factory=dict)
     _children: dict[str, list[str]] = PrivateAttr(default_factory=dict)
     _shared_jobs: list[int] = PrivateAttr(default_factory=list)
-    _undecided: tuple[tuple[int, str] | None] | None = PrivateAttr(None)
 
     # -- lookups -------------------------------------------------------------
 
@@ -185,19 +184,62 @@ class Snapshot(LazyPartsModel):
         return self._shared_jobs
 
     def undecided_share(self) -> tuple[int, str] | None:
-        """The first job whose shares decisions do not count yet, and why: a share by GPU memory, or on several
-        devices (docs/snapshot-format.md, "GPU sharing"); ``None`` when there is none. Found once per snapshot."""
-        if self._undecided is None:
-            self._undecided = (None,)
-            for i in self._shared_jobs:
-                job = self.jobs[i]
-                if job.gpu_devices > 1:
-                    self._undecided = ((i, "takes its share on several devices (gpu_devices)"),)
-                    break
-                if any((share := share_of(job.requests(t))) is not None and share[1] for t in job.tasks):
-                    self._undecided = ((i, "asks for GPU memory"),)
-                    break
-        return self._undecided[0]
+        """The first job whose shares decisions do not count, and why: a share on several devices, or a share by
+        memory on a cluster whose GPU devices differ in memory (docs/snapshot-format.md, "GPU sharing"); ``None``
+        when there is none. Found once per snapshot."""
+        known: tuple[Snapshot, tuple[int, str] | None] | None = self.__dict__.get("_undecided")
+        if known is not None and known[0] is self:  # not a copy's (model_copy copies the instance dict)
+            return known[1]
+        found = self._undecided_share()
+        self.__dict__["_undecided"] = (self, found)
+        return found
+
+    def _undecided_share(self) -> tuple[int, str] | None:
+        size: tuple[int | None, str | None] | None = None
+        for i in self._shared_jobs:
+            job = self.jobs[i]
+            if job.gpu_devices > 1:
+                return i, "takes its share on several devices (gpu_devices), which decisions do not count yet"
+            memory = max((job.requests(t).get("gpu_memory", 0) for t in job.tasks), default=0)
+            if not memory:
+                continue
+            size = size or memory_size(self.nodes)
+            if size[0] is None:
+                why = size[1] or "no node has a GPU"
+                return i, f"asks for GPU memory, and {why}: decisions count shares by memory on devices of one size"
+            if memory > size[0]:
+                return i, f"asks for more GPU memory than a device has ({format_quantity('gpu_memory', size[0])})"
+        return None
+
+    def by_fraction(self) -> Snapshot:
+        """This snapshot as decisions count it: every share by memory written as the fraction of a device it takes
+        (:func:`.sharing.memory_as_fraction`, on the devices' one memory size); the snapshot itself when it has no
+        such share. Made once; call :meth:`undecided_share` first."""
+        found: tuple[Snapshot, Snapshot] | None = self.__dict__.get("_by_fraction")
+        if found is not None and found[0] is self:  # not a copy's (model_copy copies the instance dict)
+            return found[1]
+        memory = [
+            i
+            for i in self._shared_jobs
+            if any(self.jobs[i].requests(t).get("gpu_memory", 0) for t in self.jobs[i].tasks)
+        ]
+        size = memory_size(self.nodes)[0] if memory else None
+        if size is None:
+            self.__dict__["_by_fraction"] = (self, self)
+            return self
+        jobs = list(self.jobs)
+        for i in memory:
+            jobs[i] = memory_as_fraction(jobs[i], size)
+        copy = self.model_copy(update={"jobs": jobs})
+        for derived in ("_columns", "_job_columns", "_job_lists", "_by_fraction", "_undecided"):
+            copy.__dict__.pop(derived, None)
+        private = dict(self.__pydantic_private__ or {})
+        private["_jobs"] = {job.name: job for job in jobs}
+        copy.__pydantic_private__ = private
+        if "_columns" in self.__dict__:  # a large snapshot: counted from columns, as the snapshot given would be
+            copy.task_columns()
+        copy.__dict__["_by_fraction"], self.__dict__["_by_fraction"] = (copy, copy), (self, copy)
+        return copy
 
     def _check_devices(self, errors: list[tuple[Loc, str]]) -> None:
         """The shares of running and releasing tasks fit their devices (:func:`.sharing.device_ledger`)."""

@@ -20,7 +20,8 @@ def decide(snapshot: Snapshot, job: str, action: str = "auto", *, solver: Solver
     last attempt that was not skipped answers). ``solver`` is ``cpsat`` (exact)
     or ``greedy`` (the KAI-like baseline). Raises ``KeyError`` for an unknown job.
     """
-    return final_decision(solve_one(ClusterState.of(snapshot), snapshot.job(job), action, solver=solver))
+    cluster = ClusterState.of(snapshot)
+    return final_decision(solve_one(cluster, cluster.snapshot.job(job), action, solver=solver))
 
 
 def verify(state: Snapshot | ClusterState, decision: Decision) -> list[str]:

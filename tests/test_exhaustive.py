@@ -400,6 +400,33 @@ def test_reclaim_with_shares_matches_exhaustive_search(document):
     check(document, "reclaim")
 
 
+def by_memory(document: dict[str, Any]) -> dict[str, Any]:
+    """``document`` with its shares asked by memory on devices of 80Gi (a quarter is 20Gi), as KAI's gpu-memory
+    pods ask: decisions count them as the same fractions (docs/snapshot-format.md, "GPU sharing")."""
+    for node in document["nodes"]:
+        node["gpu_memory"] = "80Gi"
+    for job in document["jobs"]:
+        gpu = job["task_resources"]["gpu"]
+        if isinstance(gpu, str) and gpu.endswith("m") and int(gpu[:-1]) < 1000:
+            job["task_resources"] = {"gpu_memory": f"{int(gpu[:-1]) * 80 // 1000}Gi"}
+    return document
+
+
+MEMORY = settings(SETTINGS, max_examples=100)
+
+
+@MEMORY
+@given(clusters("preempt", shared=True).map(by_memory))
+def test_preempt_with_shares_by_memory_matches_exhaustive_search(document):
+    check(document, "preempt")
+
+
+@MEMORY
+@given(clusters("reclaim", shared=True).map(by_memory))
+def test_reclaim_with_shares_by_memory_matches_exhaustive_search(document):
+    check(document, "reclaim")
+
+
 SWAP = {  # the shares could trade devices only by landing on room another move frees: a move uses free room only
     "now": NOW,
     "config": {"moves": True, "solver": {"workers": 1}},

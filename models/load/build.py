@@ -40,7 +40,7 @@ from pydantic_core import PydanticCustomError
 
 from .. import snapshot as _snapshot
 from ..duration import MAX_INSTANT, MIN_INSTANT, parse_time
-from ..fields import _resource_map, bounded_depth, parsed_resource_map
+from ..fields import Quantity, _resource_map, bounded_depth, parsed_resource_map
 from ..job import NODE_ONLY, Job, Task, set_dict, set_extra, set_given, set_private, share_of
 from ..node import Node
 from ..placement import Placement, Taint
@@ -323,6 +323,7 @@ def _nodes(raw: list[Any], seen: Seen) -> list[Node]:
             annotations is UNSET,
             node.schedulable is UNSET,
             node.taints is UNSET,
+            node.gpu_memory is UNSET,
         )
         fields = given.get(key) or given.setdefault(key, given_set(structs.given(node)))
         values = {
@@ -333,10 +334,19 @@ def _nodes(raw: list[Any], seen: Seen) -> list[Node]:
             "annotations": EMPTY if annotations is UNSET else free_map(annotations, seen),
             "schedulable": node.schedulable is not False,
             "taints": EMPTY_LIST if node.taints is UNSET else _taints(node.taints),
-            "gpu_memory": None,  # a node that gives it is read by pydantic (the structs do not know it)
+            "gpu_memory": None if node.gpu_memory is UNSET else _gpu_memory(node.gpu_memory),
         }
         nodes.append(built_model(Node, values, fields))
     return nodes
+
+
+def _gpu_memory(value: object) -> int | None:
+    """A node's memory per device, validated as the model validates it (pydantic says what is wrong)."""
+    try:
+        found: int | None = _GPU_MEMORY.validate_python(value)
+    except ValidationError:
+        raise Refused from None
+    return found
 
 
 def _taints(value: object) -> list[Taint]:
@@ -345,6 +355,7 @@ def _taints(value: object) -> list[Taint]:
 
 
 _TAINTS = TypeAdapter(list[Taint])
+_GPU_MEMORY: TypeAdapter[int | None] = TypeAdapter(Quantity | None)
 EMPTY_LIST: list[Any] = []
 """The ``taints`` of every node that gives none (one list, as :data:`EMPTY`)."""
 

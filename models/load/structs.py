@@ -78,6 +78,7 @@ class _Node(Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
     annotations: Any = UNSET
     schedulable: bool | UnsetType = UNSET
     taints: Any = UNSET
+    gpu_memory: Any = UNSET
 
 
 class RawNode(_Node, forbid_unknown_fields=True, omit_defaults=True, gc=False, kw_only=True):

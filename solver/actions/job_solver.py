@@ -46,7 +46,9 @@ SolverName = Literal["cpsat", "greedy"]
 
 
 def attempt(cluster: ClusterState, job: Job, action: Action, *, solver: SolverName = "cpsat") -> Decision:
-    """Decide ``action`` for ``job`` in the state ``cluster``."""
+    """Decide ``action`` for ``job`` in the state ``cluster`` (``job`` as the state's snapshot holds it: a caller's
+    copy from the snapshot given is read as :func:`~gpu_preempt.state.cluster.decidable` wrote it)."""
+    job = cluster.snapshot.job(job.name)
     if action == "allocate" and cluster.count(job, "nominated"):
         return claim(cluster, job)  # docs/rules.md, "Nominations": the nominated job lands where it was promised
     decision = _attempt(cluster, job, action, solver)

@@ -240,14 +240,14 @@ JSON_PROBLEMS = 1000
 
 
 def load(path: Path, as_json: bool) -> Snapshot:
-    from gpu_preempt.state.cluster import refuse_shares  # numpy: imported when a snapshot is read
+    from gpu_preempt.state.cluster import decidable  # numpy: imported when a snapshot is read
 
     try:
         snapshot = load_snapshot(path)
     except SnapshotError as error:
         _refused(path, as_json, error)
     try:
-        refuse_shares(snapshot)
+        snapshot = decidable(snapshot)
     except SnapshotError as error:  # valid, but not decided: one line
         first = error.errors[0]
         if as_json:

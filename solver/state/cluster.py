@@ -61,18 +61,16 @@ GROUPED_IN_NUMPY = 4096
 """Past this many running jobs, :meth:`ClusterState.running_by_queue` groups them in numpy."""
 
 
-def refuse_shares(snapshot: Snapshot) -> None:
-    """Raise :class:`SnapshotError` naming the first job whose shares decisions cannot count yet: a share by GPU
-    memory, or a share on several devices (docs/snapshot-format.md, "GPU sharing"); shares by fraction of one device
-    are decided."""
+def decidable(snapshot: Snapshot) -> Snapshot:
+    """``snapshot`` as decisions count it (:meth:`Snapshot.by_fraction`: shares by memory as the fractions of a device
+    they take). Raises :class:`SnapshotError` naming the first job whose shares decisions do not count: a share on
+    several devices, or a share by memory on devices of different memory sizes (docs/snapshot-format.md, "GPU
+    sharing")."""
     found = snapshot.undecided_share()
     if found is not None:
         i, why = found
-        raise SnapshotError.single(
-            f"jobs[{i}]",
-            f"job {snapshot.jobs[i].name} {why}: the snapshot is valid, but decisions count shares of a GPU by "
-            "fraction of one device only",
-        )
+        raise SnapshotError.single(f"jobs[{i}]", f"job {snapshot.jobs[i].name} {why}")
+    return snapshot.by_fraction()
 
 
 class ClusterState:
@@ -128,7 +126,7 @@ class ClusterState:
     ) -> None:
         """The state of ``snapshot`` with the task statuses and nodes ``status`` and ``node_of``, counted task by
         task (``tree`` and ``shares``: the session's queue tree and fair shares)."""
-        refuse_shares(snapshot)
+        snapshot = decidable(snapshot)
         self.snapshot, self.tree, self.shares = snapshot, tree, shares
         self.capacity = cluster_capacity(snapshot)
         self.index = SnapshotIndex(snapshot)
@@ -141,8 +139,9 @@ class ClusterState:
     def of(cls, snapshot: Snapshot, previous: ClusterState | None = None) -> ClusterState:
         """The state of ``snapshot``. With ``previous``, a state of an earlier snapshot of the same nodes (a
         replay's last cycle), per-node results of the nodes whose loads and promises are unchanged are kept.
-        Raises :class:`SnapshotError` for a snapshot with shares of a GPU (:func:`refuse_shares`)."""
-        refuse_shares(snapshot)
+        Decides on :func:`decidable` of ``snapshot`` (the snapshot itself unless it has shares by memory), and
+        raises :class:`SnapshotError` as it does."""
+        snapshot = decidable(snapshot)
         same_queues = previous is not None and previous.tree.source is snapshot.queues
         tree = previous.tree if previous is not None and same_queues else QueueTree(snapshot)
         same_nodes = previous is not None and _same_nodes(previous.snapshot.nodes, snapshot.nodes)

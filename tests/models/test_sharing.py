@@ -1,6 +1,6 @@
 """GPU sharing in snapshots (docs/snapshot-format.md, "GPU sharing"): shares of a GPU by fraction or by memory, on
 ``gpu_devices`` devices of one node, running ones naming their devices; the device ledger they must fit. Decisions
-are made on shares by fraction of one device (shares by memory or on several devices are refused by name, in one
+are made on shares of one device, by fraction or by memory (shares on several devices are refused by name, in one
 line)."""
 
 from __future__ import annotations
@@ -66,23 +66,63 @@ def test_a_queue_may_deserve_a_fraction_of_a_gpu() -> None:
     assert snapshot_from_data(document).queues[1].deserved == {"gpu": 1500}
 
 
-def test_shares_by_memory_or_on_several_devices_are_refused_by_name(cli: Any) -> None:
+def test_shares_on_several_devices_are_refused_by_name(cli: Any) -> None:
     snapshot = snapshot_from_data(sharing_document())
-    with pytest.raises(
-        SnapshotError, match=r"job mem takes its share on several devices \(gpu_devices\): the snapshot"
-    ):
+    with pytest.raises(SnapshotError, match=r"job mem takes its share on several devices \(gpu_devices\), which"):
         decide(snapshot, "infer")
     result = cli("cycle", document=sharing_document())
     assert result.exit_code == 2
     assert result.stderr.strip().endswith(
-        "job mem takes its share on several devices (gpu_devices): the snapshot is valid, but decisions count shares "
-        "of a GPU by fraction of one device only (jobs[3])"
+        "job mem takes its share on several devices (gpu_devices), which decisions do not count yet (jobs[3])"
     )
+
+
+def memory_document() -> Doc:
+    """:func:`sharing_document` with ``mem`` on device 1 alone (20Gi of 80Gi) and the waiting job asking 60Gi."""
     document = sharing_document()
     document["jobs"][3]["gpu_devices"] = 1
     document["jobs"][3]["tasks"] = [{"node": "n0", "devices": [1]}]
-    with pytest.raises(SnapshotError, match="job mem asks for GPU memory"):
-        decide(snapshot_from_data(document), "infer")
+    document["jobs"][5]["task_resources"] = {"gpu_memory": "60Gi"}
+    document["nodes"][1]["gpu_memory"] = "80Gi"
+    return document
+
+
+def test_a_share_by_memory_is_decided_as_its_part_of_a_device(cli: Any) -> None:
+    """60Gi of 80Gi is 0.75: it fits beside mem (0.25) on device 1, not beside the half on device 0."""
+    snapshot = snapshot_from_data(memory_document())
+    decision = decide(snapshot, "infer")
+    assert decision.outcome == "allocated" and decision.devices == {"infer-0": (1,)}
+    assert snapshot.job("infer").task_resources == {"gpu_memory": 60 * 2**30 * 1000}  # the caller's snapshot as read
+    result = cli("cycle", "--json", "--verify", document=memory_document())
+    assert result.exit_code == 0, result.stderr
+    (placed,) = [d for d in json.loads(result.stdout)["decisions"] if d["job"] == "infer" and d["placements"]]
+    assert placed["devices"] == {"infer-0": [1]}
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        (
+            lambda d: d["nodes"][1].update(gpu_memory="40Gi"),
+            "the nodes' devices differ in memory (80Gi on n0, 40Gi on n1)",
+        ),
+        (lambda d: d["nodes"][1].pop("gpu_memory"), "node n1 does not say its devices' gpu_memory"),
+        (
+            lambda d: d["jobs"][5].update(task_resources={"gpu_memory": "81Gi"}),
+            "more GPU memory than a device has (80Gi)",
+        ),
+    ],
+    ids=["sizes differ", "size unknown", "above a device"],
+)
+def test_a_share_by_memory_decisions_cannot_count_is_refused_in_one_line(cli: Any, change: Any, words: str) -> None:
+    document = memory_document()
+    change(document)
+    snapshot = snapshot_from_data(document)  # valid: the running shares fit their devices
+    with pytest.raises(SnapshotError, match="asks for"):
+        decide(snapshot, "infer")
+    result = cli("cycle", document=document)
+    assert result.exit_code == 2
+    assert words in result.stderr and "Traceback" not in result.stderr
 
 
 def test_a_share_is_placed_on_the_device_that_carries_shares_and_has_room(cli: Any) -> None:

@@ -84,7 +84,17 @@ VALUES = st.one_of(
     st.sampled_from([[0], [7], [8], [0, 1], [0, 0], [-1], [True], ["0"]]),  # devices of a share of a GPU
     st.just({"gpu": "250m"}),
 )
-NODE_KEYS = ["name", "resources", "gpu_model", "labels", "annotations", "schedulable", "taints", "unknown"]
+NODE_KEYS = [
+    "name",
+    "resources",
+    "gpu_model",
+    "labels",
+    "annotations",
+    "schedulable",
+    "taints",
+    "gpu_memory",
+    "unknown",
+]
 JOB_KEYS = [
     "name",
     "queue",
@@ -231,21 +241,26 @@ def test_the_base_document_takes_the_struct_path():
     assert [t.name for t in fast.job("j2").tasks] == ["j2-0", "j2-x", "j2-2"]
 
 
-def test_shares_on_several_devices_or_by_memory_are_left_to_pydantic():
-    """The struct path reads shares of one device by fraction (their ``devices`` too); a job on several devices, or
-    a node that says its devices' memory, is built by pydantic (docs/snapshot-format.md, "GPU sharing")."""
+def test_shares_of_one_device_are_read_and_several_devices_left_to_pydantic():
+    """The struct path reads shares of one device, by fraction or by memory (their ``devices`` and the nodes'
+    ``gpu_memory`` too); a job on several devices is built by pydantic (docs/snapshot-format.md, "GPU sharing")."""
     data = copy.deepcopy(BASE)
     data["jobs"][0]["task_resources"] = {"gpu": "500m"}
     data["jobs"][0]["tasks"] = [{"node": "n1", "devices": [0]}]
     fast = from_data(copy.deepcopy(data))
     assert fast is not None and fast.jobs[0].tasks[0].devices == [0]
     assert_same(fast, pydantic_result(copy.deepcopy(data)))
-    several = copy.deepcopy(data)
-    several["jobs"][0].update(gpu_devices=2, tasks=[{"node": "n1", "devices": [0, 1]}])
     memory = copy.deepcopy(data)
     memory["nodes"][0]["gpu_memory"] = "80Gi"
-    for other in (several, memory):
-        assert from_data(copy.deepcopy(other)) is None and pydantic_result(other) is not None
+    memory["jobs"][0]["task_resources"] = {"gpu_memory": "20Gi"}
+    fast = from_data(copy.deepcopy(memory))
+    assert fast is not None and fast.nodes[0].gpu_memory == 80 * 2**30 * 1000  # milli-units
+    assert_same(fast, pydantic_result(copy.deepcopy(memory)))
+    memory["nodes"][0]["gpu_memory"] = "lots"
+    assert from_data(copy.deepcopy(memory)) is None  # pydantic names the field
+    several = copy.deepcopy(data)
+    several["jobs"][0].update(gpu_devices=2, tasks=[{"node": "n1", "devices": [0, 1]}])
+    assert from_data(copy.deepcopy(several)) is None and pydantic_result(several) is not None
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)

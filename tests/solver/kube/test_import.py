@@ -317,19 +317,21 @@ def test_kai_gpu_sharing_imports_shares_on_the_devices_their_groups_name():
 
 
 def test_imported_kai_shares_are_decided_device_by_device():
-    """Without infer-c (a share by memory, not decided yet), infer-d (0.5) fits on no device beside infer-a and
-    infer-b (0.75 held) and opens an empty one: device 1, the first device without a share (train-0's two whole GPUs
-    name none)."""
+    """On a 4-GPU node, train-0 holds two whole GPUs, infer-a and infer-b 0.75 of device 0, infer-c 40Gi of device
+    1's 80Gi (a half). Asking 0.5, infer-d joins infer-c on device 1; asking 0.6, it fits nowhere; without infer-c it
+    has device 1 to itself."""
     document, _ = imported("kai-sharing.json")
-    with pytest.raises(SnapshotError, match="job serving/infer-c asks for GPU memory"):
-        decide(snapshot_from_data(document), "serving/infer-d")
-    document["jobs"] = [j for j in document["jobs"] if j["name"] != "serving/infer-c"]
     snapshot = snapshot_from_data(document)
     decision = decide(snapshot, "serving/infer-d")
-    assert decision.outcome == "allocated" and decision.devices == {
-        "serving/infer-d": (1,)
-    }  # the task is named as its pod
+    assert decision.outcome == "allocated" and decision.devices == {"serving/infer-d": (1,)}  # named as its pod
     assert verify(snapshot, decision) == []
+    (infer_d,) = [j for j in document["jobs"] if j["name"] == "serving/infer-d"]
+    infer_d["task_resources"]["gpu"] = "600m"
+    decision = decide(snapshot_from_data(document), "serving/infer-d", "allocate")
+    assert decision.outcome == "infeasible" and "device 1 of gpu-node-0 has 0.5 free" in decision.reason
+    document["jobs"] = [j for j in document["jobs"] if j["name"] != "serving/infer-c"]
+    decision = decide(snapshot_from_data(document), "serving/infer-d")
+    assert decision.outcome == "allocated" and decision.devices == {"serving/infer-d": (1,)}
 
 
 def _sharing_objects() -> list[dict[str, Any]]:

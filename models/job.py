@@ -193,6 +193,11 @@ class Job(LazyPartsModel):
         shared = [share_of(self.requests(t)) is not None for t in self.tasks]
         if self.gpu_devices > 1 and not any(shared):
             errors.append((("gpu_devices",), "only a share of a GPU (below one, or gpu_memory) is taken on devices"))
+        elif self.gpu_devices > 1 and not all(shared):
+            i = shared.index(False)
+            errors.append(
+                (("tasks", i, "resources"), "a job on several devices (gpu_devices) asks for a share in every task")
+            )
         for i, (task, share) in enumerate(zip(self.tasks, shared, strict=True)):
             if task.devices is not None and not share:
                 errors.append((("tasks", i, "devices"), "a whole-GPU task holds any free devices: it names none"))

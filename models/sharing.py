@@ -48,31 +48,53 @@ def fraction_on(node: Node, share: tuple[int, int]) -> int | None:
     return -(-memory * MILLI // node.gpu_memory)
 
 
-def as_fraction(requests: Resources, device_memory: int) -> Resources:
-    """``requests`` with a share by memory written as the fraction of a device of ``device_memory`` it takes,
-    rounded up to a milli-GPU; other requests as they are.
+def as_counted(requests: Resources, device_memory: int | None, spread: int = 1) -> Resources:
+    """``requests`` as decisions count them: a share by memory written as the fraction of a device of
+    ``device_memory`` it takes (rounded up to a milli-GPU), and a share taken on ``spread`` devices as the GPUs of
+    all of them (queues and nodes count the whole; :func:`counted_share` gives each device's part).
 
-    >>> as_fraction({"gpu_memory": 20 * 2**30 * 1000, "cpu": 4000}, 80 * 2**30 * 1000)
+    >>> as_counted({"gpu_memory": 20 * 2**30 * 1000, "cpu": 4000}, 80 * 2**30 * 1000)
     {'cpu': 4000, 'gpu': 250}
+    >>> as_counted({"gpu": 500}, None, spread=2)
+    {'gpu': 1000}
     """
     memory = requests.get("gpu_memory", 0)
-    if not memory or requests.get("gpu", 0):
-        return requests
-    out = {r: a for r, a in requests.items() if r != "gpu_memory"}
-    out["gpu"] = -(-memory * MILLI // device_memory)
-    return out
+    if memory and not requests.get("gpu", 0) and device_memory:
+        requests = {r: a for r, a in requests.items() if r != "gpu_memory"}
+        requests["gpu"] = -(-memory * MILLI // device_memory)
+    if spread > 1 and requests.get("gpu", 0):
+        requests = {**requests, "gpu": requests["gpu"] * spread}
+    return requests
 
 
-def memory_as_fraction(job: Job, device_memory: int) -> Job:
-    """A copy of ``job`` whose shares by memory are the fractions they take of a device of ``device_memory``
-    (:func:`as_fraction`); its tasks are the same objects unless they give resources of their own."""
+def counted_job(job: Job, device_memory: int | None) -> Job:
+    """A copy of ``job`` with every task's requests as decisions count them (:func:`as_counted`); its tasks are the
+    same objects unless they give resources of their own."""
+    spread = job.gpu_devices
     tasks = [
         task
         if task.resources is None
-        else task.model_copy(update={"resources": as_fraction(task.resources, device_memory)})
+        else task.model_copy(update={"resources": as_counted(task.resources, device_memory, spread)})
         for task in job.tasks
     ]
-    return job.model_copy(update={"task_resources": as_fraction(job.task_resources, device_memory), "tasks": tasks})
+    return job.model_copy(
+        update={"task_resources": as_counted(job.task_resources, device_memory, spread), "tasks": tasks}
+    )
+
+
+def counted_share(job: Job, requests: Resources) -> int | None:
+    """The milli-GPUs a task of ``job`` takes on each of its devices, read from its requests as decisions count them
+    (:func:`as_counted`); ``None`` for a task of whole GPUs, or of none.
+
+    >>> from gpu_preempt.models import Job
+    >>> job = Job(name="j", queue="q", task_resources={"gpu": "500m"}, gpu_devices=2, tasks=[{}])
+    >>> counted_share(job, {"gpu": 1000}), counted_share(job.model_copy(update={"gpu_devices": 1}), {"gpu": 1000})
+    (500, None)
+    """
+    amount = requests.get("gpu", 0)
+    if job.gpu_devices > 1:
+        return amount // job.gpu_devices
+    return amount if 0 < amount < MILLI else None
 
 
 def memory_size(nodes: Iterable[Node]) -> tuple[int | None, str | None]:

@@ -22,7 +22,7 @@ from .node import Node
 from .priority_class import PriorityClass, Toleration
 from .quantity import MILLI, format_quantity
 from .queue import Queue
-from .sharing import HOLDING_DEVICES, device_ledger, has_shares, memory_as_fraction, memory_size
+from .sharing import HOLDING_DEVICES, counted_job, device_ledger, has_shares, memory_size
 
 if TYPE_CHECKING:
     from .columns import JobColumns, TaskColumns  # imported when first used: it brings numpy, which the command line's
@@ -184,9 +184,9 @@ class Snapshot(LazyPartsModel):
         return self._shared_jobs
 
     def undecided_share(self) -> tuple[int, str] | None:
-        """The first job whose shares decisions do not count, and why: a share on several devices, or a share by
-        memory on a cluster whose GPU devices differ in memory (docs/snapshot-format.md, "GPU sharing"); ``None``
-        when there is none. Found once per snapshot."""
+        """The first job whose shares decisions do not count, and why: a share by memory on a cluster whose GPU
+        devices differ in memory, or that asks for more than a device has (docs/snapshot-format.md, "GPU sharing");
+        ``None`` when there is none. Found once per snapshot."""
         known: tuple[Snapshot, tuple[int, str] | None] | None = self.__dict__.get("_undecided")
         if known is not None and known[0] is self:  # not a copy's (model_copy copies the instance dict)
             return known[1]
@@ -198,8 +198,6 @@ class Snapshot(LazyPartsModel):
         size: tuple[int | None, str | None] | None = None
         for i in self._shared_jobs:
             job = self.jobs[i]
-            if job.gpu_devices > 1:
-                return i, "takes its share on several devices (gpu_devices), which decisions do not count yet"
             memory = max((job.requests(t).get("gpu_memory", 0) for t in job.tasks), default=0)
             if not memory:
                 continue
@@ -207,38 +205,46 @@ class Snapshot(LazyPartsModel):
             if size[0] is None:
                 why = size[1] or "no node has a GPU"
                 return i, f"asks for GPU memory, and {why}: decisions count shares by memory on devices of one size"
-            if memory > size[0]:
-                return i, f"asks for more GPU memory than a device has ({format_quantity('gpu_memory', size[0])})"
+            if memory > size[0] or (memory == size[0] and job.gpu_devices > 1):
+                shown = format_quantity("gpu_memory", size[0])
+                if memory > size[0]:
+                    return i, f"asks for more GPU memory than a device has ({shown})"
+                return i, f"asks for all {shown} of {job.gpu_devices} devices: that is gpu: {job.gpu_devices}"
         return None
 
-    def by_fraction(self) -> Snapshot:
+    def counted(self) -> Snapshot:
         """This snapshot as decisions count it: every share by memory written as the fraction of a device it takes
-        (:func:`.sharing.memory_as_fraction`, on the devices' one memory size); the snapshot itself when it has no
-        such share. Made once; call :meth:`undecided_share` first."""
-        found: tuple[Snapshot, Snapshot] | None = self.__dict__.get("_by_fraction")
+        (on the devices' one memory size), and every share on several devices as the GPUs of all of them
+        (:func:`.sharing.counted_job`); the snapshot itself when it has neither. Made once; call
+        :meth:`undecided_share` first."""
+        if self.__dict__.get("_is_counted"):  # counted already (or a copy of one: model_copy copies the flag)
+            return self
+        found: tuple[Snapshot, Snapshot] | None = self.__dict__.get("_counted")
         if found is not None and found[0] is self:  # not a copy's (model_copy copies the instance dict)
             return found[1]
-        memory = [
+        changed = [
             i
             for i in self._shared_jobs
-            if any(self.jobs[i].requests(t).get("gpu_memory", 0) for t in self.jobs[i].tasks)
+            if self.jobs[i].gpu_devices > 1
+            or any(self.jobs[i].requests(t).get("gpu_memory", 0) for t in self.jobs[i].tasks)
         ]
-        size = memory_size(self.nodes)[0] if memory else None
-        if size is None:
-            self.__dict__["_by_fraction"] = (self, self)
+        if not changed:
+            self.__dict__["_counted"] = (self, self)
             return self
+        size = memory_size(self.nodes)[0]
         jobs = list(self.jobs)
-        for i in memory:
-            jobs[i] = memory_as_fraction(jobs[i], size)
+        for i in changed:
+            jobs[i] = counted_job(jobs[i], size)
         copy = self.model_copy(update={"jobs": jobs})
-        for derived in ("_columns", "_job_columns", "_job_lists", "_by_fraction", "_undecided"):
+        for derived in ("_columns", "_job_columns", "_job_lists", "_counted", "_undecided"):
             copy.__dict__.pop(derived, None)
         private = dict(self.__pydantic_private__ or {})
         private["_jobs"] = {job.name: job for job in jobs}
         copy.__pydantic_private__ = private
         if "_columns" in self.__dict__:  # a large snapshot: counted from columns, as the snapshot given would be
             copy.task_columns()
-        copy.__dict__["_by_fraction"], self.__dict__["_by_fraction"] = (copy, copy), (self, copy)
+        copy.__dict__["_is_counted"] = True
+        self.__dict__["_counted"] = (self, copy)
         return copy
 
     def _check_devices(self, errors: list[tuple[Loc, str]]) -> None:

@@ -69,29 +69,36 @@ def placements(draw: st.DrawFn, nodes: list[dict[str, Any]], jobs: list[dict[str
 
 
 @st.composite
-def shared_jobs(draw: st.DrawFn, nodes: list[dict[str, Any]], leaves: list[str], budget: int) -> list[dict[str, Any]]:
+def shared_jobs(
+    draw: st.DrawFn, nodes: list[dict[str, Any]], leaves: list[str], budget: int, spread: bool = False
+) -> list[dict[str, Any]]:
     """Running jobs of quarters, halves and whole GPUs (at most ``budget`` tasks), each share on a device with room
-    for it, and sometimes a half promised to a job of equal or higher priority on a device with room."""
+    for it (with ``spread``, some jobs take their share on two devices), and sometimes a half promised to a job of
+    equal or higher priority on a device with room."""
     devices = {n["name"]: [0] * n["resources"]["gpu"] for n in nodes}  # per device: milli-GPUs, 1000 when whole
     jobs = []
     for j in range(draw(st.integers(3, 6))):
         size = draw(st.sampled_from([250, 500, 500, 1000] if budget > 4 else [250, 500, 500]))
+        two = spread and size < 1000 and draw(st.booleans())
         tasks = []
         for _ in range(draw(st.integers(1, 2))):
             if budget == 0:
                 break
             budget -= 1
             spots = [
-                (name, d)
+                (name, (d,))
                 for name, held in devices.items()
                 for d, amount in enumerate(held)
                 if (amount + size <= 1000 if size < 1000 else amount == 0)
             ]
+            if two:
+                spots = [(n, (a[0], b[0])) for n, a in spots for m, b in spots if n == m and a[0] < b[0]]
             if not spots:
                 break
-            name, d = draw(st.sampled_from(spots))
-            devices[name][d] += size
-            tasks.append({"node": name, **({"devices": [d]} if size < 1000 else {})})
+            name, on = draw(st.sampled_from(spots))
+            for d in on:
+                devices[name][d] += size
+            tasks.append({"node": name, **({"devices": list(on)} if size < 1000 else {})})
         if not tasks:
             continue
         job = {
@@ -101,6 +108,7 @@ def shared_jobs(draw: st.DrawFn, nodes: list[dict[str, Any]], leaves: list[str],
             "task_resources": {"gpu": f"{size}m"},
             "started_at": NOW - draw(st.integers(60, 3600)),
             "tasks": tasks,
+            **({"gpu_devices": 2} if two else {}),
         }
         if len(tasks) == 2 and draw(st.booleans()):
             job["min_available"] = 1
@@ -123,12 +131,12 @@ def shared_jobs(draw: st.DrawFn, nodes: list[dict[str, Any]], leaves: list[str],
 
 @st.composite
 def clusters(
-    draw: st.DrawFn, action: str, moves: bool = False, placed: bool = False, shared: bool = False
+    draw: st.DrawFn, action: str, moves: bool = False, placed: bool = False, shared: bool = False, spread: bool = False
 ) -> dict[str, Any]:
     node_count = draw(st.integers(2, 3))
     capacity = [draw(st.integers(2, 3)) for _ in range(node_count)]
     if shared:  # few devices, so that the shares fill them
-        node_count, capacity = 2, [draw(st.integers(1, 2)) for _ in range(2)]
+        node_count, capacity = 2, [draw(st.integers(2 if spread else 1, 3 if spread else 2)) for _ in range(2)]
     with_cpu = draw(st.booleans())
     nodes = [{"name": f"n{i}", "resources": {"gpu": capacity[i], "cpu": 8}} for i in range(node_count)]
     if draw(st.booleans()):
@@ -183,7 +191,7 @@ def clusters(
             job["min_available"] = 1
         jobs.append(job)
     if shared:
-        jobs = draw(shared_jobs(nodes, leaves if action == "preempt" else victim_leaves, 4 if moves else 6))
+        jobs = draw(shared_jobs(nodes, leaves if action == "preempt" else victim_leaves, 4 if moves else 6, spread))
     open_nodes = [i for i in range(node_count) if free[i] >= 1]
     if open_nodes and draw(st.booleans()) and not shared:
         # docs/rules.md, "Nominations": a nomination of equal or higher priority than `want` holds its room against it
@@ -210,6 +218,8 @@ def clusters(
             "tasks": [{}] * draw(st.integers(1, 2)),
         }
     )
+    if spread and isinstance(want, str) and draw(st.booleans()):
+        jobs[-1]["gpu_devices"] = 2
     if placed:
         config["topology"] = ["rack"]
         placement = draw(placements(nodes, jobs))
@@ -257,12 +267,13 @@ def fates(cluster: ClusterState, job: Job, moves: bool) -> list[Fate]:
     """Every way ``job``'s running tasks can fare: each kept, evicted, or (with moves) moved to another node, a share
     to any other device (of its own node too)."""
     running = [t for t in job.tasks if cluster.status[str(t.name)] == "running"]
-    share = 0 < job.task_resources["gpu"] < MILLI
+    share = job.gpu_devices > 1 or 0 < job.task_resources["gpu"] < MILLI
+    movable = moves and job.gpu_devices == 1  # a share on several devices is not moved
     options: list[list[tuple[str, str | None, int | None]]] = []
     for task in running:
         home = str(cluster.node_of[str(task.name)])
         places: list[tuple[str, str | None, int | None]] = [("keep", None, None), ("evict", None, None)]
-        for node in cluster.snapshot.nodes if moves else []:
+        for node in cluster.snapshot.nodes if movable else []:
             if share:
                 count = node.resources["gpu"] // MILLI
                 places += [("move", node.name, d) for d in range(count) if (node.name, [d]) != (home, task.devices)]
@@ -292,9 +303,13 @@ def exhaustive(cluster: ClusterState, action: str, moves: bool = False) -> tuple
     levels = sorted({j.resolved_priority for j in others}, reverse=True)
     choices = [fates(cluster, job, moves) for job in others]
     nodes = [n.name for n in snapshot.nodes]
-    share = 0 < want.task_resources["gpu"] < MILLI
-    spots = [(n.name, d) for n in snapshot.nodes for d in range(n.resources["gpu"] // MILLI)] if share else []
-    spots = spots or [(name, 0) for name in nodes]  # whole GPUs: the node alone
+    share = want.gpu_devices > 1 or 0 < want.task_resources["gpu"] < MILLI
+    spots = [
+        (n.name, on)
+        for n in snapshot.nodes
+        for on in itertools.combinations(range(n.resources["gpu"] // MILLI), want.gpu_devices)
+    ]
+    spots = spots if share else [(name, ()) for name in nodes]  # whole GPUs: the node alone
     best = None
     for picks in itertools.product(*choices):
         victims = [
@@ -316,7 +331,7 @@ def exhaustive(cluster: ClusterState, action: str, moves: bool = False) -> tuple
             decision.moves = moved
             decision.devices = dict(moved_devices)
             if share:
-                decision.devices |= {task: (device,) for task, (_, device) in zip(chunk, where, strict=True)}
+                decision.devices |= {task: on for task, (_, on) in zip(chunk, where, strict=True)}
             if not [p for p in verify(cluster, decision) if not p.startswith(("objective", "requeue", "below-line"))]:
                 best = full
     return best
@@ -328,6 +343,9 @@ def check(document: dict[str, Any], action: str) -> None:
     decision = attempt(cluster, snapshot.job("want"), action)  # type: ignore[arg-type]
     best = exhaustive(cluster, action, snapshot.config.moves)
     event(f"{decision.outcome} with {len(decision.victims)} victim(s) and {len(decision.moves)} move(s)")
+    spread = {"the job's" if job.name == "want" else "victims'" for job in snapshot.jobs if job.gpu_devices > 1}
+    if spread:
+        event(f"shares on several devices: {', '.join(sorted(spread))}")
     if best is None:
         assert not decision.placed, decision.to_dict()
         return
@@ -424,6 +442,24 @@ def test_preempt_with_shares_by_memory_matches_exhaustive_search(document):
 @MEMORY
 @given(clusters("reclaim", shared=True).map(by_memory))
 def test_reclaim_with_shares_by_memory_matches_exhaustive_search(document):
+    check(document, "reclaim")
+
+
+@SETTINGS
+@given(clusters("preempt", shared=True, spread=True))
+def test_preempt_with_shares_on_several_devices_matches_exhaustive_search(document):
+    check(document, "preempt")
+
+
+@SETTINGS
+@given(clusters("reclaim", shared=True, spread=True))
+def test_reclaim_with_shares_on_several_devices_matches_exhaustive_search(document):
+    check(document, "reclaim")
+
+
+@MOVES
+@given(clusters("reclaim", moves=True, shared=True, spread=True))
+def test_reclaim_with_shares_on_several_devices_and_moves_matches_exhaustive_search(document):
     check(document, "reclaim")
 
 

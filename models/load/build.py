@@ -381,6 +381,7 @@ def _odd(raw: list[Any]) -> tuple[set[int], tuple[list[list[Any]], list[Any]]]:
         [job.requeue for job in raw],
         [job.placement for job in raw],
         [job.checkpointed_at for job in raw],
+        [job.gpu_devices for job in raw],
     ):
         odd.update(_given_at(column))
     return odd, (tasks, flat)
@@ -457,15 +458,24 @@ def _mixed_share(requests: dict[str, int]) -> bool:
 
 
 def _devices(value: Any, status: str) -> list[int] | None:
-    """The device a task names (``None``: none); refused unless it is one device, of a task on a node (the structs
-    read shares of one device; pydantic says what is wrong with the rest)."""
+    """The devices a task names (``None``: none); refused unless they are distinct devices, of a task on a node
+    (pydantic says what is wrong with the rest)."""
     if value is UNSET or value is None:
         return None
-    if type(value) is not list or len(value) != 1 or type(value[0]) is not int or status == "pending":
+    if type(value) is not list or not 0 < len(value) <= MAX_GPUS or status == "pending":
         raise Refused
-    if not 0 <= value[0] < MAX_GPUS:
+    if any(type(d) is not int or not 0 <= d < MAX_GPUS for d in value) or len(set(value)) < len(value):
         raise Refused
-    return [value[0]]
+    return list(value)
+
+
+def _gpu_devices(value: Any) -> int:
+    """A job's ``gpu_devices`` (1 when not given), checked as its model checks it."""
+    if value is UNSET:
+        return 1
+    if type(value) is not int or not 1 <= value <= MAX_GPUS:
+        raise Refused
+    return value
 
 
 def _refuse_running_shares(seen: Seen) -> None:
@@ -539,10 +549,13 @@ def _built_now(odd: list[int], raw: list[Any], seen: Seen, resolved: list[tuple[
         values["requeue"] = None if struct.requeue in (None, UNSET) else RequeueState.model_validate(struct.requeue)
         values["placement"] = None if struct.placement in (None, UNSET) else Placement.model_validate(struct.placement)
         values["checkpointed_at"] = None if struct.checkpointed_at in (None, UNSET) else instant(struct.checkpointed_at)
+        values["gpu_devices"] = _gpu_devices(struct.gpu_devices)
         uniform = len(seen.own) == own
         if uniform:
             values["_uniform"] = True
         job = raw[i] = built_model(Job, values, given_set(structs.given(struct)))
+        if job._sharing_errors():
+            raise Refused  # pydantic says why (its devices, for one)
         seen.uniform[i] = uniform or job.uniform
         if job.checkpointed_at is not None:
             if seen.since is None:
@@ -608,7 +621,7 @@ def _job_values(struct: Any, seen: Seen, i: int, resolved: tuple[int, bool, bool
         "requeue": None,
         "placement": None,
         "checkpointed_at": None,
-        "gpu_devices": 1,  # a job that gives it is read by pydantic (the structs do not know it)
+        "gpu_devices": 1,  # a job that gives it is built by _built_now
         "_resolved_priority": priority,  # resolved by the snapshot (Snapshot._check_jobs), known here
         "_resolved_preemptible": preemptible,
     }

@@ -227,6 +227,7 @@ def _likeness(cluster: ClusterState, job: Job) -> Hashable | None:
         job.is_preemptible,
         job.may_evict,
         job.min_available,
+        job.gpu_devices,
         tuple(tuple(sorted(job.requests(t).items())) for t in job.tasks),
         None if requeue is None else tuple(requeue_dict(requeue).items()),
         queue_order_time(cluster.snapshot, job) if requeue is not None else None,

@@ -22,7 +22,7 @@ import numpy as np
 
 from gpu_preempt.models.columns import grouped
 from gpu_preempt.problem.builder import Prepared
-from gpu_preempt.problem.data import DeviceFit, Problem, Solution, broken_rows, device_fits, gpus_of, share_size
+from gpu_preempt.problem.data import ChunkType, DeviceFit, Problem, Solution, broken_rows, device_fits
 from gpu_preempt.reduce.units import free_hosts
 from gpu_preempt.rules.victim_order import greedy_key
 
@@ -82,7 +82,7 @@ def _free_hosts(prepared: Prepared) -> set[str] | None:
         return None
     request = dict(next(iter(shapes)))
     nodes, allowed = prepared.cluster.snapshot.nodes, prepared.where.mask
-    found = free_hosts(prepared.cluster, job.resolved_priority, request, tuple(sorted(request)))
+    found = free_hosts(prepared.cluster, job.resolved_priority, request, tuple(sorted(request)), job.gpu_devices)
     return {nodes[n].name for n, _ in found if allowed[n]}
 
 
@@ -295,10 +295,10 @@ def _fit_on(problem: Problem, taken: dict[tuple[int, int], int], domain: int | N
     types = sorted(range(len(problem.chunk)), key=lambda t: sorted(problem.chunk[t].requests.values(), reverse=True))
     for t in reversed(types):
         chunk = problem.chunk[t]
-        share, gpus = share_size(chunk.requests), gpus_of(chunk.requests)
+        share, gpus = chunk.share, chunk.gpus
 
         for index in range(len(chunk.tasks)):
-            node = next((n for n in usable if _fits(room[n], chunk.requests, on_devices.get(n))), None)
+            node = next((n for n in usable if _fits(room[n], chunk, on_devices.get(n))), None)
             if node is None:
                 if index < chunk.required:
                     return None
@@ -311,19 +311,20 @@ def _fit_on(problem: Problem, taken: dict[tuple[int, int], int], domain: int | N
                 room[node][r] = room[node].get(r, 0) - a
             fit = on_devices.get(node)
             if fit is not None and share:
-                device = fit.take_share(share)
-                assert device is not None
-                devices[t, node, device] = devices.get((t, node, device), 0) + 1
+                found = fit.take_share(share, chunk.spread)
+                assert found is not None
+                for device in found:
+                    devices[t, node, device] = devices.get((t, node, device), 0) + 1
             elif fit is not None:
                 fit.take_whole(gpus)
     return {key: n for key, n in placed.items() if n}, devices
 
 
-def _fits(room: dict[str, int], requests: dict[str, int], fit: DeviceFit | None) -> bool:
-    """Whether one task asking ``requests`` fits a node's ``room`` (and its devices, when it counts them)."""
-    if not all(room.get(r, 0) >= a for r, a in requests.items() if a > 0):
+def _fits(room: dict[str, int], chunk: ChunkType, fit: DeviceFit | None) -> bool:
+    """Whether one task of ``chunk`` fits a node's ``room`` (and its devices, when it counts them)."""
+    if not all(room.get(r, 0) >= a for r, a in chunk.requests.items() if a > 0):
         return False
-    return fit is None or fit.can_take(share_size(requests), gpus_of(requests))
+    return fit is None or fit.can_take(chunk.share, chunk.gpus, chunk.spread)
 
 
 def _over_limit(problem: Problem, taken: dict[tuple[int, int], int], placed: dict[tuple[int, int], int]) -> bool:

@@ -28,9 +28,8 @@ from gpu_preempt.problem.data import (
     Problem,
     Solution,
     could_fit,
-    gpus_of,
     objective_values,
-    share_size,
+    task_devices,
 )
 from gpu_preempt.reduce.allocate import solve_allocation
 from gpu_preempt.rules.nominations import claim, held_against, overrides
@@ -183,15 +182,15 @@ def _assemble(cluster: ClusterState, problem: Problem, solution: Solution, solve
         for n, node in enumerate(problem.nodes):
             count = solution.placed.get((t, n), 0)
             on = (
-                [d for d in range(node.devices.count) for _ in range(solution.devices.get((t, n, d), 0))]
-                if node.devices
+                task_devices([solution.devices.get((t, n, d), 0) for d in range(node.devices.count)], count)
+                if node.devices and chunk.share
                 else []
             )
             for k in range(count):
                 name = next(names)
                 placements[name] = node.name
                 if on:
-                    devices[name] = (on[k],)
+                    devices[name] = on[k]
     if now_fits:
         now_fits = _fits_now(problem, solution)
     order = {str(t.name): i for i, t in enumerate(cluster.snapshot.job(problem.job).tasks)}
@@ -250,12 +249,8 @@ def _fits_now(problem: Problem, solution: Solution) -> bool:
         now = DeviceFit(Devices(spec.count, spec.now_whole, spec.now_shares))
         for (t, m, d), count in solution.devices.items():
             if m == n:
-                now.shares[d] += share_size(problem.chunk[t].requests) * count
-        now.whole += sum(
-            gpus_of(problem.chunk[t].requests) * count
-            for (t, m), count in solution.placed.items()
-            if m == n and not share_size(problem.chunk[t].requests)
-        )
+                now.shares[d] += problem.chunk[t].share * count
+        now.whole += sum(problem.chunk[t].gpus * count for (t, m), count in solution.placed.items() if m == n)
         if not now.holds():
             return False
     return True

@@ -236,7 +236,7 @@ def _fits(cluster: ClusterState, job: Job) -> int | None:
     found = kept.get(key)
     if found is None:
         asked = dict(request)
-        hosts = free_hosts(cluster, job.resolved_priority, asked, tuple(r for r, _ in request))
+        hosts = free_hosts(cluster, job.resolved_priority, asked, tuple(r for r, _ in request), job.gpu_devices)
         found = kept[key] = sum(count for n, count in hosts if mask[n])
     return found
 
@@ -280,11 +280,11 @@ def _exhausted(cluster: ClusterState, job: Job) -> bool:
 
 def _request(job: Job) -> tuple[tuple[str, int], ...] | None:
     """What each task of the job asks for (sorted, no zeros), kept on the job model; ``None`` unless every task
-    asks for the same, and something."""
+    asks for the same, and something, on one device (a share on several is searched again)."""
     found = job.__dict__.get("_memo_request", job)
     if found is job:
         request = tuple(sorted((r, a) for r, a in job.task_resources.items() if a > 0))
-        found = job.__dict__["_memo_request"] = request if job.uniform and request else None
+        found = job.__dict__["_memo_request"] = request if job.uniform and request and job.gpu_devices == 1 else None
     return found  # type: ignore[no-any-return]
 
 

@@ -43,9 +43,9 @@ from fractions import Fraction
 
 from gpu_preempt.models import MILLI, Job, Node, Resources, format_quantity
 from gpu_preempt.models.decision import Decision
-from gpu_preempt.models.job import share_of
 from gpu_preempt.models.quantity import add
 from gpu_preempt.models.quota_decision import QuotaDecision
+from gpu_preempt.models.sharing import counted_share
 from gpu_preempt.rules.protection import Action, protections
 from gpu_preempt.rules.reclaim_gate import reclaim_gate
 from gpu_preempt.rules.reclaim_line import reclaim_line
@@ -283,7 +283,9 @@ def _moves(cluster: ClusterState, job: Job, decision: Decision, taken: dict[str,
         if move.task in taken.get(move.job, []):
             out.append(f"moves: {move.task} is both evicted and moved")
         same = move.node == move.source
-        if same and share_of(other.requests(spec)) is not None:  # a share may change devices on its own node
+        if other.gpu_devices > 1:  # docs/rules.md, "GPU sharing"
+            out.append(f"moves: {move.task} takes its share on several devices: it is evicted or stays, never moved")
+        if same and counted_share(other, other.requests(spec)) is not None:  # may change devices on its own node
             same = decision.devices.get(move.task) in (None, tuple(spec.devices or ()))
         if same or not snapshot.node(move.node).schedulable:
             out.append(f"moves: {move.task} cannot move from {move.source} to {move.node}")
@@ -384,7 +386,7 @@ def _devices(cluster: ClusterState, job: Job, decision: Decision, taken: dict[st
             if node is None or state == "pending":
                 continue
             requests = other.requests(task)
-            share = share_of(requests)
+            share = counted_share(other, requests)
             in_before = state in ("running", "allocated", "pipelined", "nominated")
             in_final = in_before and name not in gone
             in_now = state in ("running", "allocated", "releasing")
@@ -400,24 +402,24 @@ def _devices(cluster: ClusterState, job: Job, decision: Decision, taken: dict[st
                 continue
             devices = cluster.task_devices.get(name) or (tuple(task.devices) if task.devices else ())
             if in_before:
-                hold(before, node, devices, share[0])
+                hold(before, node, devices, share)
             if state == "pipelined" and task.status == "running" and task.devices:
-                hold(now, str(task.node), tuple(task.devices), share[0])  # moved earlier: its old pod is still there
+                hold(now, str(task.node), tuple(task.devices), share)  # moved earlier: its old pod is still there
             if in_final:
                 if name in moved:
                     count = cluster.snapshot.node(lands).resources.get("gpu", 0) // MILLI
                     new = decision.devices.get(name, ())
                     if len(new) != other.gpu_devices or any(d >= count for d in new):
                         out.append(f"devices: the moved share {name} names devices {list(new)} of {lands}")
-                    hold(final, lands, new, share[0])
+                    hold(final, lands, new, share)
                 else:
-                    hold(final, node, devices, share[0])
+                    hold(final, node, devices, share)
             if in_now:
-                hold(now, node, devices, share[0])
+                hold(now, node, devices, share)
     by_name = {str(t.name): t for t in job.tasks}
     for placed, where in decision.placements.items():
         requests = job.requests(by_name[placed])
-        share = share_of(requests)
+        share = counted_share(job, requests)
         count = cluster.snapshot.node(where).resources.get("gpu", 0) // MILLI
         devices = decision.devices.get(placed, ())
         if share is None:
@@ -426,11 +428,14 @@ def _devices(cluster: ClusterState, job: Job, decision: Decision, taken: dict[st
             whole_final[where] = whole_final.get(where, 0) + requests.get("gpu", 0) // MILLI
             whole_now[where] = whole_now.get(where, 0) + requests.get("gpu", 0) // MILLI
             continue
-        if len(devices) != job.gpu_devices or any(d >= count for d in devices):
-            out.append(f"devices: the share {placed} names devices {list(devices)} of {where}, which has {count}")
+        if len(set(devices)) != job.gpu_devices or len(devices) != job.gpu_devices or any(d >= count for d in devices):
+            out.append(
+                f"devices: the share {placed} names devices {list(devices)} of {where}, which has {count}; it takes "
+                f"{job.gpu_devices} distinct"
+            )
             continue
-        hold(final, where, devices, share[0])
-        hold(now, where, devices, share[0])
+        hold(final, where, devices, share)
+        hold(now, where, devices, share)
     out += _moved_onto_free_devices(cluster, decision, before, whole_before)
     ledgers = [("", final, whole_final)]
     if decision.outcome == "allocated":
@@ -468,13 +473,13 @@ def _moved_onto_free_devices(
         spec = next((t for t in other.tasks if str(t.name) == move.task), None)
         if spec is None:
             continue
-        share = share_of(other.requests(spec))
+        share = counted_share(other, other.requests(spec))
         if share is None:
             opened[move.node] = opened.get(move.node, 0) + other.requests(spec).get("gpu", 0) // MILLI
             continue
         for device in decision.devices.get(move.task, ()):
             on = arriving.setdefault(move.node, {})
-            on[device] = on.get(device, 0) + share[0]
+            on[device] = on.get(device, 0) + share
     for node, on in sorted(arriving.items()):
         for device, amount in sorted(on.items()):
             before = held.get(node, {}).get(device, 0)

@@ -13,7 +13,6 @@ from math import gcd
 from ortools.sat.python import cp_model
 
 from gpu_preempt.models import MILLI
-from gpu_preempt.problem.data import gpus_of, share_size
 
 from .variables import LinearExpr, Variables
 
@@ -166,7 +165,9 @@ expression), milli-GPUs per device of each (GPUs per task when whole), and the m
 
 def devices(vars: Variables) -> None:
     """docs/snapshot-format.md, "GPU sharing": on a node with devices where tasks may arrive (placed or moved), every
-    share that arrives goes to one device (``sum_d dev[t, n, d] = place[t, n]``, likewise for moves); on every
+    share that arrives goes to as many distinct devices as it is spread over (``sum_d dev[t, n, d] = spread *
+    place[t, n]``, each ``dev[t, n, d] <= place[t, n]``: :func:`~gpu_preempt.problem.data.task_devices` deals
+    them to distinct tasks; a moved share goes to one device, likewise); on every
     device, the shares left after the evictions and moves plus those arriving are at most one GPU, and only on a
     device that carries shares (``used``); the devices that carry shares and the whole GPUs left and arriving are
     at most the node's devices. A share leaves its own device; a whole GPU leaves any.
@@ -175,7 +176,11 @@ def devices(vars: Variables) -> None:
     for (t, n), var in vars.place.items():
         spec = vars.problem.nodes[n].devices
         if spec is not None and (t, n, 0) in vars.dev:
-            model.add(cp_model.LinearExpr.sum([vars.dev[t, n, d] for d in range(spec.count)]) == var)
+            spread = vars.problem.chunk[t].spread  # each task on that many distinct devices (task_devices)
+            model.add(cp_model.LinearExpr.sum([vars.dev[t, n, d] for d in range(spec.count)]) == spread * var)
+            if spread > 1:
+                for d in range(spec.count):
+                    model.add(vars.dev[t, n, d] <= var)
     moved_to: dict[tuple[int, int, int], list[cp_model.IntVar]] = {}
     for (v, s, n, _), var in vars.move_dev.items():
         moved_to.setdefault((v, s, n), []).append(var)
@@ -196,7 +201,7 @@ def _arrivals(vars: Variables) -> dict[int, list[Flow]]:
         spec = problem.nodes[n].devices
         if spec is None:
             continue
-        share, gpus = share_size(problem.chunk[t].requests), gpus_of(problem.chunk[t].requests)
+        share, gpus = problem.chunk[t].share, problem.chunk[t].gpus
         if share:
             most = min(vars.place_bound[t, n], MILLI // share)
             arriving.setdefault(n, []).extend((d, vars.dev[t, n, d], share, most) for d in range(spec.count))
@@ -204,11 +209,11 @@ def _arrivals(vars: Variables) -> dict[int, list[Flow]]:
             arriving.setdefault(n, []).append((None, var, gpus, vars.place_bound[t, n]))
     for (v, s, n), var in vars.move.items():
         slot = problem.victims[v].slots[s]
-        if problem.nodes[n].devices is not None and slot.device is None and gpus_of(slot.requests):
-            arriving.setdefault(n, []).append((None, var, gpus_of(slot.requests), slot.count))
+        if problem.nodes[n].devices is not None and slot.gpus:
+            arriving.setdefault(n, []).append((None, var, slot.gpus, slot.count))
     for (v, s, n, d), var in vars.move_dev.items():
         slot = problem.victims[v].slots[s]
-        arriving.setdefault(n, []).append((d, var, share_size(slot.requests), slot.count))
+        arriving.setdefault(n, []).append((d, var, slot.share, slot.count))
     return arriving
 
 
@@ -221,10 +226,10 @@ def _departures(vars: Variables, nodes: Collection[int]) -> dict[int, list[Flow]
             if slot.node not in nodes:
                 continue
             gone = vars.evicted(v, s) + vars.moved_out(v, s)
-            if slot.device is not None:
-                leaving.setdefault(slot.node, []).append((slot.device, gone, share_size(slot.requests), slot.count))
-            elif gpus_of(slot.requests):
-                leaving.setdefault(slot.node, []).append((None, gone, gpus_of(slot.requests), slot.count))
+            for device in slot.devices:
+                leaving.setdefault(slot.node, []).append((device, gone, slot.share, slot.count))
+            if slot.gpus:
+                leaving.setdefault(slot.node, []).append((None, gone, slot.gpus, slot.count))
     return leaving
 
 
@@ -275,11 +280,11 @@ def _moves_on_free_devices(vars: Variables) -> None:
     shares: dict[int, dict[int, list[tuple[cp_model.IntVar, int]]]] = {}
     whole: dict[int, list[tuple[cp_model.IntVar, int]]] = {}
     for (v, s, n, d), var in vars.move_dev.items():
-        shares.setdefault(n, {}).setdefault(d, []).append((var, share_size(problem.victims[v].slots[s].requests)))
+        shares.setdefault(n, {}).setdefault(d, []).append((var, problem.victims[v].slots[s].share))
     for (v, s, n), var in vars.move.items():
         slot = problem.victims[v].slots[s]
-        if problem.nodes[n].devices is not None and slot.device is None and gpus_of(slot.requests):
-            whole.setdefault(n, []).append((var, gpus_of(slot.requests)))
+        if problem.nodes[n].devices is not None and slot.gpus:
+            whole.setdefault(n, []).append((var, slot.gpus))
     for n in sorted(shares.keys() | whole.keys()):
         spec = problem.nodes[n].devices
         assert spec is not None

@@ -41,7 +41,7 @@ from multiprocessing.connection import Connection
 from ortools.sat.python import cp_model
 
 from gpu_preempt.models import MILLI
-from gpu_preempt.problem.data import Problem, Solution, assign_devices, device_fits, gpus_of, share_size
+from gpu_preempt.problem.data import Problem, Solution, assign_devices, device_fits
 
 from . import constraints
 from .objective import fold, folded, stages, unfold
@@ -429,7 +429,7 @@ def _devices_in_order(runner: _Runner, current: Solution) -> Solution:
         return current
     vars = runner.vars
     for key in sorted(vars.dev):
-        bound = runner.problem.chunk[key[0]].requests["gpu"]
+        bound = runner.problem.chunk[key[0]].share
         current = _settle(runner, current, vars.dev[key], "max", current.devices.get(key, 0), MILLI // bound)
     return current
 
@@ -460,10 +460,10 @@ def _fill_in_order(
     placed: dict[tuple[int, int], int] = {}
     devices: dict[tuple[int, int, int], int] = {}
     on_devices = device_fits(problem, current)
-    for t in sorted(range(len(problem.chunk)), key=lambda t: not share_size(problem.chunk[t].requests)):
+    for t in sorted(range(len(problem.chunk)), key=lambda t: not problem.chunk[t].share):
         chunk = problem.chunk[t]
         left = sum(n for (u, _), n in current.placed.items() if u == t)
-        share, gpus = share_size(chunk.requests), gpus_of(chunk.requests)
+        share, gpus = chunk.share, chunk.gpus
         for n, node in enumerate(problem.nodes):
             if left == 0:
                 break
@@ -475,11 +475,12 @@ def _fill_in_order(
             if fit is not None and take > 0:
                 if share:
                     for k in range(take):
-                        device = fit.take_share(share)
-                        if device is None:
+                        found = fit.take_share(share, chunk.spread)
+                        if found is None:
                             take = k
                             break
-                        devices[t, n, device] = devices.get((t, n, device), 0) + 1
+                        for device in found:
+                            devices[t, n, device] = devices.get((t, n, device), 0) + 1
                 elif gpus:
                     take = min(take, fit.empty() // gpus)
                     fit.take_whole(gpus * take)

@@ -25,7 +25,7 @@ from math import gcd
 from ortools.sat.python import cp_model
 
 from gpu_preempt.models import MILLI
-from gpu_preempt.problem.data import Problem, Slot, Solution, share_size
+from gpu_preempt.problem.data import Problem, Slot, Solution
 
 LinearExpr = cp_model.LinearExpr | int
 """A linear expression of the model, or a constant."""
@@ -85,7 +85,7 @@ class Variables:
                     self.place[t, n] = model.new_int_var(0, bound, f"place_{t}_{n}")
                     self.place_bound[t, n] = bound
         for t, n in list(self.place):
-            devices, share = problem.nodes[n].devices, share_size(problem.chunk[t].requests)
+            devices, share = problem.nodes[n].devices, problem.chunk[t].share
             if devices is not None and share:
                 for d in range(devices.count):
                     most = min(self.place_bound[t, n], MILLI // share)
@@ -110,10 +110,10 @@ class Variables:
                     for n in slot.moves_to:
                         self.move[v, s, n] = model.new_int_var(0, slot.count, f"move_{v}_{s}_{n}")
                         devices = problem.nodes[n].devices
-                        if slot.device is None or devices is None:
+                        if not slot.devices or devices is None:
                             continue
                         for d in range(devices.count):
-                            if (n, d) != (slot.node, slot.device):
+                            if (n, (d,)) != (slot.node, slot.devices):
                                 self.move_dev[v, s, n, d] = model.new_int_var(
                                     0, slot.count, f"move_dev_{v}_{s}_{n}_{d}"
                                 )

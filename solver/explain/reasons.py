@@ -19,7 +19,7 @@ from gpu_preempt import cpsat
 from gpu_preempt.models import MILLI, Job, Resources, format_quantity, format_resources, format_time
 from gpu_preempt.models.decision import Decision, Protected
 from gpu_preempt.models.quantity import add
-from gpu_preempt.problem.data import GuaranteeRow, Problem, could_fit, gpus_of, share_size
+from gpu_preempt.problem.data import ChunkType, GuaranteeRow, Problem, could_fit
 from gpu_preempt.rules.candidates import CandidateSet
 from gpu_preempt.rules.placement import placement_matters
 from gpu_preempt.rules.reclaim_line import reclaim_line
@@ -119,7 +119,12 @@ def device_note(problem: Problem) -> str | None:
     for chunk in problem.chunk:
         if not chunk.required:
             continue
-        share, gpus = share_size(chunk.requests), gpus_of(chunk.requests)
+        share, gpus = chunk.share, chunk.gpus
+        if share and chunk.spread > 1:
+            note = _spread_note(problem, chunk)
+            if note is not None:
+                return note
+            continue
         best: tuple[int, str, int] | None = None  # free on one device, node, device
         for node in problem.nodes:
             spec = node.devices
@@ -144,6 +149,27 @@ def device_note(problem: Problem) -> str | None:
                 f"{share / MILLI:g} on one device"
             )
     return None
+
+
+def _spread_note(problem: Problem, chunk: ChunkType) -> str | None:
+    """:func:`device_note` for a share taken on several devices: the node with the most devices that have room for
+    it, when none has enough."""
+    best: tuple[int, str] | None = None  # devices with room, node
+    for node in problem.nodes:
+        spec = node.devices
+        if spec is None or not node.eligible or node.room.get("gpu", 0) < chunk.share * chunk.spread:
+            continue
+        roomy = sum(1 for held in spec.shares if held and held + chunk.share <= MILLI) + max(0, spec.free())
+        if roomy >= chunk.spread:
+            return None
+        if best is None or roomy > best[0]:
+            best = (roomy, node.name)
+    if best is None:
+        return None
+    return (
+        f"{best[1]} has {best[0]} device(s) with room for {chunk.share / MILLI:g}, the most of any node; the job "
+        f"needs {chunk.share / MILLI:g} on each of {chunk.spread} devices"
+    )
 
 
 def _need(problem: Problem) -> str:

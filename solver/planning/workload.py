@@ -41,7 +41,6 @@ from pydantic import ValidationError
 
 from gpu_preempt.models import MILLI, Node, RequeueState, Snapshot, SnapshotError, read_document, snapshot_from_data
 from gpu_preempt.models.errors import shown
-from gpu_preempt.models.job import share_of
 from gpu_preempt.models.scenario import (
     ClusterShape,
     NodeGroup,
@@ -286,14 +285,18 @@ def starting_jobs(start: Snapshot, shape: ClusterShape, cluster: Snapshot) -> li
             message = f"the cluster snapshot holds jobs ({listed}): give the work they have left"
             raise SnapshotError.single("cluster.remaining", message)
     shift = EPOCH - start.now
+    found = start.undecided_share()
+    if found is not None:
+        i, why = found
+        raise SnapshotError.single(f"cluster: jobs[{i}] ({start.jobs[i].name})", why)
+    start = start.counted()  # shares by memory as the fractions of a device they take
     jobs = []
     for i, job in enumerate(start.jobs):
         where = f"cluster: jobs[{i}] ({job.name})"
         requests = tuple(job.requests(task) for task in job.tasks)
         gpus = [r.get("gpu", 0) for r in requests]
-        if job.gpu_devices > 1 or any(share_of(r) is not None and r.get("gpu_memory") for r in requests):
-            why = "a share of a GPU by memory or on several devices; the replay counts shares of one device"
-            raise SnapshotError.single(where, why)
+        if job.gpu_devices > 1:
+            raise SnapshotError.single(where, "a share on several devices; the replay counts shares of one device")
         if not sum(gpus):
             raise SnapshotError.single(where, "the job asks for no GPU; the replay measures work in GPU-time")
         if job.queue not in {q.name for q in cluster.queues} or not cluster.is_leaf(job.queue):

@@ -227,6 +227,7 @@ def _chunk_types(job: Job, chunk: list[tuple[Task, bool]]) -> tuple[ChunkType, .
             requests=dict(key),
             tasks=tuple(str(t.name) for t, _ in [*[x for x in items if x[1]], *[x for x in items if not x[1]]]),
             required=sum(1 for _, required in items if required),
+            spread=job.gpu_devices,
         )
         for key, items in groups.items()
     )
@@ -336,15 +337,15 @@ def _victim(
     ``fitting`` keeps, per task shape and placement, the nodes whose free room takes one such task (the same for
     every victim of one problem); a move lands only on a node eligible for the moved job (docs/rules.md,
     "Placement")."""
-    slots: dict[tuple[int, tuple[tuple[str, int], ...], int], list[str]] = {}
+    slots: dict[tuple[int, tuple[tuple[str, int], ...], tuple[int, ...]], list[str]] = {}
     node_of, shared = cluster.node_of, all(task.resources is None for task in running)
     every = tuple(sorted(job.task_resources.items()))  # what a task without its own requests asks for
     on_device = cluster.device_loads().placed if cluster.has_shares() else {}
     for task in reversed(running):  # evict-first order: newest task first (KAI's reverse task order)
         name = str(task.name)
         requests = every if shared else tuple(sorted(job.requests(task).items()))
-        device = on_device.get(name, (-1,))[0]  # a share's device; -1: whole GPUs
-        slots.setdefault((index[str(node_of[name])], requests, device), []).append(name)
+        devices = on_device.get(name, ())  # a share's devices; none: whole GPUs
+        slots.setdefault((index[str(node_of[name])], requests, devices), []).append(name)
     since = job.progress_since  # the lost-work clock
     elapsed = 0 if since is None else max(0, round((cluster.now - since) * 1000))
     gang = len(running) <= job.gang_minimum
@@ -352,7 +353,7 @@ def _victim(
     positions = cluster.node_index()
 
     def destinations(home: int, shape: tuple[tuple[str, int], ...]) -> tuple[int, ...]:
-        if not nodes:
+        if not nodes or job.gpu_devices > 1:  # a share on several devices is not moved (docs/rules.md, "GPU sharing")
             return ()
         key = (shape, id(allowed))
         found = fitting.get(key)
@@ -376,8 +377,8 @@ def _victim(
         whole_job=candidate.whole_job and evictable,
         surplus=candidate.surplus if evictable else 0,
         slots=tuple(
-            Slot(node, dict(req), tuple(tasks), destinations(node, req), None if device < 0 else device)
-            for (node, req, device), tasks in sorted(slots.items())
+            Slot(node, dict(req), tuple(tasks), destinations(node, req), devices)
+            for (node, req, devices), tasks in sorted(slots.items())
         ),
         elapsed_ms=elapsed,
         whole_chunk=whole_chunk(job, running, shared=shared),
@@ -403,6 +404,8 @@ def _moves_possible(prepared: Prepared) -> bool:
     index = cluster.node_index()
     for candidate in candidates:
         job = cluster.snapshot.job(candidate.job)
+        if job.gpu_devices > 1:
+            continue  # not moved
         allowed = eligibility(cluster, job).mask
         masks[id(allowed)] = allowed
         for task in cluster.tasks(job, "running"):

@@ -48,13 +48,16 @@ class Devices:
         return self.count - self.whole - sum(1 for a in self.shares if a)
 
 
-def share_size(requests: Resources) -> int:
-    """The milli-GPUs a task's requests take of one device when they ask for a share of a GPU (below one), else 0.
+def share_size(requests: Resources, spread: int = 1) -> int:
+    """The milli-GPUs a task's requests take of each of its devices when they ask for a share of a GPU (below one
+    GPU, or on ``spread`` devices: the requests then count the GPUs of all of them), else 0.
 
-    >>> share_size({"gpu": 250}), share_size({"gpu": 2000}), share_size({"cpu": 1000})
-    (250, 0, 0)
+    >>> share_size({"gpu": 250}), share_size({"gpu": 2000}), share_size({"cpu": 1000}), share_size({"gpu": 1000}, 2)
+    (250, 0, 0, 500)
     """
     amount = requests.get("gpu", 0)
+    if spread > 1:
+        return amount // spread
     return amount if 0 < amount < MILLI else 0
 
 
@@ -97,10 +100,22 @@ class ChunkType:
     requests: Resources
     tasks: tuple[str, ...]
     required: int
+    spread: int = 1
+    """Devices each task's share is taken on (``gpu_devices``; the requests count the GPUs of all of them)."""
 
     @property
     def optional(self) -> int:
         return len(self.tasks) - self.required
+
+    @property
+    def share(self) -> int:
+        """Milli-GPUs a task takes on each of its ``spread`` devices (0: whole GPUs)."""
+        return share_size(self.requests, self.spread)
+
+    @property
+    def gpus(self) -> int:
+        """Whole GPUs a task takes (0: a share)."""
+        return 0 if self.share else gpus_of(self.requests)
 
 
 @dataclass(frozen=True)
@@ -115,12 +130,22 @@ class Slot:
     requests: Resources
     tasks: tuple[str, ...]
     moves_to: tuple[int, ...] = ()
-    device: int | None = None
-    """The device these tasks' share of a GPU is on (``None``: not a share)."""
+    devices: tuple[int, ...] = ()
+    """The devices each of these tasks' share of a GPU is on (empty: not a share)."""
 
     @property
     def count(self) -> int:
         return len(self.tasks)
+
+    @property
+    def share(self) -> int:
+        """Milli-GPUs a task holds on each of its devices (0: whole GPUs)."""
+        return self.requests.get("gpu", 0) // len(self.devices) if self.devices else 0
+
+    @property
+    def gpus(self) -> int:
+        """Whole GPUs a task holds (0: a share)."""
+        return 0 if self.devices else gpus_of(self.requests)
 
 
 MoveMode = Literal["none", "tasks", "whole"]
@@ -314,7 +339,8 @@ class Solution:
     """Tasks of (victim, slot) moved to node ``n``: ``(v, s, n) -> count`` (docs/snapshot-format.md, "Moves")."""
     devices: dict[tuple[int, int, int], int] = field(default_factory=dict)
     """Shares of type ``t`` placed on device ``d`` of node ``n``: ``(t, n, d) -> count`` (docs/snapshot-format.md,
-    "GPU sharing"); their sum over ``d`` is ``placed[t, n]``."""
+    "GPU sharing"); their sum over ``d`` is ``placed[t, n]`` times the type's ``spread``, none above ``placed[t, n]``
+    (each task on distinct devices: :func:`task_devices`)."""
     moved_devices: dict[tuple[int, int, int, int], int] = field(default_factory=dict)
     """Shares of (victim, slot) moved to device ``d`` of node ``n``: ``(v, s, n, d) -> count``; their sum over ``d``
     is ``moved[v, s, n]``."""
@@ -565,14 +591,27 @@ def saturation_rejects(mine: int, share_a: int, rest: int, share_s: int, multipl
     return ratio_a > 1 and multiplier * ratio_a >= Fraction(rest, share_s)
 
 
+def task_devices(counts: list[int], tasks: int) -> list[tuple[int, ...]]:
+    """The devices of each of ``tasks`` tasks whose shares take device ``d`` ``counts[d]`` times: the devices listed
+    in order, each as often as it is taken, dealt to the tasks in turn. A device taken at most ``tasks`` times goes to
+    distinct tasks, so each task's devices are distinct.
+
+    >>> task_devices([2, 1, 1], 2)
+    [(0, 1), (0, 2)]
+    """
+    listed = [d for d, count in enumerate(counts) for _ in range(count)]
+    return [tuple(sorted(listed[i::tasks])) for i in range(tasks)] if tasks else []
+
+
 class DeviceFit:
     """The devices of one node after a solution's evictions, filled task by task (docs/snapshot-format.md, "GPU
-    sharing"): a share goes to the first device that carries shares and has room for it, else to the first empty
-    device (shares packed together, whole devices kept free); a task of ``w`` whole GPUs takes ``w`` empty devices.
+    sharing"): a share goes to the first devices that carry shares and have room for it, then to the first empty
+    devices (shares packed together, whole devices kept free), as many as it is spread over; a task of ``w`` whole
+    GPUs takes ``w`` empty devices.
 
-    >>> fit = DeviceFit(Devices(count=2, whole=0, shares=(600, 0)))
-    >>> fit.take_share(300), fit.take_share(300), fit.take_whole(1)
-    (0, 1, False)
+    >>> fit = DeviceFit(Devices(count=3, whole=0, shares=(600, 0, 0)))
+    >>> fit.take_share(300), fit.take_share(300, 2), fit.take_whole(1)
+    ((0,), (1, 2), False)
     """
 
     def __init__(self, devices: Devices, freed_shares: dict[int, int] | None = None, freed_whole: int = 0) -> None:
@@ -585,32 +624,45 @@ class DeviceFit:
     def empty(self) -> int:
         return self.count - self.whole - sum(1 for a in self.shares if a)
 
-    def capacity(self, share: int, gpus: int) -> int:
-        """How many tasks of ``share`` milli-GPUs on one device (0: none), else of ``gpus`` whole GPUs, the devices
-        take, each filled as :meth:`take_share` fills it (for one size of share, the most there is room for).
+    def capacity(self, share: int, gpus: int, spread: int = 1) -> int:
+        """How many tasks of ``share`` milli-GPUs on each of ``spread`` devices (0: none), else of ``gpus`` whole GPUs,
+        the devices take (for one size of share, the most there is room for: ``m`` tasks fit when the devices, each
+        taken at most ``m`` times, give ``m * spread`` places).
 
         >>> DeviceFit(Devices(count=3, whole=1, shares=(600, 0, 0))).capacity(300, 0)
         4
+        >>> DeviceFit(Devices(count=3, whole=0, shares=(400, 0, 0))).capacity(500, 0, 2)
+        2
         """
         if share:
-            return sum((MILLI - a) // share for a in self.shares if a) + self.empty() * (MILLI // share)
+            places = [(MILLI - a) // share for a in self.shares if a] + [MILLI // share] * max(0, self.empty())
+            if spread == 1:
+                return sum(places)
+            m = 0
+            while sum(min(m + 1, p) for p in places) >= (m + 1) * spread:
+                m += 1
+            return m
         return self.empty() // gpus if gpus else 1 << 62
 
-    def can_take(self, share: int, gpus: int) -> bool:
-        """Whether a task of ``share`` milli-GPUs on one device (0: none), else of ``gpus`` whole GPUs, fits."""
+    def can_take(self, share: int, gpus: int, spread: int = 1) -> bool:
+        """Whether a task of ``share`` milli-GPUs on each of ``spread`` devices (0: none), else of ``gpus`` whole GPUs,
+        fits."""
         if share:
-            return self.empty() >= 1 or any(a and a + share <= MILLI for a in self.shares)
+            return sum(1 for a in self.shares if a and a + share <= MILLI) + max(0, self.empty()) >= spread
         return self.empty() >= gpus
 
-    def take_share(self, amount: int) -> int | None:
-        """The device the share goes to (``None``: none has room)."""
-        device = next((d for d, a in enumerate(self.shares) if a and a + amount <= MILLI), None)
-        if device is None:
-            if self.empty() < 1:
-                return None
-            device = self.shares.index(0)
-        self.shares[device] += amount
-        return device
+    def take_share(self, amount: int, spread: int = 1) -> tuple[int, ...] | None:
+        """The devices the share goes to (``None``: too few have room)."""
+        fitting = [d for d, a in enumerate(self.shares) if a and a + amount <= MILLI]
+        if len(fitting) < spread:
+            empty = [d for d, a in enumerate(self.shares) if not a]
+            fitting += empty[: min(spread - len(fitting), max(0, self.empty()))]
+        if len(fitting) < spread:
+            return None
+        devices = tuple(sorted(fitting[:spread]))
+        for d in devices:
+            self.shares[d] += amount
+        return devices
 
     def take_whole(self, gpus: int) -> bool:
         if self.empty() < gpus:
@@ -629,26 +681,25 @@ def freed_on_devices(problem: Problem, solution: Solution) -> dict[int, tuple[di
     there, less what the moved tasks take where they land (negative amounts)."""
     found: dict[int, tuple[dict[int, int], int]] = {}
 
-    def shift(n: int, device: int | None, requests: Resources, count: int) -> None:
+    def shift(n: int, devices: tuple[int, ...], share: int, gpus: int, count: int) -> None:
         if not count or problem.nodes[n].devices is None:
             return
         shares, whole = found.get(n, ({}, 0))
-        if device is not None:
-            shares[device] = shares.get(device, 0) + share_size(requests) * count
-        else:
-            whole += gpus_of(requests) * count
+        for device in devices:
+            shares[device] = shares.get(device, 0) + share * count
+        whole += gpus * count
         found[n] = (shares, whole)
 
     for (v, s), count in solution.evicted.items():
         slot = problem.victims[v].slots[s]
-        shift(slot.node, slot.device, slot.requests, count)
+        shift(slot.node, slot.devices, slot.share, slot.gpus, count)
     for (v, s, n), count in solution.moved.items():
         slot = problem.victims[v].slots[s]
-        shift(slot.node, slot.device, slot.requests, count)
-        if slot.device is None:
-            shift(n, None, slot.requests, -count)
+        shift(slot.node, slot.devices, slot.share, slot.gpus, count)
+        if not slot.devices:
+            shift(n, (), 0, slot.gpus, -count)
     for (v, s, n, d), count in solution.moved_devices.items():
-        shift(n, d, problem.victims[v].slots[s].requests, -count)
+        shift(n, (d,), problem.victims[v].slots[s].share, 0, -count)
     return found
 
 
@@ -667,45 +718,46 @@ def assign_devices(problem: Problem, solution: Solution) -> dict[tuple[int, int,
     that fill does not hold them all (the devices may still hold them packed otherwise)."""
     fits = device_fits(problem, solution)
     out: dict[tuple[int, int, int], int] = {}
-    shares_first = sorted(
-        solution.placed.items(), key=lambda item: (not share_size(problem.chunk[item[0][0]].requests), item[0])
-    )
+    shares_first = sorted(solution.placed.items(), key=lambda item: (not problem.chunk[item[0][0]].share, item[0]))
     for (t, n), count in shares_first:
         fit = fits.get(n)
         if fit is None or not count:
             continue
-        requests = problem.chunk[t].requests
-        share = share_size(requests)
-        if share:
+        chunk = problem.chunk[t]
+        if chunk.share:
             for _ in range(count):
-                device = fit.take_share(share)
-                if device is None:
+                devices = fit.take_share(chunk.share, chunk.spread)
+                if devices is None:
                     return None
-                out[t, n, device] = out.get((t, n, device), 0) + 1
-        elif not fit.take_whole(gpus_of(requests) * count):
+                for device in devices:
+                    out[t, n, device] = out.get((t, n, device), 0) + 1
+        elif not fit.take_whole(chunk.gpus * count):
             return None
     return out
 
 
 def devices_broken(problem: Problem, solution: Solution) -> str | None:
     """Why ``solution``'s devices do not hold what it places (docs/snapshot-format.md, "GPU sharing"), or ``None``:
-    every share placed on a node with devices names one, and after the evictions every device holds at most one GPU
-    and the whole GPUs fit the devices left empty."""
+    every share placed on a node with devices names its devices (distinct for each task), and after the evictions
+    every device holds at most one GPU and the whole GPUs fit the devices left empty."""
     fits = device_fits(problem, solution)
     named: dict[tuple[int, int], int] = {}
     for (t, n, d), count in solution.devices.items():
         named[t, n] = named.get((t, n), 0) + count
-        fits[n].shares[d] += share_size(problem.chunk[t].requests) * count
+        fits[n].shares[d] += problem.chunk[t].share * count
+        if count > solution.placed.get((t, n), 0):
+            tasks = solution.placed.get((t, n), 0)
+            return f"device {d} of {problem.nodes[n].name} takes {count} share(s) of {tasks} task(s)"
     for (t, n), count in solution.placed.items():
         fit = fits.get(n)
         if fit is None or not count:
             continue
-        requests = problem.chunk[t].requests
-        if share_size(requests):
-            if named.get((t, n), 0) != count:
+        chunk = problem.chunk[t]
+        if chunk.share:
+            if named.get((t, n), 0) != count * chunk.spread:
                 return f"{count} share(s) placed on {problem.nodes[n].name} name {named.get((t, n), 0)} device(s)"
         else:
-            fit.whole += gpus_of(requests) * count
+            fit.whole += chunk.gpus * count
     for n, fit in fits.items():
         if not fit.holds():
             return f"the devices of {problem.nodes[n].name} do not hold what the decision leaves on them"

@@ -32,7 +32,7 @@ def solve_allocation(prepared: Prepared) -> tuple[Problem, Solution, str | None]
     cluster = prepared.cluster
     nodes, allowed = cluster.snapshot.nodes, prepared.where.mask
     if request:
-        hosts = free_hosts(cluster, job.resolved_priority, request, resources)
+        hosts = free_hosts(cluster, job.resolved_priority, request, resources, job.gpu_devices)
         hosted = [(nodes[n].name, count) for n, count in hosts if allowed[n]]
     else:
         hosted = [(node.name, len(prepared.chunk)) for n, node in enumerate(nodes) if allowed[n]]

@@ -63,8 +63,8 @@ def reduce_prepared(prepared: Prepared) -> Reduction | None:
     """``prepared`` reduced to the units that can matter, or ``None`` if the reductions do not apply."""
     if prepared.candidates is None or not prepared.chunk or not all(required for _, required in prepared.chunk):
         return None
-    if prepared.moves_possible or prepared.where.constrained:
-        return None
+    if prepared.moves_possible or prepared.where.constrained or prepared.job.gpu_devices > 1:
+        return None  # a share on several devices: the full model counts its devices
     job = prepared.job
     requests = [job.requests(task) for task, _ in prepared.chunk]
     if any(r != requests[0] for r in requests):

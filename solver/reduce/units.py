@@ -449,13 +449,14 @@ def _most_hosted(
 
 
 def free_hosts(
-    cluster: ClusterState, priority: int, request: Resources, resources: tuple[str, ...]
+    cluster: ClusterState, priority: int, request: Resources, resources: tuple[str, ...], spread: int = 1
 ) -> list[tuple[int, int]]:
     """Schedulable nodes (by index) with room for tasks of ``request`` now, as ``priority`` sees them, and how many
-    each takes (on its devices too, where the snapshot has shares of a GPU); kept while the state lasts. Counted on
-    the matrix of rooms (:meth:`ClusterState.room_matrix`), which a derived state updates where nodes changed."""
+    each takes (on its devices too, where the snapshot has shares of a GPU: a share on ``spread`` devices); kept
+    while the state lasts. Counted on the matrix of rooms (:meth:`ClusterState.room_matrix`), which a derived state
+    updates where nodes changed."""
     kept = cluster.for_state(FreeHosts).hosts
-    key = (priority, tuple(sorted(request.items())), resources)
+    key = (priority, tuple(sorted(request.items())), resources, spread)
     found = kept.get(key)
     if found is not None:
         return found
@@ -466,7 +467,7 @@ def free_hosts(
             counts[n] = tasks_fitting(rooms[n], request, resources)
     counts[~cluster.index.schedulable] = 0
     if cluster.has_shares():  # docs/snapshot-format.md, "GPU sharing": a node takes what its devices take
-        view = DeviceView.of(cluster, priority, request)
+        view = DeviceView.of(cluster, priority, request, spread)
         for n in np.flatnonzero(counts > 0).tolist():
             counts[n] = min(int(counts[n]), view.hosted(n, []))
     at = np.flatnonzero(counts > 0)
@@ -476,9 +477,9 @@ def free_hosts(
 
 @dataclass
 class FreeHosts:
-    """The hosts of :func:`free_hosts` of a state: (priority, request shape, resources) -> (node, how many)."""
+    """The hosts of :func:`free_hosts` of a state: (priority, request shape, resources, spread) -> (node, how many)."""
 
-    hosts: dict[tuple[int, tuple[tuple[str, int], ...], tuple[str, ...]], list[tuple[int, int]]] = field(
+    hosts: dict[tuple[int, tuple[tuple[str, int], ...], tuple[str, ...], int], list[tuple[int, int]]] = field(
         default_factory=dict
     )
 
@@ -543,16 +544,18 @@ class DeviceView:
     cluster: ClusterState
     priority: int
     share: int
-    """Milli-GPUs of the chunk's share of one device (0: whole GPUs)."""
+    """Milli-GPUs of the chunk's share of each of its devices (0: whole GPUs)."""
     gpus: int
     """Whole GPUs of one task of the chunk."""
+    spread: int = 1
+    """Devices a task's share is taken on."""
     _bases: dict[int, Devices | None] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, cluster: ClusterState, priority: int, request: Resources) -> DeviceView:
-        """The view for a chunk of tasks asking ``request``."""
-        share = share_size(request)
-        return cls(cluster, priority, share, 0 if share else gpus_of(request))
+    def of(cls, cluster: ClusterState, priority: int, request: Resources, spread: int = 1) -> DeviceView:
+        """The view for a chunk of tasks asking ``request`` (a share: on ``spread`` devices)."""
+        share = share_size(request, spread)
+        return cls(cluster, priority, share, 0 if share else gpus_of(request), spread)
 
     def base(self, n: int) -> Devices | None:
         if n not in self._bases:
@@ -580,8 +583,8 @@ class DeviceView:
             for name in names[len(names) - k :]:  # the newest k
                 requests = job.requests(by_name[name])
                 if name in placed:
-                    for d in placed[name]:
-                        shares[d] = shares.get(d, 0) + requests.get("gpu", 0)
+                    for d in placed[name]:  # the requests count the share on each of its devices
+                        shares[d] = shares.get(d, 0) + requests.get("gpu", 0) // len(placed[name])
                 else:
                     whole += requests.get("gpu", 0) // MILLI
             out.append((n, whole, tuple(sorted(shares.items()))))
@@ -600,7 +603,7 @@ class DeviceView:
             whole += freed[1]
             for d, amount in freed[2]:
                 shares[d] = shares.get(d, 0) + amount
-        return DeviceFit(base, shares, whole).capacity(self.share, self.gpus)
+        return DeviceFit(base, shares, whole).capacity(self.share, self.gpus, self.spread)
 
 
 def tasks_fitting(room: tuple[int, ...], request: Resources, resources: tuple[str, ...]) -> int:

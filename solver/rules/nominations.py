@@ -63,8 +63,8 @@ class _Devices:
         requests = job.requests(task)
         if devices is None:
             return requests.get("gpu", 0) // MILLI
-        for device in devices:
-            shares[device] = shares.get(device, 0) + sign * requests.get("gpu", 0)
+        for device in devices:  # the requests count the share on each of its devices
+            shares[device] = shares.get(device, 0) + sign * requests.get("gpu", 0) // len(devices)
         return 0
 
     def take_off(self, job: Job, task: Task) -> None:
@@ -100,7 +100,7 @@ def claim(cluster: ClusterState, job: Job) -> Decision:
                 devices[name] = placed[name]
                 on = shares.setdefault(node, {})
                 for device in placed[name]:
-                    on[device] = on.get(device, 0) + requests.get("gpu", 0)
+                    on[device] = on.get(device, 0) + requests.get("gpu", 0) // len(placed[name])
             else:
                 whole[node] = whole.get(node, 0) + requests.get("gpu", 0) // MILLI
         fits = fits and all(fits_now(cluster, node, shares.get(node, {}), whole.get(node, 0)) for node in now)

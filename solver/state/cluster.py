@@ -62,15 +62,15 @@ GROUPED_IN_NUMPY = 4096
 
 
 def decidable(snapshot: Snapshot) -> Snapshot:
-    """``snapshot`` as decisions count it (:meth:`Snapshot.by_fraction`: shares by memory as the fractions of a device
-    they take). Raises :class:`SnapshotError` naming the first job whose shares decisions do not count: a share on
-    several devices, or a share by memory on devices of different memory sizes (docs/snapshot-format.md, "GPU
-    sharing")."""
+    """``snapshot`` as decisions count it (:meth:`Snapshot.counted`: shares by memory as the fractions of a device
+    they take, shares on several devices as the GPUs of all of them). Raises :class:`SnapshotError` naming the first
+    job whose shares decisions do not count: a share by memory on devices of different memory sizes, or above a
+    device's memory (docs/snapshot-format.md, "GPU sharing")."""
     found = snapshot.undecided_share()
     if found is not None:
         i, why = found
         raise SnapshotError.single(f"jobs[{i}]", f"job {snapshot.jobs[i].name} {why}")
-    return snapshot.by_fraction()
+    return snapshot.counted()
 
 
 class ClusterState:
@@ -139,8 +139,8 @@ class ClusterState:
     def of(cls, snapshot: Snapshot, previous: ClusterState | None = None) -> ClusterState:
         """The state of ``snapshot``. With ``previous``, a state of an earlier snapshot of the same nodes (a
         replay's last cycle), per-node results of the nodes whose loads and promises are unchanged are kept.
-        Decides on :func:`decidable` of ``snapshot`` (the snapshot itself unless it has shares by memory), and
-        raises :class:`SnapshotError` as it does."""
+        Decides on :func:`decidable` of ``snapshot`` (the snapshot itself unless it has shares by memory or on
+        several devices), and raises :class:`SnapshotError` as it does."""
         snapshot = decidable(snapshot)
         same_queues = previous is not None and previous.tree.source is snapshot.queues
         tree = previous.tree if previous is not None and same_queues else QueueTree(snapshot)

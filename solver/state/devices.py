@@ -1,7 +1,7 @@
 """What shares of a GPU hold on each device of a node, in the final and current loads (docs/snapshot-format.md,
 "GPU sharing").
 
-A task of a share names its device: from the snapshot (a running, releasing or nominated share), or from the
+A task of a share names its device(s): from the snapshot (a running, releasing or nominated share), or from the
 decision that placed it (:attr:`.cluster.ClusterState.task_devices`). A nominated share the snapshot gives no device
 is put on the first device where it fits, in task order, so that the ledger is whole. Tasks of whole GPUs hold any
 devices without shares: only their count matters, the node's GPU load less its shares.
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gpu_preempt.models import MILLI, Job, Task
-from gpu_preempt.models.job import share_of
+from gpu_preempt.models.sharing import counted_share
 
 from .node_loads import CURRENT, FINAL, PROMISED
 
@@ -68,33 +68,36 @@ def device_loads(cluster: ClusterState) -> DeviceLoads:
     loads = DeviceLoads()
     jobs = cluster.snapshot.jobs
     status, chosen, final, now, placed = cluster.status, cluster.task_devices, loads.final, loads.now, loads.placed
-    unplaced: list[tuple[str, str, int, int]] = []  # nominated shares without a device: (task, node, share, priority)
+    unplaced: list[
+        tuple[str, str, int, int, int]
+    ] = []  # promised shares without devices: task, node, share, k, priority
     for i in cluster.snapshot.shared_jobs():
         job = jobs[i]
         for task in job.tasks:
-            share = share_of(job.requests(task))
+            share = counted_share(job, job.requests(task))
             if share is None:
                 continue
             name = str(task.name)
             if task.status == "running" and status[name] == "running" and name not in chosen and task.devices:
                 on, there = final.setdefault(str(task.node), {}), now.setdefault(str(task.node), {})
                 for device in task.devices:  # running as given, the common case: on its own devices
-                    on[device] = on.get(device, 0) + share[0]
-                    there[device] = there.get(device, 0) + share[0]
+                    on[device] = on.get(device, 0) + share
+                    there[device] = there.get(device, 0) + share
                 placed[name] = tuple(task.devices)
                 continue
-            held = _holding(cluster, job, task, share[0])
+            held = _holding(cluster, job, task, share)
             if held is None:
                 name = str(task.name)
-                unplaced.append((name, str(cluster.node_of[name]), share[0], job.resolved_priority))
+                unplaced.append((name, str(cluster.node_of[name]), share, job.gpu_devices, job.resolved_priority))
             else:
                 _shift(loads, str(task.name), *held, 1)
-    for name, node, amount, priority in unplaced:
+    for name, node, amount, spread, priority in unplaced:
         count = cluster.snapshot.node(node).resources.get("gpu", 0) // MILLI
         on_node = loads.final.get(node, {})
-        device = next((d for d in range(count) if on_node.get(d, 0) + amount <= MILLI), 0)
-        entries = _entries(cluster.status[name], node, (device,), amount, priority)
-        _shift(loads, name, entries, (device,), 1)
+        fitting = [d for d in range(count) if on_node.get(d, 0) + amount <= MILLI]
+        devices = tuple((fitting + [d for d in range(count) if d not in fitting])[:spread])
+        entries = _entries(cluster.status[name], node, devices, amount, priority)
+        _shift(loads, name, entries, devices, 1)
     return loads
 
 
@@ -164,10 +167,10 @@ def _updated(
     moves: list[tuple[str, Holding, Holding]] = []
     for name in sorted(tasks):
         job, task = owner[name]
-        share = share_of(job.requests(task))
+        share = counted_share(job, job.requests(task))
         if share is None:
             continue
-        before, after = _holding(parent, job, task, share[0]), _holding(cluster, job, task, share[0])
+        before, after = _holding(parent, job, task, share), _holding(cluster, job, task, share)
         if before is None or after is None:
             return None
         moves.append((name, before, after))

@@ -1,7 +1,6 @@
 """GPU sharing in snapshots (docs/snapshot-format.md, "GPU sharing"): shares of a GPU by fraction or by memory, on
 ``gpu_devices`` devices of one node, running ones naming their devices; the device ledger they must fit. Decisions
-are made on shares of one device, by fraction or by memory (shares on several devices are refused by name, in one
-line)."""
+are made device by device, for shares by fraction or by memory, on one device or several."""
 
 from __future__ import annotations
 
@@ -66,14 +65,26 @@ def test_a_queue_may_deserve_a_fraction_of_a_gpu() -> None:
     assert snapshot_from_data(document).queues[1].deserved == {"gpu": 1500}
 
 
-def test_shares_on_several_devices_are_refused_by_name(cli: Any) -> None:
-    snapshot = snapshot_from_data(sharing_document())
-    with pytest.raises(SnapshotError, match=r"job mem takes its share on several devices \(gpu_devices\), which"):
-        decide(snapshot, "infer")
-    result = cli("cycle", document=sharing_document())
-    assert result.exit_code == 2
-    assert result.stderr.strip().endswith(
-        "job mem takes its share on several devices (gpu_devices), which decisions do not count yet (jobs[3])"
+def test_a_share_on_several_devices_takes_distinct_devices_with_room(cli: Any) -> None:
+    """Device 0 holds 0.75 (the half and mem's quarter), devices 1 and 5 a quarter each, four devices the 4-GPU task,
+    one is empty. A half goes beside a quarter (device 1); a half on each of three devices takes both devices with
+    a quarter and the empty one; a half on each of four goes to n1 (four empty devices), on each of five nowhere."""
+    document = sharing_document()
+    document["nodes"][1]["gpu_memory"] = "80Gi"
+    assert decide(snapshot_from_data(document), "infer").devices == {"infer-0": (1,)}
+    document["jobs"][5]["gpu_devices"] = 3
+    decision = decide(snapshot_from_data(document), "infer", "allocate")
+    assert decision.outcome == "allocated" and decision.devices == {"infer-0": (1, 2, 5)}
+    result = cli("cycle", "--json", "--verify", document=document)
+    assert result.exit_code == 0, result.stderr
+    document["jobs"][5]["gpu_devices"] = 4  # n0 has three devices with room: n1, four empty ones
+    decision = decide(snapshot_from_data(document), "infer", "allocate")
+    assert decision.placements == {"infer-0": "n1"} and decision.devices == {"infer-0": (0, 1, 2, 3)}
+    document["jobs"][5]["gpu_devices"] = 5
+    decision = decide(snapshot_from_data(document), "infer", "allocate")
+    assert decision.outcome == "infeasible"
+    assert "n1 has 4 device(s) with room for 0.5, the most of any node; the job needs 0.5 on each of 5" in str(
+        decision.reason
     )
 
 

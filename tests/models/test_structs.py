@@ -111,6 +111,7 @@ JOB_KEYS = [
     "requeue",
     "placement",
     "checkpointed_at",
+    "gpu_devices",
     "unknown",
 ]
 TASK_KEYS = ["name", "node", "status", "resources", "devices", "unknown"]
@@ -241,9 +242,10 @@ def test_the_base_document_takes_the_struct_path():
     assert [t.name for t in fast.job("j2").tasks] == ["j2-0", "j2-x", "j2-2"]
 
 
-def test_shares_of_one_device_are_read_and_several_devices_left_to_pydantic():
-    """The struct path reads shares of one device, by fraction or by memory (their ``devices`` and the nodes'
-    ``gpu_memory`` too); a job on several devices is built by pydantic (docs/snapshot-format.md, "GPU sharing")."""
+def test_shares_are_read_by_fraction_by_memory_and_on_several_devices():
+    """The struct path reads shares of a GPU: by fraction or by memory (the nodes' ``gpu_memory`` too), on one device
+    or several (``gpu_devices``), their ``devices``; what pydantic refuses it leaves to pydantic
+    (docs/snapshot-format.md, "GPU sharing")."""
     data = copy.deepcopy(BASE)
     data["jobs"][0]["task_resources"] = {"gpu": "500m"}
     data["jobs"][0]["tasks"] = [{"node": "n1", "devices": [0]}]
@@ -259,8 +261,13 @@ def test_shares_of_one_device_are_read_and_several_devices_left_to_pydantic():
     memory["nodes"][0]["gpu_memory"] = "lots"
     assert from_data(copy.deepcopy(memory)) is None  # pydantic names the field
     several = copy.deepcopy(data)
-    several["jobs"][0].update(gpu_devices=2, tasks=[{"node": "n1", "devices": [0, 1]}])
-    assert from_data(copy.deepcopy(several)) is None and pydantic_result(several) is not None
+    several["jobs"][0].update(gpu_devices=2, tasks=[{"node": "n1", "devices": [0, 3]}])
+    fast = from_data(copy.deepcopy(several))
+    assert fast is not None and fast.jobs[0].gpu_devices == 2 and fast.jobs[0].tasks[0].devices == [0, 3]
+    assert_same(fast, pydantic_result(copy.deepcopy(several)))
+    for wrong in ([0], [0, 0], [0, "1"]):  # not as many as gpu_devices, a device twice, not a number
+        several["jobs"][0]["tasks"] = [{"node": "n1", "devices": wrong}]
+        assert from_data(copy.deepcopy(several)) is None and pydantic_result(copy.deepcopy(several)) is None
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)

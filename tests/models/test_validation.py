@@ -152,6 +152,14 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
         "only a share of a GPU (below one, or gpu_memory) is taken on devices",
     ),
     (
+        "gpu_devices with a task of whole GPUs",
+        lambda d: job(d, "wait").update(
+            task_resources={"gpu": "500m"}, gpu_devices=2, tasks=[{}, {"resources": {"gpu": 1}}]
+        ),
+        "jobs[1].tasks[1].resources",
+        "a job on several devices (gpu_devices) asks for a share in every task",
+    ),
+    (
         "devices named by a whole-GPU task",
         lambda d: job(d)["tasks"][0].update(devices=[0]),
         "jobs[0].tasks[0].devices",

@@ -355,7 +355,10 @@ def test_a_share_of_several_devices_takes_one_group_per_device():
     document, _ = import_objects(objects, now=NOW)
     job = next(j for j in document["jobs"] if j["name"] == "serving/infer-a")
     assert job["gpu_devices"] == 2 and job["tasks"][0]["devices"] == [0, 2]
-    snapshot_from_data(document)
+    snapshot = snapshot_from_data(document)  # devices 0 and 2 hold half of infer-a each; 0 infer-b, 1 infer-c
+    decision = decide(snapshot, "serving/infer-d")
+    assert decision.outcome == "allocated" and decision.devices == {"serving/infer-d": (1,)}  # 2 is as full, later
+    assert verify(snapshot, decision) == []
 
 
 @pytest.mark.parametrize(

@@ -123,3 +123,26 @@ def test_without_remaining_work_the_replay_refuses(tmp_path: Path, cluster: dict
     assert [e.path for e in caught.value.errors] == [path]
     assert words in caught.value.errors[0].message
     assert not (tmp_path / "out").exists()
+
+
+def test_a_running_share_by_memory_is_held_as_its_part_of_a_device(tmp_path: Path):
+    """M holds 20Gi of device 0 of n0 (80Gi devices): the replay counts it as a quarter of a GPU, and refuses a
+    share on several devices by name."""
+    share = {
+        "name": "M",
+        "queue": "a",
+        "task_resources": {"gpu_memory": "20Gi"},
+        "tasks": [{"node": "n0", "devices": [0]}],
+    }
+    path = scenario(tmp_path, [share], {"remaining": "100s"})
+    snapshot = yaml.safe_load((tmp_path / "cluster.yaml").read_text())
+    for node in snapshot["nodes"]:
+        node["gpu_memory"] = "80Gi"
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump(snapshot, sort_keys=False))
+    replay = simulate(path, tmp_path / "out", check=True)
+    assert replay.simulator.problems == []
+    assert replay.simulator.jobs["M"].spec.task_gpu_milli == (250,)
+    snapshot["jobs"][0].update(task_resources={"gpu": "500m"}, gpu_devices=2, tasks=[{"node": "n0", "devices": [0, 1]}])
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump(snapshot, sort_keys=False))
+    with pytest.raises(SnapshotError, match=r"cluster: jobs\[0\] \(M\): a share on several devices"):
+        simulate(path, tmp_path / "out2")

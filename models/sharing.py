@@ -113,6 +113,14 @@ def memory_size(nodes: Iterable[Node]) -> tuple[int | None, str | None]:
     return (next(iter(sizes)) if sizes else None), None
 
 
+def counted_apart(job: Job) -> bool:
+    """Whether decisions count ``job``'s requests otherwise than it gives them (:func:`as_counted`): a share by
+    memory, or on several devices."""
+    if job.gpu_devices > 1 or job.task_resources.get("gpu_memory"):
+        return True
+    return not job.uniform and any(t.resources is not None and t.resources.get("gpu_memory") for t in job.tasks)
+
+
 def has_shares(job: Job) -> bool:
     """Whether some task of ``job`` asks for a share of a GPU."""
     if share_of(job.task_resources) is not None:

@@ -22,7 +22,7 @@ from .node import Node
 from .priority_class import PriorityClass, Toleration
 from .quantity import MILLI, format_quantity
 from .queue import Queue
-from .sharing import HOLDING_DEVICES, counted_job, device_ledger, has_shares, memory_size
+from .sharing import HOLDING_DEVICES, counted_apart, counted_job, device_ledger, has_shares, memory_size
 
 if TYPE_CHECKING:
     from .columns import JobColumns, TaskColumns  # imported when first used: it brings numpy, which the command line's
@@ -196,7 +196,7 @@ class Snapshot(LazyPartsModel):
 
     def _undecided_share(self) -> tuple[int, str] | None:
         size: tuple[int | None, str | None] | None = None
-        for i in self._shared_jobs:
+        for i in self._counted_jobs():
             job = self.jobs[i]
             memory = max((job.requests(t).get("gpu_memory", 0) for t in job.tasks), default=0)
             if not memory:
@@ -212,6 +212,14 @@ class Snapshot(LazyPartsModel):
                 return i, f"asks for all {shown} of {job.gpu_devices} devices: that is gpu: {job.gpu_devices}"
         return None
 
+    def _counted_jobs(self) -> list[int]:
+        """The positions of the jobs whose requests decisions count otherwise than they give them (a share by memory
+        or on several devices: :func:`.sharing.counted_apart`), found once per snapshot."""
+        found: tuple[Snapshot, list[int]] | None = self.__dict__.get("_apart")
+        if found is None or found[0] is not self:
+            found = self.__dict__["_apart"] = (self, [i for i in self._shared_jobs if counted_apart(self.jobs[i])])
+        return found[1]
+
     def counted(self) -> Snapshot:
         """This snapshot as decisions count it: every share by memory written as the fraction of a device it takes
         (on the devices' one memory size), and every share on several devices as the GPUs of all of them
@@ -222,12 +230,7 @@ class Snapshot(LazyPartsModel):
         found: tuple[Snapshot, Snapshot] | None = self.__dict__.get("_counted")
         if found is not None and found[0] is self:  # not a copy's (model_copy copies the instance dict)
             return found[1]
-        changed = [
-            i
-            for i in self._shared_jobs
-            if self.jobs[i].gpu_devices > 1
-            or any(self.jobs[i].requests(t).get("gpu_memory", 0) for t in self.jobs[i].tasks)
-        ]
+        changed = self._counted_jobs()
         if not changed:
             self.__dict__["_counted"] = (self, self)
             return self
@@ -236,7 +239,7 @@ class Snapshot(LazyPartsModel):
         for i in changed:
             jobs[i] = counted_job(jobs[i], size)
         copy = self.model_copy(update={"jobs": jobs})
-        for derived in ("_columns", "_job_columns", "_job_lists", "_counted", "_undecided"):
+        for derived in ("_columns", "_job_columns", "_job_lists", "_counted", "_undecided", "_apart"):
             copy.__dict__.pop(derived, None)
         private = dict(self.__pydantic_private__ or {})
         private["_jobs"] = {job.name: job for job in jobs}

@@ -36,15 +36,26 @@ from gpu_preempt.state.cluster import ClusterState
 CASES = [("pending-0000", "reclaim"), ("pending-0001", "reclaim"), ("pending-0002", "preempt")]
 
 
-def shared_twin(document: dict[str, Any], seed: int) -> dict[str, Any]:
+def shared_twin(document: dict[str, Any], seed: int, spread: bool = False) -> dict[str, Any]:
     """``document`` with two thirds of its running one-GPU jobs split into two halves on one device each (or one half
-    alone), and every second pending one-GPU job asking for a half."""
+    alone), and every second pending one-GPU job asking for a half. With ``spread``, half of the running two-GPU jobs
+    of one task take a half on each of two devices instead, and every second pending half is one on two devices."""
     rng = random.Random(seed)
     out = copy.deepcopy(document)
     devices: dict[str, int] = {}  # node -> devices given to shares so far
     jobs = []
     for job in out["jobs"]:
         tasks = job["tasks"]
+        pair = len(tasks) == 1 and job["task_resources"]["gpu"] == 2 and "node" in tasks[0]
+        if spread and pair and rng.random() < 0.5:
+            node = tasks[0]["node"]
+            device = devices.get(node, 0)
+            devices[node] = device + 2
+            job["task_resources"] = {"gpu": "500m", "cpu": 4, "memory": "32Gi"}
+            job["gpu_devices"] = 2
+            job["tasks"] = [{"node": node, "devices": [device, device + 1]}]
+            jobs.append(job)
+            continue
         single = len(tasks) == 1 and job["task_resources"]["gpu"] == 1 and "node" in tasks[0]
         if single and rng.random() < 2 / 3:
             node = tasks[0]["node"]
@@ -61,6 +72,8 @@ def shared_twin(document: dict[str, Any], seed: int) -> dict[str, Any]:
     for job in jobs:
         if job["name"].startswith("pending-") and job["task_resources"]["gpu"] == 1 and int(job["name"][-4:]) % 2:
             job["task_resources"] = {"gpu": "500m", "cpu": 4, "memory": "32Gi"}
+            if spread and int(job["name"][-4:]) % 4 == 1:
+                job["gpu_devices"] = 2
     out["jobs"] = jobs
     return out
 

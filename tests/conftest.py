@@ -70,11 +70,11 @@ def cli(tmp_path: Path) -> Any:
 
 
 def generated_cases(
-    nodes: int, seed: int, pending: int, cordoned: int = 0, *, shared: bool = False
+    nodes: int, seed: int, pending: int, cordoned: int = 0, *, shared: bool | str = False
 ) -> tuple[Snapshot, list[tuple[Any, str]]]:
     """A cluster from benchmarks/generate.py and its (pending job, action) pairs for reclaim and preempt; with
     ``cordoned``, every ``cordoned``-th node (the first one included) is unschedulable; ``shared``: its twin with
-    shares of a GPU (benchmarks/sharing.py)."""
+    shares of a GPU (benchmarks/sharing.py; ``"spread"``: some of them on two devices)."""
     import sys
 
     sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -83,7 +83,7 @@ def generated_cases(
 
     data = generate(nodes, seed=seed, pending=pending)
     if shared:
-        data = shared_twin(data, seed)
+        data = shared_twin(data, seed, spread=shared == "spread")
     for node in data["nodes"][::cordoned] if cordoned else ():
         node["schedulable"] = False
     snapshot = snapshot_from_data(data)

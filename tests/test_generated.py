@@ -15,7 +15,9 @@ from gpu_preempt.check.verifier import verify
 from gpu_preempt.state.cluster import ClusterState
 
 
-@pytest.mark.parametrize(("seed", "shared"), [*((s, False) for s in range(6)), *((s, True) for s in range(4))])
+@pytest.mark.parametrize(
+    ("seed", "shared"), [*((s, False) for s in range(6)), *((s, True) for s in range(4)), (0, "spread"), (1, "spread")]
+)
 def test_never_worse_than_greedy_on_generated_clusters(seed, shared):
     """Also with shares of a GPU (benchmarks/sharing.py's twin: docs/snapshot-format.md, "GPU sharing")."""
     snapshot, cases = generated_cases(60 + 20 * seed, seed, pending=5, shared=shared)

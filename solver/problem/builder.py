@@ -174,7 +174,9 @@ class Prepared:
 
 
 def prepare(cluster: ClusterState, job: Job, action: Action) -> Prepared:
-    """The chunk of ``job`` to place by ``action`` and its candidates, or why the job is skipped."""
+    """The chunk of ``job`` to place by ``action`` and its candidates, or why the job is skipped (``job`` as the
+    state's snapshot counts it: :func:`~gpu_preempt.state.cluster.decidable`)."""
+    job = cluster.snapshot.job(job.name)
     if action != "allocate" and not job.may_evict:
         never = f"priority class {job.priority_class} has preemption_policy Never: it is placed only on free capacity"
         return Prepared(cluster, job, action, skip=never)

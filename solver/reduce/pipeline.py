@@ -63,8 +63,8 @@ def reduce_prepared(prepared: Prepared) -> Reduction | None:
     """``prepared`` reduced to the units that can matter, or ``None`` if the reductions do not apply."""
     if prepared.candidates is None or not prepared.chunk or not all(required for _, required in prepared.chunk):
         return None
-    if prepared.moves_possible or prepared.where.constrained or prepared.job.gpu_devices > 1:
-        return None  # a share on several devices: the full model counts its devices
+    if prepared.moves_possible or prepared.where.constrained:
+        return None
     job = prepared.job
     requests = [job.requests(task) for task, _ in prepared.chunk]
     if any(r != requests[0] for r in requests):
@@ -78,12 +78,19 @@ def reduce_prepared(prepared: Prepared) -> Reduction | None:
     objective = tuple(c for c in cluster.snapshot.config.objective if c != "moves")  # nothing moves on this path
     costs = CostModel(objective, prepared.levels, cluster.now, cluster)
     if cluster.has_shares():  # docs/snapshot-format.md, "GPU sharing": options are counted on the devices
-        costs = replace(costs, devices=DeviceView.of(cluster, job.resolved_priority, request))
+        costs = replace(costs, devices=DeviceView.of(cluster, job.resolved_priority, request, job.gpu_devices))
     started = time.perf_counter()
     try:
         found = prepared.candidates
         units, dropped = build_units(
-            cluster, found.candidates, request, resources, job.resolved_priority, found.rows, prepared.where.mask
+            cluster,
+            found.candidates,
+            request,
+            resources,
+            job.resolved_priority,
+            found.rows,
+            prepared.where.mask,
+            job.gpu_devices,
         )
         selection = select(units, needed, request, resources, costs)
     except TooComplex:

@@ -277,6 +277,7 @@ def build_units(
     priority: int,
     rows: np.ndarray | None = None,
     allowed: np.ndarray | None = None,
+    spread: int = 1,
 ) -> tuple[list[Unit], int]:
     """Units of the decision (document order of their first node), and how many candidates were dropped.
 
@@ -330,9 +331,8 @@ def build_units(
         return n
 
     for victim in spanning:
-        spread = victim.nodes
-        for n in spread[1:]:
-            parent[find(n)] = find(spread[0])
+        for n in victim.nodes[1:]:
+            parent[find(n)] = find(victim.nodes[0])
     groups: dict[int, Unit] = {}
     for victim in spanning:
         root = find(victim.nodes[0])
@@ -341,7 +341,7 @@ def build_units(
             unit = groups[root] = Unit(nodes=(), room={}, spanning=[], _local={})
         unit.spanning.append(victim)  # type: ignore[union-attr]
 
-    free = [n for n, _ in free_hosts(cluster, priority, request, resources) if mask[n]]
+    free = [n for n, _ in free_hosts(cluster, priority, request, resources, spread) if mask[n]]
     table, joined = _singles(victims, jobs, (sizes, gpus), len(resources), mask, set(parent), free)
     for n, here in joined.items():
         groups[find(n)].local[n] = here

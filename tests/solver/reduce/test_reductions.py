@@ -73,10 +73,13 @@ def key(values: dict[str, object], order: tuple[str, ...]) -> tuple[object, ...]
     return tuple(out)
 
 
-@pytest.mark.parametrize(("seed", "shared"), [*((s, False) for s in range(12)), *((s, True) for s in range(8))])
+@pytest.mark.parametrize(
+    ("seed", "shared"),
+    [*((s, False) for s in range(12)), *((s, True) for s in range(8)), *((s, "spread") for s in range(6))],
+)
 def test_reduced_and_full_models_agree(seed, shared):
-    """Also on clusters where two thirds of the one-GPU jobs are shares, two halves on one device or a half alone
-    (docs/snapshot-format.md, "GPU sharing"): the options count devices."""
+    """Also on clusters where two thirds of the one-GPU jobs are shares, two halves on one device or a half alone,
+    and some on two devices (docs/snapshot-format.md, "GPU sharing"): the options count devices."""
     snapshot, cases = generated_cases(20 + 5 * seed, 100 + seed, pending=7, shared=shared)
     cluster = ClusterState.of(snapshot)
     order = snapshot.config.objective

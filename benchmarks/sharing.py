@@ -5,11 +5,14 @@ Run on demand (never part of the test command):
 
     .venv/bin/python benchmarks/sharing.py                 # 1,000 nodes, seven rounds
     .venv/bin/python benchmarks/sharing.py --nodes 200 --rounds 3
+    .venv/bin/python benchmarks/sharing.py --spread        # some shares on two devices (gpu_devices 2)
 
 The whole-GPU cluster is benchmarks/generate.py's. Its shared twin turns two thirds of the running one-GPU jobs each
 into two half-GPU jobs on one device of the same node, or (one in four) into one half alone on its device, which
 leaves half a device free that no whole-GPU task can use; about half of the jobs are shares. Every second pending
-job of one GPU asks for a half. Both decide the same pending jobs: a cycle of all of
+job of one GPU asks for a half. With ``--spread``, half of the running two-GPU jobs of one task take a half on each
+of two devices instead, and every second pending half (pending-0001 among them) asks for one on two devices. Both
+decide the same pending jobs: a cycle of all of
 them, and the three cases of benchmarks/run.py (a 64-GPU gang and a 1-GPU job that must reclaim, a 16-GPU job
 that preempts), each on its own. Rounds alternate the two clusters; medians are reported with their ratio, as a
 Markdown table (docs/performance.md quotes it).
@@ -103,9 +106,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--pending", type=int, default=20)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--spread", action="store_true", help="some shares on two devices (shared_twin)")
     args = parser.parse_args()
     whole = generate(args.nodes, seed=args.seed, pending=args.pending)
-    shared = shared_twin(whole, args.seed)
+    shared = shared_twin(whole, args.seed, spread=args.spread)
     count = sum(1 for j in shared["jobs"] if str(j["task_resources"]["gpu"]).endswith("m"))
     print(f"{args.nodes} nodes: {len(whole['jobs'])} jobs whole; {len(shared['jobs'])} jobs, {count} of them shares")
     times: dict[str, list[list[float]]] = {}

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from .fields import (
     AmountMap,
+    Duration,
     FreeMap,
     Int32,
     Name,
@@ -164,6 +165,9 @@ class Job(LazyPartsModel):
     gpu_devices: int = Field(
         1, ge=1, le=MAX_GPUS, description="a share of a GPU is taken on each of this many devices of one node"
     )
+    preemption_delay: Duration | None = Field(
+        None, description="KAI's preemption delay: pending, it may not reclaim or preempt until created_at + delay"
+    )
 
     @model_validator(mode="after")
     def _check_tasks(self) -> Job:
@@ -176,6 +180,10 @@ class Job(LazyPartsModel):
                 [(("min_available",), f"min_available {self.min_available} exceeds the {len(self.tasks)} tasks")],
             )
         raise_errors("Job", self._sharing_errors())
+        if self.preemption_delay is not None and self.created_at is None:
+            raise_errors(
+                "Job", [(("preemption_delay",), "the delay runs from created_at, which the job does not give")]
+            )
         return self
 
     def _sharing_errors(self) -> list[tuple[tuple[str | int, ...], str]]:

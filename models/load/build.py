@@ -40,7 +40,7 @@ from pydantic_core import PydanticCustomError
 
 from .. import snapshot as _snapshot
 from ..duration import MAX_INSTANT, MIN_INSTANT, parse_time
-from ..fields import Quantity, _resource_map, bounded_depth, parsed_resource_map
+from ..fields import Duration, Quantity, _resource_map, bounded_depth, parsed_resource_map
 from ..job import NODE_ONLY, Job, Task, set_dict, set_extra, set_given, set_private, share_of
 from ..node import Node
 from ..placement import Placement, Taint
@@ -356,6 +356,7 @@ def _taints(value: object) -> list[Taint]:
 
 _TAINTS = TypeAdapter(list[Taint])
 _GPU_MEMORY: TypeAdapter[int | None] = TypeAdapter(Quantity | None)
+_DURATION: TypeAdapter[float] = TypeAdapter(Duration)
 EMPTY_LIST: list[Any] = []
 """The ``taints`` of every node that gives none (one list, as :data:`EMPTY`)."""
 
@@ -382,6 +383,7 @@ def _odd(raw: list[Any]) -> tuple[set[int], tuple[list[list[Any]], list[Any]]]:
         [job.placement for job in raw],
         [job.checkpointed_at for job in raw],
         [job.gpu_devices for job in raw],
+        [job.preemption_delay for job in raw],
     ):
         odd.update(_given_at(column))
     return odd, (tasks, flat)
@@ -469,6 +471,17 @@ def _devices(value: Any, status: str) -> list[int] | None:
     return list(value)
 
 
+def _delay(value: Any) -> float | None:
+    """A job's ``preemption_delay``, checked as its model checks it."""
+    if value is UNSET or value is None:
+        return None
+    try:
+        found: float = _DURATION.validate_python(value)
+    except ValidationError:
+        raise Refused from None
+    return found
+
+
 def _gpu_devices(value: Any) -> int:
     """A job's ``gpu_devices`` (1 when not given), checked as its model checks it."""
     if value is UNSET:
@@ -550,11 +563,12 @@ def _built_now(odd: list[int], raw: list[Any], seen: Seen, resolved: list[tuple[
         values["placement"] = None if struct.placement in (None, UNSET) else Placement.model_validate(struct.placement)
         values["checkpointed_at"] = None if struct.checkpointed_at in (None, UNSET) else instant(struct.checkpointed_at)
         values["gpu_devices"] = _gpu_devices(struct.gpu_devices)
+        values["preemption_delay"] = _delay(struct.preemption_delay)
         uniform = len(seen.own) == own
         if uniform:
             values["_uniform"] = True
         job = raw[i] = built_model(Job, values, given_set(structs.given(struct)))
-        if job._sharing_errors():
+        if job._sharing_errors() or (job.preemption_delay is not None and job.created_at is None):
             raise Refused  # pydantic says why (its devices, for one)
         seen.uniform[i] = uniform or job.uniform
         if job.checkpointed_at is not None:
@@ -622,6 +636,7 @@ def _job_values(struct: Any, seen: Seen, i: int, resolved: tuple[int, bool, bool
         "placement": None,
         "checkpointed_at": None,
         "gpu_devices": 1,  # a job that gives it is built by _built_now
+        "preemption_delay": None,
         "_resolved_priority": priority,  # resolved by the snapshot (Snapshot._check_jobs), known here
         "_resolved_preemptible": preemptible,
     }

@@ -60,6 +60,7 @@ class _Job(Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
     placement: Any = UNSET
     checkpointed_at: Any = UNSET  # rare: such a job is built by its model (build._odd)
     gpu_devices: Any = UNSET  # rare too
+    preemption_delay: Any = UNSET
 
 
 class RawJob(_Job, forbid_unknown_fields=True, omit_defaults=True, gc=False):

@@ -34,6 +34,7 @@ from gpu_preempt.problem.data import (
 from gpu_preempt.reduce.allocate import solve_allocation
 from gpu_preempt.rules.nominations import claim, held_against, overrides
 from gpu_preempt.rules.placement import excluded_text, exclusions, placement_matters
+from gpu_preempt.rules.preemption_delay import delay_reason
 from gpu_preempt.rules.reclaim_line import above_before_last, chunks_of, reclaim_line
 from gpu_preempt.rules.requeue import backoff_reason, evicted_states
 from gpu_preempt.state.cluster import ClusterState
@@ -59,6 +60,8 @@ def attempt(cluster: ClusterState, job: Job, action: Action, *, solver: SolverNa
 def _attempt(cluster: ClusterState, job: Job, action: Action, solver: SolverName) -> Decision:
     start = time.perf_counter()
     waiting = backoff_reason(job, cluster.now)
+    if waiting is None and action != "allocate":
+        waiting = delay_reason(job, cluster.now)  # docs/rules.md, "Preemption delay"
     if waiting is not None:
         return Decision(job.name, action, "skipped", reason=waiting, solver=solver, solve_ms=_ms(start))
     prepared = prepare(cluster, job, action)

@@ -27,6 +27,7 @@ enforces:
   the nominated nodes and evicts nothing;
 * requeue states (docs/rules.md, "Requeue with backoff"), recomputed from the formula;
 * ``preemption_policy: Never``: such a job evicts and moves nothing;
+* the preemption delay (docs/rules.md, "Preemption delay"): a job within it does not reclaim or preempt;
 * moves (docs/snapshot-format.md, "Moves"): only in preempt and reclaim with ``config.moves`` on,
   of running tasks of jobs the action may disturb (the reclaim line aside), to
   another schedulable node whose free room (every promise kept) takes them; a
@@ -43,9 +44,11 @@ from fractions import Fraction
 
 from gpu_preempt.models import MILLI, Job, Node, Resources, format_quantity
 from gpu_preempt.models.decision import Decision
+from gpu_preempt.models.duration import format_time
 from gpu_preempt.models.quantity import add
 from gpu_preempt.models.quota_decision import QuotaDecision
 from gpu_preempt.models.sharing import counted_share
+from gpu_preempt.rules.preemption_delay import delay_ends
 from gpu_preempt.rules.protection import Action, protections
 from gpu_preempt.rules.reclaim_gate import reclaim_gate
 from gpu_preempt.rules.reclaim_line import reclaim_line
@@ -70,6 +73,9 @@ def verify(cluster: ClusterState, decision: Decision) -> list[str]:
     problems: list[str] = []
     if not job.may_evict and (decision.victims or decision.moves):
         problems.append(f"preemption policy: {job.name}'s priority class says Never, yet the decision evicts or moves")
+    ends = delay_ends(job)
+    if decision.action != "allocate" and ends is not None and cluster.now < ends:
+        problems.append(f"preemption delay: {job.name} may {decision.action} only from {format_time(ends)}")
     problems += _chunk(cluster, job, decision)
     problems += _placement(cluster, job, decision)
     problems += _overrides(cluster, job, decision)

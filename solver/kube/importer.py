@@ -4,7 +4,8 @@ Jobs are gangs of pods (docs/kubernetes.md):
 
 * a KAI ``PodGroup`` (pods name it in the ``pod-group-name`` annotation): ``spec.minMember`` (0 = 1),
   ``spec.queue``, ``spec.priorityClassName``, ``spec.preemptibility``; the annotation
-  ``kai.scheduler/last-start-timestamp`` is the min-runtime clock;
+  ``kai.scheduler/last-start-timestamp`` is the min-runtime clock; ``spec.preemptionDelay`` (or the
+  ``kai.scheduler/preemption-delay`` annotation of the group or its pods) the job's ``preemption_delay``;
 * a Kueue ``Workload`` (pods share its owner, e.g. the batch Job): ``spec.queueName`` names a LocalQueue, whose
   ClusterQueue is the job's queue; ``spec.podSets[].count`` / ``minCount``; ``status.requeueState``;
   ``spec.active: false`` deactivates it;
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from gpu_preempt.models import Resources, SnapshotError, format_resources, parse_quantity
-from gpu_preempt.models.duration import format_time
+from gpu_preempt.models.duration import format_time, parse_duration
 from gpu_preempt.models.errors import FieldError, shown
 
 from .core import (
@@ -74,6 +75,8 @@ class Group:
     preemptible: bool | None = None
     started_at: float | None = None
     created_at: float | None = None
+    preemption_delay: str | None = None
+    """KAI's preemption delay (``spec.preemptionDelay``, or the ``kai.scheduler/preemption-delay`` annotation)."""
     requeue: dict[str, Any] | None = None
     template: Resources | None = None
     placement: dict[str, Any] = field(default_factory=dict)
@@ -309,6 +312,21 @@ def _kueue_tree(kind: Any, report: Report) -> list[dict[str, Any]]:
     return [*cohorts.values(), *leaves]
 
 
+PREEMPTION_DELAY = "kai.scheduler/preemption-delay"
+DELAY_AT = f"metadata.annotations.{PREEMPTION_DELAY}"
+
+
+def _delay(o: KubeObject, value: object, at: str) -> str | None:
+    """A KAI preemption delay as given (a Kubernetes duration such as ``10m`` or ``1h30m``), or ``None``."""
+    if value is None:
+        return None
+    try:
+        parse_duration(value)
+    except ValueError as error:
+        raise SnapshotError.single(o.at(at), str(error)) from None
+    return str(value)
+
+
 def _groups(kind: Any, report: Report) -> dict[str, Group]:
     """Scheduler groups by ``namespace/name`` (Kueue: by the uid of the workload's owner, see :func:`_assign`)."""
     groups: dict[str, Group] = {}
@@ -328,6 +346,8 @@ def _groups(kind: Any, report: Report) -> dict[str, Group]:
             preemptible={"preemptible": True, "non-preemptible": False}.get(preemptibility or ""),
             started_at=instant(o, "metadata.annotations.kai.scheduler/last-start-timestamp", started),
             created_at=instant(o, "metadata.creationTimestamp", o.get("metadata", "creationTimestamp")),
+            preemption_delay=_delay(o, spec.get("preemptionDelay"), "spec.preemptionDelay")
+            or _delay(o, o.annotations.get(PREEMPTION_DELAY), f"metadata.annotations.{PREEMPTION_DELAY}"),
             source=o,
         )
         topology, at = kai_topology(o)
@@ -503,6 +523,11 @@ def _job(group: Group, classes: dict[str, int], queues: set[str], report: Report
         created = min((c for c in found if c is not None), default=None)
     if created is not None:
         job["created_at"] = format_time(created)
+    delay = group.preemption_delay or next(
+        (d for p in gpu_pods if (d := _delay(p.obj, p.obj.annotations.get(PREEMPTION_DELAY), DELAY_AT))), None
+    )
+    if delay is not None and created is not None:
+        job["preemption_delay"] = delay
     running = [p for p in gpu_pods if p.status == "running"]
     started = group.started_at
     if started is None and running:

@@ -436,3 +436,31 @@ def test_a_planned_move_of_a_share_names_the_device_it_lands_on():
     decision = decide(snapshot, "pending-job", "reclaim")
     (pod,) = evictions(snapshot, [decision])
     assert pod.reason == "reclaim for pending-job: moves it from node0 to node1 (device 0)"
+
+
+def _kai_items() -> list[dict[str, Any]]:
+    return json.loads((KUBE / "kai-cluster.json").read_text())["items"]
+
+
+def _import_items(items: list[dict[str, Any]]) -> dict[str, Any]:
+    objects = parse_objects(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}), "dump.json")
+    return import_objects(objects, now=NOW)[0]
+
+
+def test_kai_s_preemption_delay_is_read_from_the_pod_group_or_its_annotation():
+    """resnet waits (created 08:00): with a 5h delay it reclaims nothing until 13:00, an hour from now."""
+    items = _kai_items()
+    group = next(o for o in items if o["kind"] == "PodGroup" and o["metadata"]["name"] == "resnet")
+    group["spec"]["preemptionDelay"] = "5h"
+    document = _import_items(items)
+    (resnet,) = [j for j in document["jobs"] if j["name"] == "vision/resnet"]
+    assert resnet["preemption_delay"] == "5h"
+    assert victims(document) == []
+    del group["spec"]["preemptionDelay"]
+    group["metadata"].setdefault("annotations", {})["kai.scheduler/preemption-delay"] = "1h"
+    document = _import_items(items)
+    assert next(j for j in document["jobs"] if j["name"] == "vision/resnet")["preemption_delay"] == "1h"
+    assert victims(document) == [("vision/resnet", "reclaim", ["nlp/bert-a"])]
+    group["metadata"]["annotations"]["kai.scheduler/preemption-delay"] = "soon"
+    with pytest.raises(SnapshotError, match=r"kai.scheduler/preemption-delay.*not a duration"):
+        _import_items(items)

@@ -91,6 +91,11 @@ class Config(SnapshotModel):
         description="fraction over the limit a best-effort quota enforcement may leave; 0 = none; "
         "best_effort = evict the best partial set whatever remains (YuniKorn)",
     )
+    quota_overshoot: Literal["allow", "never"] = Field(
+        "allow",
+        description="allow: quota enforcement brings usage within the limit, freeing more if it must; never: it frees "
+        "at most the excess, the closest set below it (YuniKorn)",
+    )
     reclaim_guarantee: ReclaimLine = Field(
         "last_chunk",
         description="last_chunk: a victim queue may be reclaimed while it is above its line in some resource before "

@@ -5,7 +5,7 @@ guaranteed quotas), a few running jobs (GPU and CPU, elastic or not, some not
 preemptible), a lowered limit on one queue and sometimes a ``quota_miss``. The
 search tries **every** subset of every job's running tasks, keeps the sets the
 independent verifier accepts as ``enforced`` and takes the best under the
-objective; when there is none and ``quota_miss`` > 0, it keeps the sets it
+objective; when there is none and ``quota_miss`` > 0 (or ``quota_overshoot: never``), it keeps the sets it
 accepts as ``partial`` and takes the one closest to the limit (per over
 resource, GPUs first), then the best under the objective (``best_effort``:
 whatever remains). Among sets equal under the objective, the one freeing the
@@ -34,8 +34,9 @@ NOW = 1_767_268_800  # 2026-01-01T12:00:00Z
 
 
 @st.composite
-def trees(draw: st.DrawFn, best_effort: bool = False) -> dict[str, Any]:
-    """A small tree; ``best_effort``: a leaf whose parent's guarantee caps what it may lose, and a miss."""
+def trees(draw: st.DrawFn, best_effort: bool = False, never: bool = False) -> dict[str, Any]:
+    """A small tree; ``best_effort``: a leaf whose parent's guarantee caps what it may lose, and a miss; ``never``:
+    ``quota_overshoot: never``."""
     nested = best_effort or draw(st.booleans())
     queues: list[dict[str, Any]] = (
         [{"name": "d"}, {"name": "a", "parent": "d"}, {"name": "b", "parent": "d"}]
@@ -90,6 +91,8 @@ def trees(draw: st.DrawFn, best_effort: bool = False) -> dict[str, Any]:
         ),
         "solver": {"workers": 1},
     }
+    if never:
+        config["quota_overshoot"] = "never"
     nodes = [{"name": "n0", "resources": {"gpu": 32, "cpu": 32}}]
     return {"now": NOW, "config": config, "nodes": nodes, "queues": queues, "jobs": jobs, "target": target}
 
@@ -164,7 +167,8 @@ def check(document: dict[str, Any]) -> None:
         return
     assert decision.outcome != "enforced", decision.to_dict()
     miss = snapshot.config.quota_miss
-    partial = exhaustive(cluster, queue, "partial") if miss == "best_effort" or miss > 0 else None
+    never = snapshot.config.quota_overshoot == "never"  # the closest set within the excess, whatever remains
+    partial = exhaustive(cluster, queue, "partial") if never or miss == "best_effort" or miss > 0 else None
     if partial is None:
         assert decision.outcome == "infeasible" and not decision.victims, decision.to_dict()
         return
@@ -185,4 +189,12 @@ def test_enforce_quota_matches_exhaustive_search(document):
 @SETTINGS
 @given(trees(best_effort=True))
 def test_best_effort_matches_exhaustive_search(document):
+    check(document)
+
+
+@SETTINGS
+@given(trees(never=True))
+def test_enforcement_without_overshoot_matches_exhaustive_search(document):
+    """``quota_overshoot: never``: the sets the verifier accepts as ``enforced`` end exactly at the limit, those it
+    accepts as ``partial`` free no more than the excess."""
     check(document)

@@ -172,6 +172,8 @@ def _enforce(cluster: ClusterState, queue: str) -> QuotaDecision:
     victims, protected = _candidates(cluster, queue, over)
     result.protected, result.candidates = protected, len(victims)
     guarantees = _guarantee_rows(cluster, queue, victims)
+    if config.quota_overshoot == "never":
+        return _within_excess(cluster, result, queue, over, victims, guarantees, protected, deadline)
     exact = _problem(cluster, queue, victims, guarantees, bounds={r: limit for r, (_, limit) in over.items()})
     found = _solve(exact, deadline)
     if found.feasible:
@@ -197,6 +199,44 @@ def _enforce(cluster: ClusterState, queue: str) -> QuotaDecision:
             return result
     result.outcome = "infeasible"
     result.reason = _does_not_help(queue, over, victims, guarantees, protected, closest, nearest, fraction)
+    return result
+
+
+def _within_excess(
+    cluster: ClusterState,
+    result: QuotaDecision,
+    queue: str,
+    over: dict[str, tuple[int, int]],
+    victims: tuple[Victim, ...],
+    guarantees: tuple[GuaranteeRow, ...],
+    protected: list[Protected],
+    deadline: float,
+) -> QuotaDecision:
+    """``quota_overshoot: never`` (YuniKorn's enforcement, docs/rules.md, "Quota enforcement"): free at most the
+    excess in every over resource (a row per resource: ``freed <= usage - limit``); among such sets the one closest to
+    the limit (GPUs first), then the least disruptive. ``partial`` when it leaves some resource above its limit."""
+    everyone = tuple(range(len(victims)))
+    ceilings = tuple(GuaranteeRow(queue, r, used, limit, "limit", everyone) for r, (used, limit) in over.items())
+    problem = _problem(cluster, queue, victims, guarantees + ceilings, bounds=None, best_effort=over)
+    found = _solve(problem, deadline)
+    if found.status == "unknown":
+        result.outcome, result.reason = "unknown", found.reason or "time limit reached before an answer or a proof"
+        return result
+    remains = {
+        r: used - freed(problem, found, everyone, r) - limit if found.feasible else used - limit
+        for r, (used, limit) in over.items()
+    }
+    above = "; ".join(f"{format_quantity(r, left)} {r} remain above the limit" for r, left in remains.items() if left)
+    if found.feasible and found.victims():
+        outcome: Outcome = "partial" if any(remains.values()) else "enforced"
+        if outcome == "partial":
+            result.reason = f"quota_overshoot never: the closest set that frees no more than the excess; {above}"
+        return _settle(cluster, result, problem, found, outcome)
+    result.outcome = "infeasible"
+    held = f"; held back by {len(protected)} non-preemptible or guaranteed job(s)" if protected else ""
+    result.reason = (
+        f"quota_overshoot never: every allowed victim would take queue {queue} below its limit; {above}{held}"
+    )
     return result
 
 

@@ -11,7 +11,8 @@ module or the problem the solver saw):
   running tasks or at most its surplus above ``min_available``;
 * the limit: after the eviction, usage is within the limit in every resource
   that was over it (``enforced``), or within ``floor(limit * (1 + quota_miss))``
-  (``partial``, only with ``quota_miss`` > 0; with ``best_effort`` any partial set);
+  (``partial``, only with ``quota_miss`` > 0; with ``best_effort`` any partial set); with
+  ``quota_overshoot: never``, never below the limit in a resource that was over it (``partial``: any such set);
 * the guarantee: no queue of the whole tree ends below ``min(usage, deserved)``
   in any resource with a finite ``deserved``;
 * the numbers the decision reports (usage before and after, limit, tolerated)
@@ -120,17 +121,23 @@ def _limit(cluster: ClusterState, decision: QuotaDecision, freed_by_leaf: dict[s
     config = cluster.snapshot.config
     best_effort = config.quota_miss == "best_effort"
     miss = Decimal(0) if best_effort else Decimal(str(config.quota_miss))
+    never = config.quota_overshoot == "never"
     out = []
-    if decision.outcome == "partial" and miss == 0 and not best_effort:
-        out.append("limit: a partial enforcement needs quota_miss > 0 or best_effort")
+    if decision.outcome == "partial" and miss == 0 and not best_effort and not never:
+        out.append("limit: a partial enforcement needs quota_miss > 0, best_effort or quota_overshoot never")
     over = 0
     for resource, limit in spec.limit.items():
         if limit < 0 or usage.get(resource, 0) <= limit:
             continue
         over += 1
         bound = limit if decision.outcome == "enforced" else limit + int(miss * limit)
-        if decision.outcome == "partial" and best_effort:
-            bound = usage.get(resource, 0)  # best effort: whatever remains
+        if decision.outcome == "partial" and (best_effort or never):
+            bound = usage.get(resource, 0)  # best effort, or no overshoot: whatever remains
+        if never and after.get(resource, 0) < limit:
+            out.append(
+                f"limit: quota_overshoot never, yet queue {decision.queue} would hold "
+                f"{_q(resource, after.get(resource, 0))} {resource}, below its limit {_q(resource, limit)}"
+            )
         if is_gpu_resource(resource):
             bound -= bound % MILLI  # whole GPUs
         if after.get(resource, 0) > bound:

@@ -48,6 +48,9 @@ class Task(SnapshotModel):
     devices: list[Annotated[int, Field(ge=0, le=MAX_GPUS - 1)]] | None = Field(
         None, description="the devices (0-based, on its node) a running share of a GPU is on", max_length=MAX_GPUS
     )
+    order: Int32 | None = Field(
+        None, description="KAI's task order of an elastic job: surplus tasks go without an order first, then lowest"
+    )
 
     @model_validator(mode="after")
     def _check_status(self) -> Task:
@@ -93,7 +96,15 @@ def running_tasks(job: str, nodes: list[str]) -> list[Task]:
     for index, node in enumerate(nodes):
         task = _new(Task)
         set_dict(
-            task, {"name": f"{job}-{index}", "node": node, "status": "running", "resources": None, "devices": None}
+            task,
+            {
+                "name": f"{job}-{index}",
+                "node": node,
+                "status": "running",
+                "resources": None,
+                "devices": None,
+                "order": None,
+            },
         )
         set_given(task, NODE_ONLY)
         set_extra(task, None)
@@ -180,6 +191,10 @@ class Job(LazyPartsModel):
                 [(("min_available",), f"min_available {self.min_available} exceeds the {len(self.tasks)} tasks")],
             )
         raise_errors("Job", self._sharing_errors())
+        ordered = [i for i, task in enumerate(self.tasks) if task.order is not None]
+        if ordered and self.gang_minimum >= len(self.tasks):
+            why = "only an elastic job (min_available below its tasks) orders its tasks: its surplus goes in that order"
+            raise_errors("Job", [(("tasks", ordered[0], "order"), why)])
         if self.preemption_delay is not None and self.created_at is None:
             raise_errors(
                 "Job", [(("preemption_delay",), "the delay runs from created_at, which the job does not give")]

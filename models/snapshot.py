@@ -153,6 +153,7 @@ class Snapshot(LazyPartsModel):
             now=now, config=config, nodes=nodes, queues=queues, priority_classes=priority_classes, jobs=jobs
         )
         snapshot._resolve(fitted=True)
+        snapshot.__dict__["_ordered_jobs"] = frozenset()  # the replay's tasks give no task order
         return snapshot
 
     def _resolve(self, *, fitted: bool) -> None:
@@ -178,6 +179,18 @@ class Snapshot(LazyPartsModel):
         if not fitted and (errors or not columnar or self._over_capacity()):
             self._check_node_capacity(errors)
         raise_errors("Snapshot", errors)
+
+    def ordered_jobs(self) -> frozenset[str]:
+        """The jobs some of whose tasks give a task order (docs/rules.md, "Task order"), found once: the struct path
+        notes them as it reads the tasks; jobs whose tasks give only their node give none."""
+        found: frozenset[str] | None = self.__dict__.get("_ordered_jobs")
+        if found is None:
+            found = self.__dict__["_ordered_jobs"] = frozenset(
+                job.name
+                for job in self.jobs
+                if "_task_nodes" not in job.__dict__ and any(t.order is not None for t in job.tasks)
+            )
+        return found
 
     def shared_jobs(self) -> list[int]:
         """The positions of the jobs that ask for a share of a GPU (docs/snapshot-format.md, "GPU sharing")."""

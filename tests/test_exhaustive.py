@@ -189,6 +189,11 @@ def clusters(
             job["checkpointed_at"] = NOW - draw(st.integers(0, 3600))
         if len(tasks) == 2 and draw(st.booleans()):
             job["min_available"] = 1
+            if draw(st.booleans()):  # docs/rules.md, "Task order": which surplus task goes first
+                for task in tasks:
+                    order = draw(st.sampled_from([None, 1, 2]))
+                    if order is not None:
+                        task["order"] = order
         jobs.append(job)
     if shared:
         jobs = draw(shared_jobs(nodes, leaves if action == "preempt" else victim_leaves, 4 if moves else 6, spread))

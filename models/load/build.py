@@ -129,6 +129,8 @@ class Seen:
         self.own: list[tuple[int, dict[str, int]]] = []
         self.devices: set[int] = set()
         """Positions of the tasks that name their device (a share of a GPU, docs/snapshot-format.md)."""
+        self.ordered: set[str] = set()
+        """Jobs some of whose tasks give a task order."""
         self.classes: list[str | None] = []
         self.started: list[float | None] = []
         self.since: list[float | None] | None = None
@@ -206,6 +208,7 @@ def assembled(head: Snapshot, has_jobs: bool, nodes: list[Node], jobs: list[Job]
             counts=seen.counts,
             own=seen.own,
         )
+        snapshot.__dict__["_ordered_jobs"] = frozenset(seen.ordered)
         snapshot.__dict__["_job_lists"] = {  # Snapshot.job_columns; validation adds the resolved values
             "names": seen.job_names,
             "queues": seen.queues,
@@ -372,6 +375,7 @@ def _odd(raw: list[Any]) -> tuple[set[int], tuple[list[list[Any]], list[Any]]]:
         [task.status for task in flat],
         [task.resources for task in flat],
         [task.devices for task in flat],
+        [task.order for task in flat],
     ):
         at += _given_at(column)
     starts = list(accumulate(map(len, tasks), initial=0))
@@ -396,6 +400,7 @@ def _plain_task(task: Any) -> bool:
         and task.status is UNSET
         and task.resources is UNSET
         and task.devices is UNSET
+        and task.order is UNSET
     )
 
 
@@ -568,7 +573,11 @@ def _built_now(odd: list[int], raw: list[Any], seen: Seen, resolved: list[tuple[
         if uniform:
             values["_uniform"] = True
         job = raw[i] = built_model(Job, values, given_set(structs.given(struct)))
-        if job._sharing_errors() or (job.preemption_delay is not None and job.created_at is None):
+        if (
+            job._sharing_errors()
+            or (job.preemption_delay is not None and job.created_at is None)
+            or (job.gang_minimum >= len(job.tasks) and any(t.order is not None for t in job.tasks))
+        ):
             raise Refused  # pydantic says why (its devices, for one)
         seen.uniform[i] = uniform or job.uniform
         if job.checkpointed_at is not None:
@@ -605,9 +614,19 @@ def _task(struct: Any, job: str, index: int, position: int, seen: Seen) -> Task:
     devices = _devices(struct.devices, status)
     if devices is not None:
         seen.devices.add(position)
+    order = struct.order
+    if order is UNSET or order is None:
+        order = None
+    elif type(order) is not int or not -(2**31) <= order < 2**31:
+        raise Refused  # pydantic says why
+    else:
+        seen.ordered.add(job)
     seen.names[position], seen.nodes[position], seen.statuses[position] = name, node, status
     task = _new(Task)
-    set_dict(task, {"name": name, "node": node, "status": status, "resources": resources, "devices": devices})
+    set_dict(
+        task,
+        {"name": name, "node": node, "status": status, "resources": resources, "devices": devices, "order": order},
+    )
     set_given(task, given)
     set_extra(task, None)
     set_private(task, None)

@@ -42,6 +42,7 @@ class Task(Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
     status: Any = UNSET
     resources: Any = UNSET
     devices: Any = UNSET
+    order: Any = UNSET
 
 
 class _Job(Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):

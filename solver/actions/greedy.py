@@ -249,6 +249,8 @@ def _batches(problem: Problem) -> list[dict[tuple[int, int], int]]:
             newest_first = sorted(
                 ((task, s) for s, slot in enumerate(victim.slots) for task in slot.tasks), reverse=True
             )  # task names are unique: no tie reaches the slot
+            slots = victim.slots  # docs/rules.md, "Task order": tasks without an order first, then the lowest order
+            newest_first.sort(key=lambda item: (slots[item[1]].order is not None, slots[item[1]].order or 0))
             for _, s in newest_first[: victim.surplus]:
                 peeled[s] = peeled.get(s, 0) + 1
                 order.append(((*group, 0, rank), {(v, s): 1}))

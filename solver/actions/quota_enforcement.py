@@ -323,10 +323,11 @@ def _at_guarantee(cluster: ClusterState, job: Job, running: list[Task], guarded:
 
 def _victim(cluster: ClusterState, job: Job, index: dict[str, int]) -> Victim:
     running = cluster.tasks(job, "running")
-    slots: dict[tuple[int, tuple[tuple[str, int], ...]], list[str]] = {}
-    for task in reversed(running):  # evict-first order: newest task first
+    slots: dict[tuple[int, tuple[tuple[str, int], ...], bool, int], list[str]] = {}
+    for task in reversed(running):  # evict-first order: newest task first; by task order (docs/rules.md, "Task order")
         node = index[str(cluster.node_of[str(task.name)])]
-        slots.setdefault((node, tuple(sorted(job.requests(task).items()))), []).append(str(task.name))
+        key = (node, tuple(sorted(job.requests(task).items())), task.order is not None, task.order or 0)
+        slots.setdefault(key, []).append(str(task.name))
     since = job.progress_since  # the lost-work clock
     elapsed = 0 if since is None else max(0, round((cluster.now - since) * 1000))
     return Victim(
@@ -335,7 +336,10 @@ def _victim(cluster: ClusterState, job: Job, index: dict[str, int]) -> Victim:
         priority=job.resolved_priority,
         whole_job=True,
         surplus=max(0, len(running) - job.gang_minimum),
-        slots=tuple(Slot(node, dict(req), tuple(tasks)) for (node, req), tasks in sorted(slots.items())),
+        slots=tuple(
+            Slot(node, dict(req), tuple(tasks), order=order if ordered else None)
+            for (node, req, ordered, order), tasks in sorted(slots.items())
+        ),
         elapsed_ms=elapsed,
     )
 

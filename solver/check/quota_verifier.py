@@ -29,6 +29,7 @@ from gpu_preempt.models.quota_decision import QuotaDecision
 from gpu_preempt.state.cluster import ClusterState
 
 from .objective_check import check_objective
+from .task_order import out_of_order
 
 
 def verify_quota(cluster: ClusterState, decision: QuotaDecision) -> list[str]:
@@ -96,6 +97,9 @@ def _victims(cluster: ClusterState, decision: QuotaDecision, out: list[str]) -> 
             out.append(f"victims: {job.name} marked whole_job={entry.whole_job} but loses {lost} of {len(running)}")
         if not whole and lost > max(0, len(running) - job.gang_minimum):
             out.append(f"gang: {job.name} would keep {len(running) - lost} tasks, below min_available")
+        broken = None if whole else out_of_order(job.name, running, entry.tasks)
+        if broken is not None:
+            out.append(broken)
         uses = False
         for task in running:
             if str(task.name) in entry.tasks:

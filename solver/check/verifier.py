@@ -26,6 +26,8 @@ enforces:
   not override; only lower-priority nominations overridden; a claim lands on
   the nominated nodes and evicts nothing;
 * requeue states (docs/rules.md, "Requeue with backoff"), recomputed from the formula;
+* KAI's task order (docs/rules.md, "Task order"): an elastic victim's tasks without an order go first, then the
+  lowest order up;
 * ``preemption_policy: Never``: such a job evicts and moves nothing;
 * the preemption delay (docs/rules.md, "Preemption delay"): a job within it does not reclaim or preempt;
 * moves (docs/snapshot-format.md, "Moves"): only in preempt and reclaim with ``config.moves`` on,
@@ -56,6 +58,7 @@ from gpu_preempt.state.cluster import ClusterState
 
 from .objective_check import check_objective
 from .quota_verifier import verify_quota
+from .task_order import out_of_order
 
 
 def verify(cluster: ClusterState, decision: Decision) -> list[str]:
@@ -253,6 +256,10 @@ def _victims(cluster: ClusterState, job: Job, decision: Decision, out: list[str]
             out.append(f"victims: {victim.name} marked whole_job={entry.whole_job} but loses {lost} of {len(running)}")
         if not whole and lost > surplus:
             out.append(f"gang: {victim.name} would keep {len(running) - lost} tasks, below min_available")
+        if not whole:
+            broken = out_of_order(victim.name, cluster.tasks(victim, "running"), entry.tasks)
+            if broken is not None:
+                out.append(broken)
         if decision.action == "preempt":
             if victim.queue != job.queue:
                 out.append(f"preempt: {victim.name} is in queue {victim.queue}, not {job.queue}")

@@ -58,6 +58,26 @@ def victim_choices(vars: Variables) -> None:
             if (v, s) in vars.peel:
                 model.add(vars.peel[v, s] <= slot.count * indicator)
         model.add(indicator <= cp_model.LinearExpr.sum([*peels, *([whole] if whole is not None else [])]))
+        if peels and any(slot.order is not None for slot in victim.slots):
+            _task_order(vars, v)
+
+
+def _task_order(vars: Variables, v: int) -> None:
+    """docs/rules.md, "Task order": the surplus a victim loses comes from its tasks without an order first, then from
+    the lowest order up: a slot of order ``o`` gives a task only once every task before ``o`` is peeled."""
+    model, victim = vars.model, vars.problem.victims[v]
+    levels = sorted({slot.order for slot in victim.slots if slot.order is not None})
+    for level in levels:
+        before = [s for s, slot in enumerate(victim.slots) if slot.order is None or slot.order < level]
+        here = [s for s, slot in enumerate(victim.slots) if slot.order == level and (v, s) in vars.peel]
+        if not here:
+            continue
+        started = model.new_bool_var(f"order_{v}_{level}")
+        for s in here:
+            model.add(vars.peel[v, s] <= victim.slots[s].count * started)
+        peeled = [vars.peel[v, s] for s in before if (v, s) in vars.peel]
+        total = sum(victim.slots[s].count for s in before)
+        model.add(cp_model.LinearExpr.sum(peeled) >= total * started)
 
 
 def moves(vars: Variables) -> None:

@@ -313,6 +313,25 @@ def _kueue_tree(kind: Any, report: Report) -> list[dict[str, Any]]:
 
 
 PREEMPTION_DELAY = "kai.scheduler/preemption-delay"
+TASK_ORDER = "kai.scheduler/task-priority"
+"""KAI's task-order label (pkg/scheduler/constants/labels/labels.go): an elastic job's tasks of a higher value are
+kept longest."""
+
+
+def _task_order(p: Pod, report: Report) -> int | None:
+    """A pod's task order (KAI's ``kai.scheduler/task-priority`` label), or ``None``."""
+    value = p.obj.labels.get(TASK_ORDER)
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:  # KAI orders such a pod last too
+        report.guess(
+            f"Pod {p.obj.key}: metadata.labels.{TASK_ORDER}", f"{shown(value)} is not a whole number: no order"
+        )
+        return None
+
+
 DELAY_AT = f"metadata.annotations.{PREEMPTION_DELAY}"
 
 
@@ -485,6 +504,9 @@ def _job(group: Group, classes: dict[str, int], queues: set[str], report: Report
             task["node"] = p.node
         if p.on_devices is not None:
             task["devices"] = p.on_devices
+        order = _task_order(p, report)
+        if order is not None:
+            task["order"] = order
         tasks.append(task)
     shape = gpu_pods[0].requests if gpu_pods else group.template or {}
     for i in range(len(tasks), group.expected):
@@ -515,6 +537,10 @@ def _job(group: Group, classes: dict[str, int], queues: set[str], report: Report
         job["preemptible"] = group.preemptible
     if group.min_member is not None and group.min_member < len(tasks):
         job["min_available"] = group.min_member
+    elif any("order" in t for t in tasks):  # docs/rules.md, "Task order": only an elastic job's surplus has an order
+        for t in tasks:
+            t.pop("order", None)
+        report.notes.append(f"{where}: {TASK_ORDER} left out: the job is not elastic")
     created = group.created_at
     if created is None and gpu_pods:
         found = [

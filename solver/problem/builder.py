@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from operator import attrgetter, itemgetter
+from typing import Any
 
 import numpy as np
 
@@ -339,7 +340,7 @@ def _victim(
     ``fitting`` keeps, per task shape and placement, the nodes whose free room takes one such task (the same for
     every victim of one problem); a move lands only on a node eligible for the moved job (docs/rules.md,
     "Placement")."""
-    slots: dict[tuple[int, tuple[tuple[str, int], ...], tuple[int, ...]], list[str]] = {}
+    slots: dict[tuple[int, tuple[tuple[str, int], ...], tuple[int, ...], int | None], list[str]] = {}
     node_of, shared = cluster.node_of, all(task.resources is None for task in running)
     every = tuple(sorted(job.task_resources.items()))  # what a task without its own requests asks for
     on_device = cluster.device_loads().placed if cluster.has_shares() else {}
@@ -347,7 +348,7 @@ def _victim(
         name = str(task.name)
         requests = every if shared else tuple(sorted(job.requests(task).items()))
         devices = on_device.get(name, ())  # a share's devices; none: whole GPUs
-        slots.setdefault((index[str(node_of[name])], requests, devices), []).append(name)
+        slots.setdefault((index[str(node_of[name])], requests, devices, task.order), []).append(name)
     since = job.progress_since  # the lost-work clock
     elapsed = 0 if since is None else max(0, round((cluster.now - since) * 1000))
     gang = len(running) <= job.gang_minimum
@@ -379,14 +380,20 @@ def _victim(
         whole_job=candidate.whole_job and evictable,
         surplus=candidate.surplus if evictable else 0,
         slots=tuple(
-            Slot(node, dict(req), tuple(tasks), destinations(node, req), devices)
-            for (node, req, devices), tasks in sorted(slots.items())
+            Slot(node, dict(req), tuple(tasks), destinations(node, req), devices, order)
+            for (node, req, devices, order), tasks in sorted(slots.items(), key=_slot_key)
         ),
         elapsed_ms=elapsed,
         whole_chunk=whole_chunk(job, running, shared=shared),
         move="none" if not nodes else "whole" if gang else "tasks",
         disturb=candidate.surplus if candidate.restrictions else None,
     )
+
+
+def _slot_key(item: tuple[tuple[int, Any, tuple[int, ...], int | None], list[str]]) -> tuple[Any, ...]:
+    """Slots by node, requests, devices, then task order (none first)."""
+    (node, requests, devices, order), _ = item
+    return node, requests, devices, order is not None, order or 0
 
 
 def _moves_possible(prepared: Prepared) -> bool:

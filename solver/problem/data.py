@@ -132,6 +132,9 @@ class Slot:
     moves_to: tuple[int, ...] = ()
     devices: tuple[int, ...] = ()
     """The devices each of these tasks' share of a GPU is on (empty: not a share)."""
+    order: int | None = None
+    """The task order these tasks give (KAI's, docs/rules.md, "Task order"): an elastic victim's surplus goes from the
+    slots without an order first, then from the lowest order up; ``None``: none given."""
 
     @property
     def count(self) -> int:

@@ -65,6 +65,9 @@ def reduce_prepared(prepared: Prepared) -> Reduction | None:
         return None
     if prepared.moves_possible or prepared.where.constrained:
         return None
+    ordered = prepared.cluster.snapshot.ordered_jobs()
+    if ordered and any(c.job in ordered for c in prepared.candidates.candidates):
+        return None  # docs/rules.md, "Task order": which surplus tasks go is fixed; the full model counts them
     job = prepared.job
     requests = [job.requests(task) for task, _ in prepared.chunk]
     if any(r != requests[0] for r in requests):

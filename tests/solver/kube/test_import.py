@@ -464,3 +464,24 @@ def test_kai_s_preemption_delay_is_read_from_the_pod_group_or_its_annotation():
     group["metadata"]["annotations"]["kai.scheduler/preemption-delay"] = "soon"
     with pytest.raises(SnapshotError, match=r"kai.scheduler/preemption-delay.*not a duration"):
         _import_items(items)
+
+
+def test_kai_s_task_order_label_orders_an_elastic_job_s_tasks():
+    """bert-b (2 pods) made elastic (minMember 1): its pods' kai.scheduler/task-priority labels are their tasks'
+    order; on a job that is not elastic they are left out, with a note."""
+    items = _kai_items()
+    group = next(o for o in items if o["kind"] == "PodGroup" and o["metadata"]["name"] == "bert-b")
+    pods = [o for o in items if o["kind"] == "Pod" and o["metadata"]["name"].startswith("bert-b")]
+    for value, pod in zip(("2", "7"), pods, strict=True):
+        pod["metadata"].setdefault("labels", {})["kai.scheduler/task-priority"] = value
+    group["spec"]["minMember"] = 1
+    document = _import_items(items)
+    (bert_b,) = [j for j in document["jobs"] if j["name"] == "nlp/bert-b"]
+    assert [t.get("order") for t in bert_b["tasks"]] == [2, 7]
+    snapshot_from_data(document)
+    group["spec"]["minMember"] = 2
+    objects = parse_objects(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}), "dump.json")
+    document, report = import_objects(objects, now=NOW)
+    (bert_b,) = [j for j in document["jobs"] if j["name"] == "nlp/bert-b"]
+    assert all("order" not in t for t in bert_b["tasks"])
+    assert any("kai.scheduler/task-priority left out: the job is not elastic" in note for note in report.notes)

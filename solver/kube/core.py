@@ -167,6 +167,8 @@ class Pod:
     """The GPU groups of a bound share (``runai-gpu-group`` labels): one device of its node each."""
     on_devices: list[int] | None = None
     """The devices of its node a bound share is on (set by :func:`share_devices`)."""
+    deleted_at: float | None = None
+    """When its deletion began (``metadata.deletionTimestamp``), for a releasing pod."""
 
     @property
     def gpus(self) -> int:
@@ -205,7 +207,11 @@ def pod(obj: KubeObject, report: Report) -> Pod | None:
             raise SnapshotError.single(obj.at("metadata.annotations"), "a share of a GPU beside whole nvidia.com/gpu")
         requests = {**requests, **share}
     groups = tuple(v for k, v in sorted(obj.labels.items()) if k == GPU_GROUP or k.startswith(GPU_GROUP + "/"))
-    return Pod(obj, requests, status, node, devices, groups if share else ())
+    found = Pod(obj, requests, status, node, devices, groups if share else ())
+    if status == "releasing":
+        where = "metadata.deletionTimestamp"
+        found.deleted_at = instant(obj, where, obj.get("metadata", "deletionTimestamp"))
+    return found
 
 
 GPU_GROUP = "runai-gpu-group"

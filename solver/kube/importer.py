@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from gpu_preempt.models import Resources, SnapshotError, format_resources, parse_quantity
-from gpu_preempt.models.duration import format_time, parse_duration
+from gpu_preempt.models.duration import format_duration, format_time, parse_duration
 from gpu_preempt.models.errors import FieldError, shown
+from gpu_preempt.models.quantity import add
 
 from .core import (
     RESERVATION_NAMESPACE,
@@ -136,6 +137,7 @@ def import_objects(
     gpu_nodes = [o for o in kind("", "Node") if (o.get("status", "allocatable") or {}).get("nvidia.com/gpu")]
     time_sliced(pods, {o.name: replicas_of(o) for o in gpu_nodes}, report)
     share_devices(pods)
+    pods, held = _stuck_in_releasing(pods, now, report)
     node_names = {n["name"] for n in nodes}
     jobs: list[dict[str, Any]] = []
     load: dict[str, Resources] = {}
@@ -166,6 +168,9 @@ def import_objects(
         taken = load.get(node["name"])
         if taken:
             _take(node, taken, report)
+        stuck = held.get(node["name"])
+        if stuck:
+            _hold(node, stuck)
     config: dict[str, Any] = {}
     if levels:
         config["topology"] = levels
@@ -591,6 +596,42 @@ def _placement(group: Group, pods: list[Pod], where: str, report: Report) -> dic
         placement["topology"] = topology
         group.topology_at = at
     return placement
+
+
+STUCK_RELEASING = 120.0
+"""KAI's ``--stuck-in-releasing-threshold`` default (``DefaultStuckInReleasingThreshold``, 2 minutes)."""
+
+
+def _stuck_in_releasing(pods: list[Pod], now: float, report: Report) -> tuple[list[Pod], dict[str, Resources]]:
+    """The pods that stay tasks, and per node what pods stuck in releasing hold (docs/kubernetes.md): a pod whose
+    deletion began more than :data:`STUCK_RELEASING` before ``now`` is KAI's StuckInReleasing, whose room nothing is
+    pipelined onto any more; it holds its room as capacity taken off its node, not as a releasing task. A stuck
+    share of a GPU stays releasing (part of a device cannot be taken off), with a note."""
+    kept: list[Pod] = []
+    held: dict[str, Resources] = {}
+    for p in pods:
+        stuck = p.status == "releasing" and p.deleted_at is not None and now - p.deleted_at > STUCK_RELEASING
+        if not stuck or p.node is None:
+            kept.append(p)
+            continue
+        since = f"its deletion began {format_duration(now - (p.deleted_at or now))} ago"
+        if is_share(p):
+            report.guess(f"Pod {p.obj.key}", f"{since}, stuck in releasing: a share of a GPU, kept releasing")
+            kept.append(p)
+            continue
+        held[p.node] = add(held.get(p.node, {}), p.requests)
+        report.notes.append(
+            f"Pod {p.obj.key}: {since}, past KAI's stuck-in-releasing threshold (2m): its room on {p.node} is held, "
+            "taken off the node, not promised to anyone"
+        )
+    return kept, held
+
+
+def _hold(node: dict[str, Any], load: Resources) -> None:
+    """Take what pods stuck in releasing hold off the node's resources (GPUs included: whole devices)."""
+    resources = node["resources"]
+    left = {r: max(0, parse_quantity(v) - load.get(r, 0)) for r, v in resources.items()}
+    node["resources"] = {r: quantities({r: a})[r] for r, a in left.items()}
 
 
 def _take(node: dict[str, Any], load: Resources, report: Report) -> None:

@@ -485,3 +485,22 @@ def test_kai_s_task_order_label_orders_an_elastic_job_s_tasks():
     (bert_b,) = [j for j in document["jobs"] if j["name"] == "nlp/bert-b"]
     assert all("order" not in t for t in bert_b["tasks"])
     assert any("kai.scheduler/task-priority left out: the job is not elastic" in note for note in report.notes)
+
+
+@pytest.mark.parametrize(("deleted", "stuck"), [("2026-11-23T11:59:00Z", False), ("2026-11-23T11:55:00Z", True)])
+def test_a_pod_stuck_in_releasing_holds_its_room(deleted: str, stuck: bool):
+    """bert-a-0 (8 GPUs on gpu-node-0) being deleted: a minute ago it is releasing, its room promised to whoever is
+    pipelined onto it; five minutes ago, past KAI's 2-minute threshold, it is stuck: its room is held, taken off
+    the node, and it is no task."""
+    items = _kai_items()
+    pod = next(o for o in items if o["kind"] == "Pod" and o["metadata"]["name"] == "bert-a-0")
+    pod["metadata"]["deletionTimestamp"] = deleted
+    objects = parse_objects(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}), "dump.json")
+    document, report = import_objects(objects, now=NOW)
+    gpus = snapshot_from_data(document).node("gpu-node-0").resources["gpu"]
+    tasks = {t["name"]: t for j in document["jobs"] for t in j["tasks"]}
+    if stuck:
+        assert "nlp/bert-a-0" not in tasks and gpus == 0
+        assert any("nlp/bert-a-0: its deletion began 5m ago, past KAI's stuck-in-releasing" in n for n in report.notes)
+    else:
+        assert tasks["nlp/bert-a-0"]["status"] == "releasing" and gpus == 8000

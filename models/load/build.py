@@ -32,6 +32,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 from datetime import datetime
 from itertools import accumulate
+from operator import attrgetter
 from typing import Any, TypeVar
 
 import msgspec
@@ -370,14 +371,8 @@ def _odd(raw: list[Any]) -> tuple[set[int], tuple[list[list[Any]], list[Any]]]:
     tasks = [job.tasks for job in raw]
     flat = [task for job_tasks in tasks for task in job_tasks]
     at = _missing_at([task.node for task in flat])  # no node given, or a null
-    for column in (
-        [task.name for task in flat],
-        [task.status for task in flat],
-        [task.resources for task in flat],
-        [task.devices for task in flat],
-        [task.order for task in flat],
-    ):
-        at += _given_at(column)
+    given = list(map(_TASK_EXTRAS, flat))  # one pass in C for every field a task may give besides its node
+    at += _given_at(given, _NONE_GIVEN)
     starts = list(accumulate(map(len, tasks), initial=0))
     odd = {bisect_right(starts, position) - 1 for position in at}
     for column in (
@@ -391,6 +386,11 @@ def _odd(raw: list[Any]) -> tuple[set[int], tuple[list[list[Any]], list[Any]]]:
     ):
         odd.update(_given_at(column))
     return odd, (tasks, flat)
+
+
+_TASK_EXTRAS = attrgetter("name", "status", "resources", "devices", "order")
+_NONE_GIVEN = (UNSET,) * 5
+"""What :data:`_TASK_EXTRAS` reads of a task that gives only its node."""
 
 
 def _plain_task(task: Any) -> bool:
@@ -545,10 +545,10 @@ _NUMBERS = frozenset((int, float, type(None)))
 
 
 def _given_at(column: list[Any], missing: Any = UNSET) -> list[int]:
-    """The positions in ``column`` of values other than ``missing``."""
+    """The positions in ``column`` of values other than ``missing`` (a tuple of them: equal to it)."""
     if column.count(missing) == len(column):  # the common case, in C
         return []
-    return [i for i, value in enumerate(column) if value is not missing]
+    return [i for i, value in enumerate(column) if value is not missing and value != missing]
 
 
 def _built_now(odd: list[int], raw: list[Any], seen: Seen, resolved: list[tuple[int, bool, bool]]) -> None:

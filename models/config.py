@@ -91,6 +91,13 @@ class Config(SnapshotModel):
         description="fraction over the limit a best-effort quota enforcement may leave; 0 = none; "
         "best_effort = evict the best partial set whatever remains (YuniKorn)",
     )
+    policy: Literal["kai", "kueue"] = Field(
+        "kai", description="kai: KAI-Scheduler's queues (deserved, fair share); kueue: ClusterQueues and Cohorts"
+    )
+    fair_sharing: bool | None = Field(None, description="kueue: Kueue's fair sharing (dominant resource share)")
+    fair_sharing_strategies: list[Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]] | None = Field(
+        None, min_length=1, description="kueue with fair_sharing: the preemption strategies, in order"
+    )
     quota_overshoot: Literal["allow", "never"] = Field(
         "allow",
         description="allow: quota enforcement brings usage within the limit, freeing more if it must; never: it frees "

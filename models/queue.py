@@ -3,11 +3,35 @@
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 from pydantic import Field, model_validator
 
 from .fields import MAX_WEIGHT, BoundMap, Duration, FreeMap, Int32, Name, SnapshotModel, Time, raise_errors
 from .quantity import UNLIMITED, format_quantity
+
+
+class BorrowWithinCohort(SnapshotModel):
+    """Kueue's ``borrowWithinCohort``: whether a ClusterQueue that borrows may preempt in its cohort."""
+
+    policy: Literal["Never", "LowerPriority"] = "Never"
+    max_priority_threshold: Int32 | None = Field(
+        None, description="only workloads of at most this priority are preempted while borrowing"
+    )
+
+
+class Preemption(SnapshotModel):
+    """Kueue's preemption policies of a ClusterQueue (its defaults: Never everywhere)."""
+
+    within_cluster_queue: Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority"] = "Never"
+    reclaim_within_cohort: Literal["Never", "LowerPriority", "Any"] = "Never"
+    borrow_within_cohort: BorrowWithinCohort = Field(default_factory=BorrowWithinCohort)
+
+
+KUEUE_FIELDS = ("nominal", "borrowing_limit", "lending_limit", "fair_sharing_weight", "preemption")
+"""The fields of a queue read only under ``config.policy: kueue`` (docs/snapshot-format.md, "Peer semantics")."""
+KAI_FIELDS = ("deserved", "over_quota_weight")
+"""The fields of a queue read only under ``config.policy: kai``."""
 
 
 class Queue(SnapshotModel):
@@ -37,6 +61,13 @@ class Queue(SnapshotModel):
     quota_preemption_delay: Duration = Field(
         0.0, description="enforce the limit by preemption this long after limit_changed_at; 0 = never"
     )
+    nominal: BoundMap = Field(default_factory=dict, description="kueue: nominal quota per resource")
+    borrowing_limit: BoundMap | None = Field(None, description="kueue: most it may borrow; absent = unlimited")
+    lending_limit: BoundMap | None = Field(
+        None, description="kueue: most of its unused nominal quota it lends; absent = all of it"
+    )
+    fair_sharing_weight: float = Field(1.0, ge=0, le=MAX_WEIGHT, description="kueue, with config.fair_sharing")
+    preemption: Preemption | None = Field(None, description="kueue: a ClusterQueue's preemption policies")
 
     @model_validator(mode="after")
     def _deserved_within_limit(self) -> Queue:
@@ -46,6 +77,16 @@ class Queue(SnapshotModel):
             if not math.isfinite(weight) or not 0 <= weight <= MAX_WEIGHT:
                 where: tuple[str | int, ...] = ("over_quota_weight",) if key is None else ("over_quota_weight", key)
                 errors.append((where, f"a weight must be from 0 to {MAX_WEIGHT:,.0f} (got {weight})"))
+        for name, amount in (self.lending_limit or {}).items():
+            nominal = self.nominal.get(name, 0)
+            if amount == UNLIMITED or amount > nominal:
+                errors.append(
+                    (
+                        ("lending_limit", name),
+                        f"lending_limit {format_quantity(name, amount)} exceeds the nominal quota "
+                        f"{format_quantity(name, nominal)}",
+                    )
+                )
         for name, amount in self.deserved.items():
             limit = self.limit_of(name)
             if limit is not None and (amount == UNLIMITED or amount > limit):

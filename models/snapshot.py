@@ -21,7 +21,7 @@ from .load.job_list import JobList
 from .node import Node
 from .priority_class import PriorityClass, Toleration
 from .quantity import MILLI, format_quantity
-from .queue import Queue
+from .queue import KAI_FIELDS, KUEUE_FIELDS, Queue
 from .sharing import HOLDING_DEVICES, counted_apart, counted_job, device_ledger, has_shares, memory_size
 
 if TYPE_CHECKING:
@@ -169,6 +169,7 @@ class Snapshot(LazyPartsModel):
             names = self.task_columns().names if columnar else [t.name for j in self.jobs for t in j.tasks]
             _check_task_names(names, self.jobs, errors)
         self._check_queue_tree(errors)
+        self._check_policy(errors)
         self._check_limit_clocks(errors)
         self._check_jobs(errors, fitted, columnar)
         self._check_topology(errors)
@@ -281,6 +282,29 @@ class Snapshot(LazyPartsModel):
             if node is not None and status in HOLDING_DEVICES and gpus[row]:
                 whole[node] = whole.get(node, 0) + gpus[row]
         device_ledger([self.jobs[i] for i in shared], self._nodes, errors, whole=whole, positions=shared)
+
+    def _check_policy(self, errors: list[tuple[Loc, str]]) -> None:
+        """The fields of the other policy are refused (docs/snapshot-format.md, "Peer semantics"): Kueue's under
+        ``policy: kai``, KAI's quota fields under ``policy: kueue``; preemption policies belong to ClusterQueues
+        (leaves)."""
+        policy = self.config.policy
+        given = self.config.model_fields_set
+        if policy == "kai":
+            for name in ("fair_sharing", "fair_sharing_strategies"):
+                if name in given:
+                    errors.append((("config", name), "a kueue field: set config.policy: kueue to use it"))
+        elif "fair_sharing_strategies" in given and not self.config.fair_sharing:
+            errors.append((("config", "fair_sharing_strategies"), "the strategies of fair sharing, which is off"))
+        refused, why = (KUEUE_FIELDS, "a kueue field") if policy == "kai" else (KAI_FIELDS, "a kai field")
+        for i, queue in enumerate(self.queues):
+            for name in refused:
+                if name in queue.model_fields_set:
+                    hint = "set config.policy: kueue" if policy == "kai" else "under policy kueue, give nominal"
+                    errors.append((("queues", i, name), f"{why}: {hint}"))
+            if policy == "kueue" and queue.preemption is not None and self._children.get(queue.name):
+                errors.append(
+                    (("queues", i, "preemption"), "a Cohort (a queue with children) has no preemption policy")
+                )
 
     def _check_queue_tree(self, errors: list[tuple[Loc, str]]) -> None:
         for i, queue in enumerate(self.queues):

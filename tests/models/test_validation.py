@@ -558,7 +558,53 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
         "jobs[1].placement.topology",
         "name a required level, a preferred level, or both",
     ),
+    # peer semantics (docs/snapshot-format.md, "Peer semantics")
+    ("unknown policy", lambda d: d.update(config={"policy": "volcano"}), "config.policy", "'kai' or 'kueue'"),
+    (
+        "a kueue field under policy kai",
+        lambda d: queue(d, "a").update(nominal={"gpu": 8}),
+        "queues[1].nominal",
+        "a kueue field: set config.policy: kueue",
+    ),
+    (
+        "fair sharing under policy kai",
+        lambda d: d.update(config={"fair_sharing": True}),
+        "config.fair_sharing",
+        "a kueue field",
+    ),
+    ("a kai field under policy kueue", lambda d: kueue(d), "queues[0].deserved", "a kai field: under policy kueue"),
+    (
+        "a lending limit above nominal",
+        lambda d: kueue(d, drop=True) or queue(d, "a").update(nominal={"gpu": 4}, lending_limit={"gpu": 6}),
+        "queues[1].lending_limit.gpu",
+        "lending_limit 6 exceeds the nominal quota 4",
+    ),
+    (
+        "preemption on a cohort",
+        lambda d: kueue(d, drop=True) or queue(d, "dept").update(preemption={"within_cluster_queue": "LowerPriority"}),
+        "queues[0].preemption",
+        "a Cohort (a queue with children) has no preemption policy",
+    ),
+    (
+        "an unknown preemption policy",
+        lambda d: kueue(d, drop=True) or queue(d, "a").update(preemption={"reclaim_within_cohort": "Sometimes"}),
+        "queues[1].preemption.reclaim_within_cohort",
+        "'Never', 'LowerPriority' or 'Any'",
+    ),
+    (
+        "strategies without fair sharing",
+        lambda d: kueue(d, drop=True) or d["config"].update(fair_sharing_strategies=["LessThanInitialShare"]),
+        "config.fair_sharing_strategies",
+        "the strategies of fair sharing, which is off",
+    ),
 ]
+
+
+def kueue(doc: Doc, *, drop: bool = False) -> None:
+    """``doc`` under ``policy: kueue`` (``drop``: its queues' ``deserved`` gone)."""
+    doc["config"] = {"policy": "kueue"}
+    for q in doc["queues"] if drop else ():
+        q.pop("deserved", None)
 
 
 @pytest.mark.parametrize(("mutate", "path", "message"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])

@@ -1,0 +1,46 @@
+"""Peer semantics in snapshots (docs/snapshot-format.md, "Peer semantics"): Kueue's ClusterQueues and Cohorts under
+``config.policy: kueue`` are read and checked; the commands that decide refuse them in one line."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from conftest import base_document
+
+from gpu_preempt import decide
+from gpu_preempt.models import SnapshotError, snapshot_from_data
+
+
+def kueue_document() -> dict[str, Any]:
+    """The base document as a Cohort ``dept`` of ClusterQueues ``a`` and ``b``."""
+    document = base_document()
+    document["config"] = {"policy": "kueue", "fair_sharing": True}
+    for queue in document["queues"]:
+        del queue["deserved"]
+    document["queues"][1].update(
+        nominal={"gpu": 8},
+        borrowing_limit={"gpu": 4},
+        lending_limit={"gpu": 2},
+        preemption={"within_cluster_queue": "LowerPriority", "borrow_within_cohort": {"policy": "LowerPriority"}},
+    )
+    document["queues"][2].update(nominal={"gpu": 8}, fair_sharing_weight=2)
+    return document
+
+
+def test_kueue_queues_are_read_with_their_defaults() -> None:
+    snapshot = snapshot_from_data(kueue_document())
+    a, b = snapshot.queue("a"), snapshot.queue("b")
+    assert a.nominal == {"gpu": 8000} and a.borrowing_limit == {"gpu": 4000} and a.lending_limit == {"gpu": 2000}
+    assert a.preemption is not None and a.preemption.reclaim_within_cohort == "Never"
+    assert a.preemption.borrow_within_cohort.policy == "LowerPriority"
+    assert b.borrowing_limit is None and b.lending_limit is None and b.fair_sharing_weight == 2
+    assert snapshot.config.fair_sharing and snapshot.config.fair_sharing_strategies is None
+
+
+def test_a_kueue_snapshot_is_valid_but_not_decided(cli: Any) -> None:
+    snapshot = snapshot_from_data(kueue_document())
+    with pytest.raises(SnapshotError, match=r"config\.policy: kueue: Kueue's ClusterQueues and Cohorts are read"):
+        decide(snapshot, "wait")
+    result = cli("cycle", document=kueue_document())
+    assert result.exit_code == 2 and "decided under KAI's rules only (config.policy)" in result.stderr

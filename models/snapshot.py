@@ -20,7 +20,7 @@ from .job import ON_NODE, Job, LazyPartsModel, Task, share_of
 from .load.job_list import JobList
 from .node import Node
 from .priority_class import PriorityClass, Toleration
-from .quantity import MILLI, format_quantity
+from .quantity import MILLI, UNLIMITED, format_quantity
 from .queue import KAI_FIELDS, KUEUE_FIELDS, Queue
 from .sharing import HOLDING_DEVICES, counted_apart, counted_job, device_ledger, has_shares, memory_size
 
@@ -301,6 +301,9 @@ class Snapshot(LazyPartsModel):
                 if name in queue.model_fields_set:
                     hint = "set config.policy: kueue" if policy == "kai" else "under policy kueue, give nominal"
                     errors.append((("queues", i, name), f"{why}: {hint}"))
+            for resource, amount in queue.nominal.items():
+                if amount == UNLIMITED:
+                    errors.append((("queues", i, "nominal", resource), "a nominal quota is a finite amount"))
             if policy == "kueue" and queue.preemption is not None and self._children.get(queue.name):
                 errors.append(
                     (("queues", i, "preemption"), "a Cohort (a queue with children) has no preemption policy")

@@ -592,6 +592,12 @@ CASES: list[tuple[str, Callable[[Doc], None], str, str]] = [
         "'Never', 'LowerPriority' or 'Any'",
     ),
     (
+        "an unlimited nominal quota",
+        lambda d: kueue(d, drop=True) or queue(d, "a").update(nominal={"gpu": "unlimited"}),
+        "queues[1].nominal.gpu",
+        "a nominal quota is a finite amount",
+    ),
+    (
         "strategies without fair sharing",
         lambda d: kueue(d, drop=True) or d["config"].update(fair_sharing_strategies=["LessThanInitialShare"]),
         "config.fair_sharing_strategies",

@@ -226,7 +226,7 @@ def _within_excess(
         r: used - freed(problem, found, everyone, r) - limit if found.feasible else used - limit
         for r, (used, limit) in over.items()
     }
-    above = "; ".join(f"{format_quantity(r, left)} {r} remain above the limit" for r, left in remains.items() if left)
+    above = "; ".join(f"{r}: {format_quantity(r, left)} left above the limit" for r, left in remains.items() if left)
     if found.feasible and found.victims():
         outcome: Outcome = "partial" if any(remains.values()) else "enforced"
         if outcome == "partial":

@@ -297,6 +297,8 @@ def starting_jobs(start: Snapshot, shape: ClusterShape, cluster: Snapshot) -> li
         gpus = [r.get("gpu", 0) for r in requests]
         if job.gpu_devices > 1:
             raise SnapshotError.single(where, "a share on several devices; the replay counts shares of one device")
+        if job.preemption_delay is not None or any(t.order is not None for t in job.tasks):
+            raise SnapshotError.single(where, "a preemption delay or a task order, which the replay does not carry")
         if not sum(gpus):
             raise SnapshotError.single(where, "the job asks for no GPU; the replay measures work in GPU-time")
         if job.queue not in {q.name for q in cluster.queues} or not cluster.is_leaf(job.queue):

@@ -146,3 +146,8 @@ def test_a_running_share_by_memory_is_held_as_its_part_of_a_device(tmp_path: Pat
     (tmp_path / "cluster.yaml").write_text(yaml.safe_dump(snapshot, sort_keys=False))
     with pytest.raises(SnapshotError, match=r"cluster: jobs\[0\] \(M\): a share on several devices"):
         simulate(path, tmp_path / "out2")
+    snapshot["jobs"][0].update(task_resources={"gpu": 1}, gpu_devices=1, tasks=[{"node": "n0"}])
+    snapshot["jobs"][0].update(created_at="2026-03-01T09:00:00Z", preemption_delay="10m")
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump(snapshot, sort_keys=False))
+    with pytest.raises(SnapshotError, match=r"\(M\): a preemption delay or a task order, which the replay"):
+        simulate(path, tmp_path / "out3")

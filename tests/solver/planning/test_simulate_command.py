@@ -177,8 +177,7 @@ def test_ctrl_c_to_the_process_says_what_was_kept_and_leaves_no_staging_folder(t
     child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while not any(p.name.startswith(".out.") for p in tmp_path.iterdir()) and time.monotonic() < deadline:
-        time.sleep(0.05)  # the staging folder exists: the replay is under way
-    time.sleep(0.5)
+        time.sleep(0.01)  # the staging folder exists: the scenario is being read or replayed, not yet written
     child.send_signal(signal.SIGINT)
     _, stderr = child.communicate(timeout=60)
     assert child.returncode == 130, stderr

@@ -351,6 +351,15 @@ def _delay(o: KubeObject, value: object, at: str) -> str | None:
     return str(value)
 
 
+def _count(o: KubeObject, value: object, at: str, default: int) -> int:
+    """A pod set's count: a whole number >= 0, ``default`` when absent or null (the API's default)."""
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise SnapshotError.single(o.at(at), f"expected a whole number >= 0, got {shown(value)}")
+    return value
+
+
 def _groups(kind: Any, report: Report) -> dict[str, Group]:
     """Scheduler groups by ``namespace/name`` (Kueue: by the uid of the workload's owner, see :func:`_assign`)."""
     groups: dict[str, Group] = {}
@@ -383,9 +392,11 @@ def _groups(kind: Any, report: Report) -> dict[str, Group]:
         template: Resources | None = None
         placement: dict[str, Any] = {}
         for i, podset in enumerate(spec.get("podSets") or []):
-            n = podset.get("count", 1)
+            if not isinstance(podset, dict):
+                raise SnapshotError.single(o.at(f"spec.podSets[{i}]"), f"expected a pod set, got {shown(podset)}")
+            n = _count(o, podset.get("count"), f"spec.podSets[{i}].count", 1)
             count += n
-            minimum += podset.get("minCount", n)
+            minimum += _count(o, podset.get("minCount"), f"spec.podSets[{i}].minCount", n)
             pod_spec = (podset.get("template") or {}).get("spec")
             if template is None and isinstance(pod_spec, dict):
                 template = effective_requests(o, report, pod_spec)

@@ -8,8 +8,8 @@ tree, jobs sit in leaf queues, and no node holds more than it has.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import Field, PrivateAttr, model_validator
 
@@ -23,6 +23,8 @@ from .priority_class import PriorityClass, Toleration
 from .quantity import MILLI, UNLIMITED, format_quantity
 from .queue import KAI_FIELDS, KUEUE_FIELDS, Queue
 from .sharing import HOLDING_DEVICES, counted_apart, counted_job, device_ledger, has_shares, memory_size
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from .columns import JobColumns, TaskColumns  # imported when first used: it brings numpy, which the command line's
@@ -153,7 +155,7 @@ class Snapshot(LazyPartsModel):
             now=now, config=config, nodes=nodes, queues=queues, priority_classes=priority_classes, jobs=jobs
         )
         snapshot._resolve(fitted=True)
-        snapshot.__dict__["_ordered_jobs"] = frozenset()  # the replay's tasks give no task order
+        snapshot.__dict__["_ordered_jobs"] = (snapshot, frozenset())  # the replay's tasks give no task order
         return snapshot
 
     def _resolve(self, *, fitted: bool) -> None:
@@ -181,17 +183,25 @@ class Snapshot(LazyPartsModel):
             self._check_node_capacity(errors)
         raise_errors("Snapshot", errors)
 
+    def _own(self, key: str, compute: Callable[[], T]) -> T:
+        """A value derived from this snapshot, found once and kept in its instance dict beside the snapshot it
+        belongs to: ``model_copy`` copies the dict, and a copy finds its own."""
+        found = self.__dict__.get(key)
+        if found is None or found[0] is not self:
+            found = self.__dict__[key] = (self, compute())
+        return found[1]
+
     def ordered_jobs(self) -> frozenset[str]:
         """The jobs some of whose tasks give a task order (docs/rules.md, "Task order"), found once: the struct path
-        notes them as it reads the tasks; jobs whose tasks give only their node give none."""
-        found: frozenset[str] | None = self.__dict__.get("_ordered_jobs")
-        if found is None:
-            found = self.__dict__["_ordered_jobs"] = frozenset(
+        and the replay note them as they build the snapshot; jobs whose tasks give only their node give none."""
+        return self._own(
+            "_ordered_jobs",
+            lambda: frozenset(
                 job.name
                 for job in self.jobs
                 if "_task_nodes" not in job.__dict__ and any(t.order is not None for t in job.tasks)
-            )
-        return found
+            ),
+        )
 
     def shared_jobs(self) -> list[int]:
         """The positions of the jobs that ask for a share of a GPU (docs/snapshot-format.md, "GPU sharing")."""
@@ -201,12 +211,7 @@ class Snapshot(LazyPartsModel):
         """The first job whose shares decisions do not count, and why: a share by memory on a cluster whose GPU
         devices differ in memory, or that asks for more than a device has (docs/snapshot-format.md, "GPU sharing");
         ``None`` when there is none. Found once per snapshot."""
-        known: tuple[Snapshot, tuple[int, str] | None] | None = self.__dict__.get("_undecided")
-        if known is not None and known[0] is self:  # not a copy's (model_copy copies the instance dict)
-            return known[1]
-        found = self._undecided_share()
-        self.__dict__["_undecided"] = (self, found)
-        return found
+        return self._own("_undecided", self._undecided_share)
 
     def _undecided_share(self) -> tuple[int, str] | None:
         size: tuple[int | None, str | None] | None = None
@@ -229,10 +234,7 @@ class Snapshot(LazyPartsModel):
     def _counted_jobs(self) -> list[int]:
         """The positions of the jobs whose requests decisions count otherwise than they give them (a share by memory
         or on several devices: :func:`.sharing.counted_apart`), found once per snapshot."""
-        found: tuple[Snapshot, list[int]] | None = self.__dict__.get("_apart")
-        if found is None or found[0] is not self:
-            found = self.__dict__["_apart"] = (self, [i for i in self._shared_jobs if counted_apart(self.jobs[i])])
-        return found[1]
+        return self._own("_apart", lambda: [i for i in self._shared_jobs if counted_apart(self.jobs[i])])
 
     def counted(self) -> Snapshot:
         """This snapshot as decisions count it: every share by memory written as the fraction of a device it takes
@@ -241,19 +243,18 @@ class Snapshot(LazyPartsModel):
         :meth:`undecided_share` first."""
         if self.__dict__.get("_is_counted"):  # counted already (or a copy of one: model_copy copies the flag)
             return self
-        found: tuple[Snapshot, Snapshot] | None = self.__dict__.get("_counted")
-        if found is not None and found[0] is self:  # not a copy's (model_copy copies the instance dict)
-            return found[1]
+        return self._own("_counted", self._counted_copy)
+
+    def _counted_copy(self) -> Snapshot:
         changed = self._counted_jobs()
         if not changed:
-            self.__dict__["_counted"] = (self, self)
             return self
         size = memory_size(self.nodes)[0]
         jobs = list(self.jobs)
         for i in changed:
             jobs[i] = counted_job(jobs[i], size)
         copy = self.model_copy(update={"jobs": jobs})
-        for derived in ("_columns", "_job_columns", "_job_lists", "_counted", "_undecided", "_apart"):
+        for derived in ("_columns", "_job_columns", "_job_lists", "_counted", "_undecided", "_apart", "_ordered_jobs"):
             copy.__dict__.pop(derived, None)
         private = dict(self.__pydantic_private__ or {})
         private["_jobs"] = {job.name: job for job in jobs}
@@ -261,7 +262,6 @@ class Snapshot(LazyPartsModel):
         if "_columns" in self.__dict__:  # a large snapshot: counted from columns, as the snapshot given would be
             copy.task_columns()
         copy.__dict__["_is_counted"] = True
-        self.__dict__["_counted"] = (self, copy)
         return copy
 
     def _check_devices(self, errors: list[tuple[Loc, str]]) -> None:

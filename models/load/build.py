@@ -209,7 +209,7 @@ def assembled(head: Snapshot, has_jobs: bool, nodes: list[Node], jobs: list[Job]
             counts=seen.counts,
             own=seen.own,
         )
-        snapshot.__dict__["_ordered_jobs"] = frozenset(seen.ordered)
+        snapshot.__dict__["_ordered_jobs"] = (snapshot, frozenset(seen.ordered))  # Snapshot.ordered_jobs
         snapshot.__dict__["_job_lists"] = {  # Snapshot.job_columns; validation adds the resolved values
             "names": seen.job_names,
             "queues": seen.queues,

@@ -22,7 +22,17 @@ import numpy as np
 
 from gpu_preempt.models.columns import grouped
 from gpu_preempt.problem.builder import Prepared
-from gpu_preempt.problem.data import ChunkType, DeviceFit, Problem, Solution, broken_rows, device_fits
+from gpu_preempt.problem.data import (
+    ChunkType,
+    DeviceFit,
+    GuaranteeRow,
+    Problem,
+    Solution,
+    broken_rows,
+    device_fits,
+    placed_amount,
+    victim_freed,
+)
 from gpu_preempt.reduce.units import free_hosts
 from gpu_preempt.rules.victim_order import greedy_key
 
@@ -45,6 +55,10 @@ def solve_prepared(prepared: Prepared) -> tuple[Problem, Solution]:
     (``tests/solver/actions/test_greedy.py`` checks that the answers are the same). Decisions that may move jobs
     are solved whole.
     """
+    if prepared.kueue is not None:  # Kueue's own search runs over every candidate (docs/rules.md, "Kueue's preemption")
+        problem = prepared.problem
+        assert problem is not None
+        return problem, solve(problem)
     candidates = [] if prepared.candidates is None else prepared.candidates.candidates
     if prepared.moves_possible or len(candidates) <= FIRST_PREFIX:
         problem = prepared.problem
@@ -166,6 +180,8 @@ class _GroupOrder:
 
 
 def solve(problem: Problem) -> Solution:
+    if problem.cohort is not None and problem.victims:
+        return solve_cohort(problem)
     taken: dict[tuple[int, int], int] = {}
     fitted = _fit(problem, taken)
     if fitted is not None and not broken_rows(problem, Solution("feasible", dict(taken), fitted[0])):
@@ -332,3 +348,70 @@ def _fits(room: dict[str, int], chunk: ChunkType, fit: DeviceFit | None) -> bool
 def _over_limit(problem: Problem, taken: dict[tuple[int, int], int], placed: dict[tuple[int, int], int]) -> bool:
     trial = Solution("feasible", taken, placed)
     return any(not b.startswith(("guarantee", "saturation")) for b in broken_rows(problem, trial))
+
+
+def solve_cohort(problem: Problem) -> Solution:
+    """Kueue's own search (docs/rules.md, "Kueue's preemption"; ``preemption.go``, ``minimalPreemptions``): for
+    each attempt in turn, take the candidates in Kueue's order, skipping one that may not go in this attempt or
+    whose queue no longer uses more than its quota, until the chunk fits; then fill back: from the second-to-last
+    victim down to the first, put each back if the chunk still fits without it."""
+    cohort = problem.cohort
+    assert cohort is not None
+    without = set(cohort.while_nominal)
+    groups = problem.line_groups()
+    for borrowing in cohort.modes:
+        taken: list[int] = []
+        for v in problem.greedy_order:
+            if borrowing and v in without:
+                continue
+            if not all(
+                _still_over(problem, rows, taken) for _, rows in groups if v in problem.members(rows[0].victims)
+            ):
+                continue
+            taken.append(v)
+            fitted = _cohort_fit(problem, taken, borrowing)
+            if fitted is None:
+                continue
+            for i in range(len(taken) - 2, -1, -1):
+                trial = taken[:i] + taken[i + 1 :]
+                found = _cohort_fit(problem, trial, borrowing)
+                if found is not None:
+                    taken[i] = taken[-1]
+                    taken.pop()
+                    fitted = found
+            evicted = _whole(problem, taken)
+            return Solution("feasible", evicted, fitted[0], devices=fitted[1])
+    return Solution("unknown", reason="Kueue's search ran out of candidates without finding room")
+
+
+def _whole(problem: Problem, victims: list[int]) -> dict[tuple[int, int], int]:
+    return {(v, s): slot.count for v in victims for s, slot in enumerate(problem.victims[v].slots)}
+
+
+def _still_over(problem: Problem, rows: tuple[GuaranteeRow, ...], taken: list[int]) -> bool:
+    """Whether the queue of ``rows`` still uses more than its quota in some resource once ``taken`` go."""
+    gone = _whole(problem, [v for v in taken if v in problem.members(rows[0].victims)])
+    return any(
+        row.threshold is None
+        or row.held - sum(n * problem.victims[v].slots[s].requests.get(row.resource, 0) for (v, s), n in gone.items())
+        > row.threshold
+        for row in rows
+    )
+
+
+def _cohort_fit(problem: Problem, victims: list[int], borrowing: bool) -> Fitted | None:
+    """First-fit of the chunk once ``victims`` go, if it fits Kueue's quota in the attempt ``borrowing``."""
+    cohort = problem.cohort
+    assert cohort is not None
+    evicted = _whole(problem, victims)
+    fitted = _fit(problem, evicted)
+    if fitted is None:
+        return None
+    solution = Solution("feasible", evicted, fitted[0])
+    freed = {v: victim_freed(problem, solution, v) for v in victims}
+    placed = {r: placed_amount(problem, solution, r) for r in problem.resources}
+    if not cohort.fits(freed, placed, borrowing=borrowing):
+        return None
+    if any(not b.startswith(("guarantee", "cohort")) for b in broken_rows(problem, solution)):
+        return None
+    return fitted

@@ -80,6 +80,8 @@ def _attempt(cluster: ClusterState, job: Job, action: Action, solver: SolverName
             if solver == "greedy" and solution.status == "optimal":
                 solution = dataclasses.replace(solution, status="feasible")  # the baseline never claims a proof
             reduced = problem, solution
+    elif prepared.kueue is not None:
+        pass  # Kueue's quota binds victims wherever they run: the full model decides
     elif solver == "cpsat":
         try:
             found = solve_reduced(prepared)

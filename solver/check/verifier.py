@@ -29,6 +29,7 @@ enforces:
 * KAI's task order (docs/rules.md, "Task order"): an elastic victim's tasks without an order go first, then the
   lowest order up;
 * ``preemption_policy: Never``: such a job evicts and moves nothing;
+* under ``config.policy: kueue``, Kueue's rules instead of KAI's reclaim and preempt (:mod:`.kueue_check`);
 * the preemption delay (docs/rules.md, "Preemption delay"): a job within it does not reclaim or preempt;
 * moves (docs/snapshot-format.md, "Moves"): only in preempt and reclaim with ``config.moves`` on,
   of running tasks of jobs the action may disturb (the reclaim line aside), to
@@ -56,6 +57,7 @@ from gpu_preempt.rules.reclaim_gate import reclaim_gate
 from gpu_preempt.rules.reclaim_line import reclaim_line
 from gpu_preempt.state.cluster import ClusterState
 
+from .kueue_check import check_kueue
 from .objective_check import check_objective
 from .quota_verifier import verify_quota
 from .task_order import out_of_order
@@ -89,7 +91,9 @@ def verify(cluster: ClusterState, decision: Decision) -> list[str]:
     if snapshot.shared_jobs() or decision.devices:
         problems += _devices(cluster, job, decision, taken)
     problems += _quotas(cluster, job, taken, placed)
-    if decision.action == "reclaim":
+    if snapshot.config.policy == "kueue":
+        problems += check_kueue(cluster, job, decision, placed)
+    elif decision.action == "reclaim":
         problems += _reclaim(cluster, job, decision, taken, placed)
     problems += check_objective(cluster, decision)
     problems += _requeue(cluster, decision)
@@ -239,6 +243,7 @@ def _overrides(cluster: ClusterState, job: Job, decision: Decision) -> list[str]
 def _victims(cluster: ClusterState, job: Job, decision: Decision, out: list[str]) -> dict[str, list[str]]:
     """Checks each victim against the action's rules; returns victim job -> evicted task names."""
     taken: dict[str, list[str]] = {}
+    kueue = cluster.snapshot.config.policy == "kueue"  # checked by check_kueue
     if decision.action == "allocate" and decision.victims:
         out.append("allocate: evicts nothing, yet the decision has victims")
     for entry in decision.victims:
@@ -260,7 +265,7 @@ def _victims(cluster: ClusterState, job: Job, decision: Decision, out: list[str]
             broken = out_of_order(victim.name, cluster.tasks(victim, "running"), entry.tasks)
             if broken is not None:
                 out.append(broken)
-        if decision.action == "preempt":
+        if decision.action == "preempt" and not kueue:
             if victim.queue != job.queue:
                 out.append(f"preempt: {victim.name} is in queue {victim.queue}, not {job.queue}")
             if victim.resolved_priority >= job.resolved_priority:
@@ -269,7 +274,10 @@ def _victims(cluster: ClusterState, job: Job, decision: Decision, out: list[str]
                 )
         if decision.action == "reclaim" and victim.queue == job.queue:
             out.append(f"reclaim: {victim.name} is in the reclaimer's own queue")
-        for p in protections(cluster, victim, job, "reclaim" if decision.action == "reclaim" else "preempt"):
+        action: Action = (
+            "reclaim" if decision.action == "reclaim" or (kueue and victim.queue != job.queue) else "preempt"
+        )
+        for p in protections(cluster, victim, job, action):
             if not p.surplus_only or whole:
                 out.append(f"{p.rule}: {victim.name} is protected ({p.describe()})")
         taken[victim.name] = list(entry.tasks)

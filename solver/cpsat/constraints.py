@@ -16,7 +16,7 @@ from gpu_preempt.models import MILLI
 
 from .variables import LinearExpr, Variables
 
-FAMILIES = ("limits", "guarantee", "saturation")
+FAMILIES = ("limits", "guarantee", "saturation", "cohort")
 """Rule families that :func:`add_all` can leave out."""
 
 
@@ -33,6 +33,8 @@ def add_all(vars: Variables, skip: Collection[str] = ()) -> None:
         guarantee(vars)
     if "saturation" not in skip:
         saturation(vars)
+    if "cohort" not in skip:
+        cohort(vars)
     excess(vars)
 
 
@@ -452,3 +454,99 @@ def saturation(vars: Variables) -> None:
         model.add(coef_s // divisor * freed_s - coef_a // divisor * freed_a <= rhs // divisor).only_enforce_if(
             [active, below.Not()]
         )
+
+
+def cohort(vars: Variables) -> None:
+    """Kueue's quota (docs/rules.md, "Kueue's preemption"; :class:`~gpu_preempt.problem.data.CohortRows`): per
+    resource the chunk asks for, ``placed <= max(0, available)`` of the preemptor's ClusterQueue once the victims
+    go, written as Kueue's ``resource_node.go`` computes it: a Cohort's usage is what each child uses beyond its
+    local quota, and what a queue has available is its local quota left plus its parent's available, capped by its
+    borrowing limit. The maxima and minima are exact (CP-SAT's max and min equalities). In an attempt without
+    borrowing the ClusterQueue also ends within its nominal quota, and victims of the ``while_nominal`` class are
+    taken only in such an attempt.
+    """
+    rows, model, problem = vars.problem.cohort, vars.model, vars.problem
+    if rows is None:
+        return
+    quotas = rows.quotas
+    borrow: cp_model.IntVar | int = int(rows.modes[0]) if len(rows.modes) == 1 else model.new_bool_var("borrowing")
+    for v in rows.while_nominal:
+        if isinstance(borrow, int):
+            if borrow:
+                model.add(vars.victim[v] == 0)
+        else:
+            model.add_implication(vars.victim[v], borrow.Not())
+    children: dict[str, list[str]] = {}
+    for queue, parent in quotas.parents.items():
+        if parent is not None:
+            children.setdefault(parent, []).append(queue)
+    for resource in problem.resources:
+        _cohort_resource(vars, resource, children, borrow)
+
+
+def _cohort_resource(
+    vars: Variables, resource: str, children: dict[str, list[str]], borrow: cp_model.IntVar | int
+) -> None:
+    rows, model = vars.problem.cohort, vars.model
+    assert rows is not None
+    quotas, unit = rows.quotas, vars.scale.get(resource, 1)
+    placed = unit * vars.placed_total(resource)
+    amounts = [abs(a.get(resource, 0)) for m in (quotas.nominal, quotas.used, quotas.borrowing) for a in m.values()]
+    bound = 2 * (sum(amounts) + sum(t.requests.get(resource, 0) * len(t.tasks) for t in vars.problem.chunk)) + 1
+
+    def at_least_zero(expr: LinearExpr, name: str) -> LinearExpr:
+        if isinstance(expr, int):
+            return max(0, expr)
+        var = model.new_int_var(0, bound, name)
+        model.add_max_equality(var, [expr, 0])
+        return var
+
+    usage: dict[str, LinearExpr] = {}
+
+    def use(queue: str) -> LinearExpr:
+        below = children.get(queue, [])
+        if not below:
+            held = quotas.used.get(queue, {}).get(resource, 0)
+            members = rows.victims.get(queue, ())
+            found: LinearExpr = held - unit * vars.freed(members, resource) if members else held
+        else:
+            terms: list[LinearExpr] = []
+            for child in below:
+                local = quotas.local_quota(child, resource)
+                part = use(child)
+                terms.append(part if local == 0 else at_least_zero(part - local, f"lent_{child}_{resource}"))
+            found = sum(t for t in terms if isinstance(t, int)) + cp_model.LinearExpr.sum(
+                [t for t in terms if not isinstance(t, int)]
+            )
+        usage[queue] = found
+        return found
+
+    def available(queue: str) -> LinearExpr:
+        parent, mine = quotas.parents[queue], usage[queue]
+        if parent is None:
+            return quotas.subtree_quota(queue, resource) - mine
+        local = quotas.local_quota(queue, resource)
+        from_parent = available(parent)
+        limit = quotas.borrowing.get(queue, {}).get(resource)
+        if limit is not None:
+            used_up = mine if local == 0 else at_least_zero(mine - local, f"used_up_{queue}_{resource}")
+            cap = quotas.subtree_quota(queue, resource) - local - used_up + limit
+            if isinstance(cap, int) and isinstance(from_parent, int):
+                from_parent = min(cap, from_parent)
+            else:
+                least = model.new_int_var(-bound, bound, f"from_parent_{queue}_{resource}")
+                model.add_min_equality(least, [from_parent, cap])
+                from_parent = least
+        return at_least_zero(local - mine, f"local_left_{queue}_{resource}") + from_parent
+
+    top = rows.queue
+    while quotas.parents[top] is not None:
+        top = quotas.parents[top]  # type: ignore[assignment]
+    use(top)
+    model.add(placed <= at_least_zero(available(rows.queue), f"available_{resource}"))
+    nominal = quotas.nominal.get(rows.queue, {}).get(resource, 0)
+    if isinstance(borrow, int):
+        if not borrow:
+            model.add(usage[rows.queue] + placed <= nominal)
+    else:
+        model.add(usage[rows.queue] + placed <= nominal).only_enforce_if(borrow.Not())

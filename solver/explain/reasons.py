@@ -19,8 +19,9 @@ from gpu_preempt import cpsat
 from gpu_preempt.models import MILLI, Job, Resources, format_quantity, format_resources, format_time
 from gpu_preempt.models.decision import Decision, Protected
 from gpu_preempt.models.quantity import add
-from gpu_preempt.problem.data import ChunkType, GuaranteeRow, Problem, could_fit
-from gpu_preempt.rules.candidates import CandidateSet
+from gpu_preempt.problem.data import ChunkType, GuaranteeRow, Problem, Victim, could_fit
+from gpu_preempt.rules.candidates import CandidateSet, Exclusion
+from gpu_preempt.rules.kueue_preemption import quotas_of
 from gpu_preempt.rules.placement import placement_matters
 from gpu_preempt.rules.reclaim_line import reclaim_line
 from gpu_preempt.state.cluster import ClusterState
@@ -46,6 +47,8 @@ def why_victim(cluster: ClusterState, decision: Decision, victim: Job) -> str:
     its reclaim line (reclaim), in words."""
     me = cluster.snapshot.job(decision.job)
     where = _frees(cluster, decision, victim, me)
+    if cluster.snapshot.config.policy == "kueue":
+        return _kueue_why(cluster, me, victim) + where
     if decision.action == "preempt":
         return f"same queue, priority {victim.resolved_priority} < {me.resolved_priority}{where}"
     rq, vq = cluster.tree.leveled_pair(me.queue, victim.queue)
@@ -65,6 +68,27 @@ def why_victim(cluster: ClusterState, decision: Decision, victim: Job) -> str:
             f"{format_quantity(resource, amount)}"
         )
     return ("; ".join(parts) or f"queue {vq} is not above its line") + where
+
+
+def _kueue_why(cluster: ClusterState, me: Job, victim: Job) -> str:
+    """docs/rules.md, "Kueue's preemption": the preemptor's policy, and for a victim of the cohort its queue above
+    its nominal quota."""
+    ours, theirs = me.resolved_priority, victim.resolved_priority
+    rank = f"priority {theirs} < {ours}" if theirs < ours else f"priority {theirs}, queued after it"
+    policy = cluster.tree.queue(me.queue).preemption
+    if victim.queue == me.queue:
+        within = "Never" if policy is None else policy.within_cluster_queue
+        return f"same ClusterQueue, {rank} (within_cluster_queue {within})"
+    quotas = quotas_of(cluster)
+    parts = [
+        f"{format_quantity(r, quotas.usage(victim.queue, r))} {r} of nominal "
+        f"{format_quantity(r, quotas.nominal.get(victim.queue, {}).get(r, 0))}"
+        for r in sorted(quotas.used.get(victim.queue, {}))
+        if quotas.borrowing_now(victim.queue, r)
+    ]
+    reclaim = "Never" if policy is None else policy.reclaim_within_cohort
+    rank = "any priority" if reclaim == "Any" else rank
+    return f"ClusterQueue {victim.queue} borrows ({', '.join(parts)}); {rank} (reclaim_within_cohort {reclaim})"
 
 
 def _frees(cluster: ClusterState, decision: Decision, victim: Job, me: Job) -> str:
@@ -92,7 +116,7 @@ def _frees(cluster: ClusterState, decision: Decision, victim: Job, me: Job) -> s
 def why_infeasible(problem: Problem, candidates: CandidateSet | None) -> str:
     """A sentence (or a few) on why no allowed victim set makes room for the chunk."""
     need = _need(problem)
-    families = ("limits", "guarantee", "saturation") if could_fit(problem) else ()  # else capacity alone
+    families = ("limits", "guarantee", "saturation", "cohort") if could_fit(problem) else ()  # else capacity alone
     blame = [family for family in families if _feasible_without(problem, family)]
     if blame:
         return "; ".join(_family_reason(problem, family) for family in blame)
@@ -180,7 +204,12 @@ def _need(problem: Problem) -> str:
 
 
 def _feasible_without(problem: Problem, family: str) -> bool:
-    rows = {"limits": problem.limits, "guarantee": problem.guarantees, "saturation": problem.saturation}[family]
+    rows = {
+        "limits": problem.limits,
+        "guarantee": problem.guarantees,
+        "saturation": problem.saturation,
+        "cohort": () if problem.cohort is None or not problem.victims else (problem.cohort,),
+    }[family]
     if not rows:
         return False
     relaxed = replace(problem, time_limit=max(0.2, problem.time_limit / 4))
@@ -188,6 +217,8 @@ def _feasible_without(problem: Problem, family: str) -> bool:
 
 
 def _family_reason(problem: Problem, family: str) -> str:
+    if family == "cohort":
+        return _cohort_reason(problem)
     if family == "guarantee":
         if problem.guarantee_rule == "last_chunk":
             return "; ".join(_last_chunk_reason(queue, rows) for queue, rows in problem.line_groups())
@@ -217,6 +248,39 @@ def _family_reason(problem: Problem, family: str) -> str:
     )
 
 
+def _cohort_reason(problem: Problem) -> str:
+    """docs/rules.md, "Kueue's preemption": what the preemptor's ClusterQueue would have available with every
+    candidate gone, against what the job needs."""
+    cohort = problem.cohort
+    assert cohort is not None
+    everything = {v: _running_total(victim) for v, victim in enumerate(problem.victims)}
+    borrowing = {v: amounts for v, amounts in everything.items() if v not in cohort.while_nominal}
+    queue, parts = cohort.queue, []
+    need = {r: sum(t.requests.get(r, 0) * t.required for t in problem.chunk) for r in problem.resources}
+    for r, amount in sorted(need.items()):
+        nominal = cohort.quotas.nominal.get(queue, {}).get(r, 0)
+        text = (
+            f"ClusterQueue {queue} would have {format_quantity(r, cohort.available_after(borrowing, r))} {r} "
+            f"available even with every candidate it may take while borrowing gone (nominal "
+            f"{format_quantity(r, nominal)}); the job needs {format_quantity(r, amount)}"
+        )
+        parts.append(text)
+    if cohort.while_nominal:
+        parts.append(
+            f"{len(cohort.while_nominal)} candidate(s) may go only if {queue} then ends within its nominal quota "
+            "(borrow_within_cohort)"
+        )
+    return "Kueue's quota: " + "; ".join(parts)
+
+
+def _running_total(victim: Victim) -> Resources:
+    total: Resources = {}
+    for slot in victim.slots:
+        for r, a in slot.requests.items():
+            total[r] = total.get(r, 0) + a * slot.count
+    return total
+
+
 def _last_chunk_reason(queue: str, rows: tuple[GuaranteeRow, ...]) -> str:
     above = ", ".join(
         f"{format_quantity(g.resource, g.held)} {g.resource} of {g.kind} "
@@ -242,15 +306,26 @@ def _exclusions(candidates: CandidateSet | None) -> str:
         "priority": "of equal or higher priority",
         "other-queue": "in other queues",
         "own-queue": "in the reclaimer's own queue",
+        "policy": "out of reach of the ClusterQueue's preemption policy",
     }
     parts = []
-    for rule in ("min-runtime", "toleration", "non-preemptible", "guarantee", "priority", "own-queue", "other-queue"):
+    rules: tuple[Exclusion, ...] = (
+        "min-runtime",
+        "toleration",
+        "non-preemptible",
+        "guarantee",
+        "priority",
+        "own-queue",
+        "other-queue",
+        "policy",
+    )
+    for rule in rules:
         if counts[rule]:
             text = f"{counts[rule]} job(s) {words[rule].format(action=candidates.action)}"
             ends = sorted(e.until for e in candidates.judged if e.rule == rule and e.until is not None)
             if ends:
                 text += f" (the first protection ends at {format_time(ends[0])})"
-            if rule == "guarantee":
+            if rule in ("guarantee", "policy"):
                 first = next(e for e in candidates.judged if e.rule == rule)
                 text += f": {first.reason}"
             parts.append(text)

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from gpu_preempt.models import Resources, SnapshotError, format_resources, parse_quantity
+from gpu_preempt.models import Resources, SnapshotError, parse_quantity
 from gpu_preempt.models.duration import format_duration, format_time, parse_duration
 from gpu_preempt.models.errors import FieldError, shown
 from gpu_preempt.models.quantity import add
@@ -172,6 +172,11 @@ def import_objects(
         if stuck:
             _hold(node, stuck)
     config: dict[str, Any] = {}
+    if source == "kueue":  # docs/rules.md, "Kueue's preemption"
+        config["policy"] = "kueue"
+        report.notes.append(
+            "kueue: decided by Kueue's classical preemption (its fair sharing is set in its own config)"
+        )
     if levels:
         config["topology"] = levels
     if global_default:
@@ -290,30 +295,6 @@ def _kueue_tree(kind: Any, report: Report) -> list[dict[str, Any]]:
     for entry in list(cohorts.values()):
         if entry.get("parent") and entry["parent"] not in cohorts:
             cohorts[entry["parent"]] = {"name": entry["parent"]}
-    # a cohort guarantees what its members are guaranteed: its deserved is the sum of theirs (cohorts nest, so the
-    # deepest are summed first)
-    summed: set[str] = set()
-
-    def total(name: str) -> Resources:
-        below = [q for q in leaves if q.get("parent") == name]
-        below += [c for c in cohorts.values() if c.get("parent") == name]
-        amounts: Resources = {}
-        for child in below:
-            if child["name"] in cohorts and child["name"] not in summed:
-                total(child["name"])
-            for resource, value in (child.get("deserved") or {}).items():
-                amounts[resource] = amounts.get(resource, 0) + parse_quantity(value)
-        summed.add(name)
-        if amounts:
-            cohorts[name]["deserved"] = quantities(amounts)
-            report.guess(
-                f"cohort {name}", f"deserved = the sum of its members' nominal quotas ({format_resources(amounts)})"
-            )
-        return amounts
-
-    for name in list(cohorts):
-        if name not in summed:
-            total(name)
     return [*cohorts.values(), *leaves]
 
 

@@ -4,10 +4,10 @@
   ``spec.resources.{gpu,cpu,memory}.{quota,limit,overQuotaWeight}`` in devices, millicores and MB (10^6 bytes),
   ``-1`` = unlimited; ``spec.preemptMinRuntime`` / ``spec.reclaimMinRuntime``. An absent limit is taken as
   unlimited (reported): KAI has no CRD default, and a zero limit under a positive quota is not a tree we accept.
-* Kueue: a ``ClusterQueue`` is a leaf, deserved = the nominal quota summed over its flavors, limit = nominal +
-  ``borrowingLimit`` (none = unlimited), weight = ``spec.fairSharing.weight``; its cohort (``spec.cohortName``,
-  v1beta1 ``spec.cohort``) is its parent, a ``Cohort`` object may name its own parent; a cohort's deserved is its
-  own quota, or else the sum of its children's (reported).
+* Kueue (the snapshot's ``config.policy: kueue``, docs/rules.md, "Kueue's preemption"): a ``ClusterQueue`` is a
+  leaf with ``nominal``, ``borrowing_limit`` and ``lending_limit`` summed over its flavors, its ``spec.preemption``
+  policies and ``spec.fairSharing.weight``; its cohort (``spec.cohortName``, v1beta1 ``spec.cohort``) is its
+  parent; a ``Cohort`` object may name its own parent and give quotas of its own.
 * Volcano ``Queue`` (``scheduling.volcano.sh``): ``spec.parent``, ``spec.deserved``, ``spec.capability`` (limit),
   ``spec.weight``. Volcano's implicit ``root`` queue is not a queue of the snapshot.
 """
@@ -91,44 +91,88 @@ def _kai_amount(obj: KubeObject, where: str, value: Any, resource: str, unit: in
     return int(milli)
 
 
-def kueue_cluster_queue(obj: KubeObject, report: Report) -> tuple[dict[str, Any], str | None]:
-    """The leaf queue of a ClusterQueue, and its cohort."""
+KUEUE_RESOURCES = {"nvidia.com/gpu": "gpu", "cpu": "cpu", "memory": "memory"}
+PREEMPTION_FIELDS = {"withinClusterQueue": "within_cluster_queue", "reclaimWithinCohort": "reclaim_within_cohort"}
+
+
+def kueue_quotas(obj: KubeObject) -> dict[str, Any]:
+    """A ClusterQueue's or Cohort's ``spec.resourceGroups`` as ``nominal``, ``borrowing_limit`` and
+    ``lending_limit``, each summed over the flavors per resource. A resource is unlimited in borrowing when some
+    flavor gives no borrowing limit; a flavor without a lending limit lends all its nominal quota."""
     spec = obj.get("spec") or {}
-    deserved: Resources = {}
+    nominal: Resources = {}
     borrow: Resources = {}
+    lend: Resources = {}
     unlimited: set[str] = set()
+    limited_lending: set[str] = set()
     for g, group in enumerate(spec.get("resourceGroups") or []):
         for f, flavor in enumerate(group.get("flavors") or []):
             for r, item in enumerate(flavor.get("resources") or []):
                 where = f"spec.resourceGroups[{g}].flavors[{f}].resources[{r}]"
-                kept = {"nvidia.com/gpu": "gpu", "cpu": "cpu", "memory": "memory"}.get(item.get("name"))
+                kept = KUEUE_RESOURCES.get(item.get("name"))
                 if kept is None:
                     continue
-                deserved[kept] = deserved.get(kept, 0) + amount(
-                    obj, f"{where}.nominalQuota", item.get("nominalQuota", 0), kept
-                )
+                quota = amount(obj, f"{where}.nominalQuota", item.get("nominalQuota", 0), kept)
+                nominal[kept] = nominal.get(kept, 0) + quota
                 if item.get("borrowingLimit") is None:
                     unlimited.add(kept)
                 else:
                     borrow[kept] = borrow.get(kept, 0) + amount(
                         obj, f"{where}.borrowingLimit", item["borrowingLimit"], kept
                     )
-    entry: dict[str, Any] = {"name": obj.name}
-    if deserved:
-        entry["deserved"] = _amounts(deserved)
-    limit = {r: deserved[r] + borrow.get(r, 0) for r in deserved if r not in unlimited}
-    if limit:
-        entry["limit"] = _amounts(limit)
+                if item.get("lendingLimit") is None:
+                    lend[kept] = lend.get(kept, 0) + quota
+                else:
+                    limited_lending.add(kept)
+                    lent = amount(obj, f"{where}.lendingLimit", item["lendingLimit"], kept)
+                    if lent > quota:
+                        raise SnapshotError.single(obj.at(f"{where}.lendingLimit"), "above the flavor's nominalQuota")
+                    lend[kept] = lend.get(kept, 0) + lent
+    entry: dict[str, Any] = {}
+    if nominal:
+        entry["nominal"] = _amounts(nominal)
+    limits = {r: a for r, a in borrow.items() if r not in unlimited}
+    if limits:
+        entry["borrowing_limit"] = _amounts(limits)
+    lending = {r: a for r, a in lend.items() if r in limited_lending}
+    if lending:
+        entry["lending_limit"] = _amounts(lending)
     weight = (spec.get("fairSharing") or {}).get("weight")
     if weight is not None:
-        entry["over_quota_weight"] = float(amount(obj, "spec.fairSharing.weight", weight, "weight")) / MILLI
+        entry["fair_sharing_weight"] = float(amount(obj, "spec.fairSharing.weight", weight, "weight")) / MILLI
+    return entry
+
+
+def kueue_cluster_queue(obj: KubeObject, report: Report) -> tuple[dict[str, Any], str | None]:
+    """The leaf queue of a ClusterQueue (quotas, preemption policies), and its cohort."""
+    spec = obj.get("spec") or {}
+    entry: dict[str, Any] = {"name": obj.name, **kueue_quotas(obj)}
+    given = spec.get("preemption")
+    if given is not None:
+        if not isinstance(given, dict):
+            raise SnapshotError.single(obj.at("spec.preemption"), "expected a mapping")
+        preemption: dict[str, Any] = {
+            ours: given[theirs] for theirs, ours in PREEMPTION_FIELDS.items() if theirs in given
+        }
+        borrow = given.get("borrowWithinCohort")
+        if isinstance(borrow, dict):
+            preemption["borrow_within_cohort"] = {
+                "policy": borrow.get("policy", "Never"),
+                **(
+                    {"max_priority_threshold": borrow["maxPriorityThreshold"]}
+                    if borrow.get("maxPriorityThreshold") is not None
+                    else {}
+                ),
+            }
+        entry["preemption"] = preemption
     cohort = spec.get("cohortName") or spec.get("cohort")
     return entry, cohort
 
 
 def kueue_cohort(obj: KubeObject, report: Report) -> dict[str, Any]:
-    entry: dict[str, Any] = {"name": obj.name}
-    parent = obj.get("spec", "parentName")
+    """A Cohort: its parent (``spec.parentName``, v1alpha1 ``spec.parent``) and quotas of its own."""
+    entry: dict[str, Any] = {"name": obj.name, **kueue_quotas(obj)}
+    parent = obj.get("spec", "parentName") or obj.get("spec", "parent")
     if parent:
         entry["parent"] = parent
     return entry

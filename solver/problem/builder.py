@@ -24,6 +24,7 @@ import numpy as np
 from gpu_preempt.models import MILLI, Job, Node, Resources, Task
 from gpu_preempt.models.quantity import add
 from gpu_preempt.rules.candidates import Candidate, CandidateSet, preempt_candidates, reclaim_candidates
+from gpu_preempt.rules.kueue_preemption import KueueTerms, kueue_candidates, needing_preemption, quotas_of
 from gpu_preempt.rules.placement import Eligibility, eligibility
 from gpu_preempt.rules.reclaim_gate import reclaim_gate
 from gpu_preempt.rules.reclaim_line import reclaim_line
@@ -34,6 +35,7 @@ from gpu_preempt.state.node_cache import NodeKey
 from .data import (
     Action,
     ChunkType,
+    CohortRows,
     Devices,
     GuaranteeRow,
     LimitRow,
@@ -78,6 +80,9 @@ class Prepared:
     required: Resources = field(default_factory=dict)
     candidates: CandidateSet | None = None
     skip: str | None = None
+    kueue: KueueTerms | None = None
+    """Under ``config.policy: kueue``, what Kueue's rules add to the candidates (docs/rules.md, "Kueue's
+    preemption")."""
     _problem: Problem | None = field(default=None, init=False, repr=False)
     _levels: tuple[int, ...] | None = field(default=None, init=False, repr=False)
     _moves: bool | None = field(default=None, init=False, repr=False)
@@ -150,6 +155,8 @@ class Prepared:
         positions = [cluster.node_index()[room.name] for room in nodes]
         config = cluster.snapshot.config
         required = self.required
+        if config.policy == "kueue":
+            return self._kueue_problem(victims, nodes, allowed, positions)
         return Problem(
             job=job.name,
             action=action,
@@ -173,6 +180,115 @@ class Prepared:
             spread_held=allowed.held,
         )
 
+    def _kueue_problem(
+        self, victims: tuple[Victim, ...], nodes: tuple[NodeRoom, ...], allowed: Eligibility, positions: list[int]
+    ) -> Problem:
+        """The problem under ``config.policy: kueue`` (docs/rules.md, "Kueue's preemption"): Kueue's quota for the
+        chunk, each cohort victim's queue still over its quota before its last workload goes, no moves."""
+        cluster, job, terms = self.cluster, self.job, self.kueue
+        config = cluster.snapshot.config
+        victims = tuple(replace(v, whole_chunk=_running_total(v)) for v in victims)  # Kueue evicts whole workloads
+        limits = _limit_rows(cluster, job, victims, self.chunk)
+        rows: CohortRows | None = None
+        guarantees: tuple[GuaranteeRow, ...] = ()
+        if terms is None:  # allocate: within what the ClusterQueue has available, a constant
+            quotas = quotas_of(cluster)
+            for resource in sorted(r for r, a in _total(job, [t for t, _ in self.chunk]).items() if a > 0):
+                headroom = max(0, quotas.available(job.queue, resource))
+                most = quotas.usage(job.queue, resource) + headroom
+                limits += (LimitRow(job.queue, resource, headroom, (), "nominal quota plus what it may borrow", most),)
+        else:
+            index = {v.job: k for k, v in enumerate(victims)}
+            by_queue: dict[str, list[int]] = {}
+            for k, victim in enumerate(victims):
+                by_queue.setdefault(victim.queue, []).append(k)
+            without = tuple(
+                sorted(
+                    index[j] for j, variant in terms.variants.items() if variant == "without-borrowing" and j in index
+                )
+            )
+            rows = CohortRows(
+                terms.quotas, terms.queue, {q: tuple(ks) for q, ks in by_queue.items()}, terms.modes, without
+            )
+            guarantees = _nominal_rows(cluster, terms, victims, index)
+        return Problem(
+            job=job.name,
+            action=self.action,
+            nodes=nodes,
+            chunk=_chunk_types(job, self.chunk),
+            victims=victims,
+            limits=limits,
+            guarantees=guarantees,
+            guarantee_rule="last_chunk",
+            objective=config.objective,
+            keep_order=keep_order(cluster, [victim.job for victim in victims]),
+            greedy_order=_kueue_order(cluster, job, victims, terms),
+            time_limit=config.solver.time_limit,
+            workers=config.solver.workers,
+            seed=config.solver.seed,
+            clock=config.solver.clock,
+            levels=self.levels,
+            domains=() if allowed.required is None else tuple(allowed.required[positions].tolist()),
+            spread=() if allowed.preferred is None else tuple(allowed.preferred[positions].tolist()),
+            spread_held=allowed.held,
+            cohort=rows,
+        )
+
+
+def _running_total(victim: Victim) -> Resources:
+    total: Resources = {}
+    for slot in victim.slots:
+        for r, a in slot.requests.items():
+            total[r] = total.get(r, 0) + a * slot.count
+    return total
+
+
+def _nominal_rows(
+    cluster: ClusterState, terms: KueueTerms, victims: tuple[Victim, ...], index: dict[str, int]
+) -> tuple[GuaranteeRow, ...]:
+    """Kueue takes a cohort candidate only while its ClusterQueue, and every cohort between it and the ancestor
+    where it was found, uses more than its quota in a resource needing preemption: as a set, each such queue is
+    still above its quota before its last (largest) workload goes (rows read as ``last_chunk``)."""
+    quotas, tree = terms.quotas, cluster.tree
+    members: dict[str, list[int]] = {}
+    for name, ancestor in terms.found_at.items():
+        if name not in index:
+            continue  # not among the victims of this problem
+        for queue in tree.upward(victims[index[name]].queue):
+            if queue == ancestor:
+                break
+            members.setdefault(queue, []).append(index[name])
+    rows = []
+    for queue in sorted(members):
+        leaf = tree.is_leaf(queue)
+        for resource in terms.needs:
+            threshold = (
+                quotas.nominal.get(queue, {}).get(resource, 0) if leaf else quotas.subtree_quota(queue, resource)
+            )
+            kind = "nominal quota" if leaf else "subtree quota"
+            held = quotas.usage(queue, resource)
+            rows.append(GuaranteeRow(queue, resource, held, threshold, kind, tuple(sorted(members[queue]))))
+    return tuple(rows)
+
+
+def _kueue_order(
+    cluster: ClusterState, job: Job, victims: tuple[Victim, ...], terms: KueueTerms | None
+) -> tuple[int, ...]:
+    """The victims in Kueue's order (``CandidatesOrdering`` within each class): hierarchical cohort candidates,
+    then the other cohort candidates, then the preemptor's own ClusterQueue; in each, lower priority first, then
+    the most recently started, then by name."""
+    if terms is None:
+        return ()
+    snapshot = cluster.snapshot
+    group = {"hierarchical": 0, "without-borrowing": 1, "while-borrowing": 1, "in-queue": 2}
+
+    def key(k: int) -> tuple[int, int, float, str]:
+        victim = victims[k]
+        started = snapshot.job(victim.job).started_at
+        return group[terms.variants[victim.job]], victim.priority, -(started or 0.0), victim.job
+
+    return tuple(sorted(range(len(victims)), key=key))
+
 
 def prepare(cluster: ClusterState, job: Job, action: Action) -> Prepared:
     """The chunk of ``job`` to place by ``action`` and its candidates, or why the job is skipped (``job`` as the
@@ -186,6 +302,8 @@ def prepare(cluster: ClusterState, job: Job, action: Action) -> Prepared:
         return Prepared(cluster, job, action, skip=skip)
     required = _total(job, [t for t, required in chunk if required])
     candidates: CandidateSet | None = None
+    if cluster.snapshot.config.policy == "kueue":
+        return _kueue_prepare(cluster, job, action, chunk, required)
     if action == "reclaim":
         closed = reclaim_gate(cluster, job, required)
         if closed is not None:
@@ -194,6 +312,26 @@ def prepare(cluster: ClusterState, job: Job, action: Action) -> Prepared:
     elif action == "preempt":
         candidates = preempt_candidates(cluster, job)
     return Prepared(cluster, job, action, chunk, required, candidates)
+
+
+def _kueue_prepare(
+    cluster: ClusterState, job: Job, action: Action, chunk: list[tuple[Task, bool]], required: Resources
+) -> Prepared:
+    """``prepare`` under ``config.policy: kueue`` (docs/rules.md, "Kueue's preemption"): ``preempt`` covers the
+    ClusterQueue and its cohort, and is tried only when the quota leaves no room."""
+    if action == "reclaim":
+        why = "policy kueue: one preemption covers the ClusterQueue and its cohort (action preempt)"
+        return Prepared(cluster, job, action, skip=why)
+    if action == "allocate":
+        return Prepared(cluster, job, action, chunk, required)
+    if not needing_preemption(quotas_of(cluster), job.queue, required):
+        why = (
+            f"ClusterQueue {job.queue} has quota for it: Kueue admits it without preempting, and it waits for room "
+            "on the nodes"
+        )
+        return Prepared(cluster, job, action, skip=why)
+    candidates, terms = kueue_candidates(cluster, job, required)
+    return Prepared(cluster, job, action, chunk, required, candidates, kueue=terms)
 
 
 def _chunk(cluster: ClusterState, job: Job, action: Action) -> tuple[list[tuple[Task, bool]], str | None]:
@@ -401,6 +539,7 @@ def _moves_possible(prepared: Prepared) -> bool:
     if (
         prepared.candidates is None
         or not cluster.snapshot.config.moves
+        or cluster.snapshot.config.policy == "kueue"  # Kueue evicts, it does not move
         or prepared.action not in ("reclaim", "preempt")
     ):
         return False

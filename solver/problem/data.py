@@ -21,6 +21,7 @@ from fractions import Fraction
 from typing import Literal
 
 from gpu_preempt.models import MILLI, Criterion, Resources, is_gpu_resource
+from gpu_preempt.state.cohorts import CohortQuotas
 
 Action = Literal["allocate", "preempt", "reclaim"]
 QuotaAction = Literal["enforce-quota"]
@@ -250,6 +251,49 @@ class SaturationRow:
 
 
 @dataclass(frozen=True)
+class CohortRows:
+    """Kueue's quota for one preemptor (docs/rules.md, "Kueue's preemption"): after the victims go, the chunk fits
+    what its ClusterQueue ``queue`` has available (``quotas``, evaluated with each ClusterQueue's usage less what its
+    victims free), in one of the attempts ``modes`` allows: with borrowing (``True``), or without, when the queue
+    also ends within its nominal quota. A victim of ``while_nominal`` may go only in an attempt without borrowing.
+    """
+
+    quotas: CohortQuotas
+    queue: str
+    victims: dict[str, tuple[int, ...]]
+    """Per ClusterQueue, the victims in it."""
+    modes: tuple[bool, ...] = (True,)
+    while_nominal: tuple[int, ...] = ()
+
+    def fits(self, freed: dict[int, Resources], placed: Resources, *, borrowing: bool) -> bool:
+        """Whether ``placed`` fits once the victims free ``freed`` (per victim), in the attempt ``borrowing``."""
+        used = {queue: dict(amounts) for queue, amounts in self.quotas.used.items()}
+        for queue, members in self.victims.items():
+            for v in members:
+                for r, a in freed.get(v, {}).items():
+                    used.setdefault(queue, {})[r] = used.get(queue, {}).get(r, 0) - a
+        return self.quotas.with_used(used).fits(self.queue, placed, borrowing=borrowing)
+
+    def available_after(self, freed: dict[int, Resources], resource: str) -> int:
+        """What the preemptor's ClusterQueue has available of ``resource`` once ``freed`` is freed."""
+        used = {queue: dict(amounts) for queue, amounts in self.quotas.used.items()}
+        for queue, members in self.victims.items():
+            for v in members:
+                amount = freed.get(v, {}).get(resource, 0)
+                used.setdefault(queue, {})[resource] = used.get(queue, {}).get(resource, 0) - amount
+        return max(0, self.quotas.with_used(used).available(self.queue, resource))
+
+    def allows(self, freed: dict[int, Resources], placed: Resources) -> bool:
+        """Whether some attempt ``modes`` allows admits ``placed`` once ``freed`` is freed."""
+        taken = {v for v, amounts in freed.items() if any(a > 0 for a in amounts.values())}
+        return any(
+            self.fits(freed, placed, borrowing=borrowing)
+            for borrowing in self.modes
+            if not (borrowing and taken & set(self.while_nominal))
+        )
+
+
+@dataclass(frozen=True)
 class Problem:
     """Everything one decision needs; indices refer to ``nodes``, ``chunk`` and ``victims``."""
 
@@ -296,6 +340,8 @@ class Problem:
     """A ``preferred`` topology: per node, its domain of the level; after the objective, the decision uses as few
     domains as possible, counting ``spread_held``, those the job's tasks hold already. Empty: none."""
     spread_held: frozenset[int] = frozenset()
+    cohort: CohortRows | None = None
+    """Under ``config.policy: kueue``: the quota the chunk must fit after the victims go (family ``cohort``)."""
 
     def members(self, victims: tuple[int, ...]) -> frozenset[int]:
         """``victims`` as a set, made once per tuple (rows of one queue share theirs)."""
@@ -537,7 +583,23 @@ def broken_rows(problem: Problem, solution: Solution) -> list[str]:
         rest = sat.held_s - freed_s
         if saturation_rejects(mine, sat.share_a, rest, sat.share_s, sat.multiplier):
             broken.append(f"saturation of queue {sat.a} against {sat.s} ({sat.resource})")
+    cohort = problem.cohort
+    if cohort is not None:
+        freed_by = {v: victim_freed(problem, solution, v) for v in taken}
+        placed = {r: placed_amount(problem, solution, r) for r in problem.resources}
+        if not cohort.allows(freed_by, placed):
+            broken.append(f"cohort quota of ClusterQueue {cohort.queue}")
     return broken
+
+
+def victim_freed(problem: Problem, solution: Solution, victim: int) -> Resources:
+    """What ``victim`` frees in ``solution``, per resource."""
+    out: Resources = {}
+    for (v, s), n in solution.evicted.items():
+        if v == victim and n > 0:
+            for r, a in problem.victims[v].slots[s].requests.items():
+                out[r] = out.get(r, 0) + a * n
+    return out
 
 
 def chunk_size(problem: Problem, solution: Solution, victim: int, resource: str) -> int:

@@ -42,7 +42,9 @@ from .protection import Action, Protection, protections, queue_min_runtime
 from .reclaim_line import Line, reclaim_line
 from .toleration import tolerated_until
 
-Exclusion = Literal["own-queue", "other-queue", "priority", "non-preemptible", "min-runtime", "toleration", "guarantee"]
+Exclusion = Literal[
+    "own-queue", "other-queue", "priority", "non-preemptible", "min-runtime", "toleration", "guarantee", "policy"
+]
 
 
 class Candidate(NamedTuple):

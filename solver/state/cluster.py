@@ -65,15 +65,14 @@ def decidable(snapshot: Snapshot) -> Snapshot:
     """``snapshot`` as decisions count it (:meth:`Snapshot.counted`: shares by memory as the fractions of a device
     they take, shares on several devices as the GPUs of all of them). Raises :class:`SnapshotError` naming the first
     job whose shares decisions do not count: a share by memory on devices of different memory sizes, or above a
-    device's memory (docs/snapshot-format.md, "GPU sharing"); and a snapshot under ``config.policy: kueue``, whose
-    rules are not decided yet (docs/snapshot-format.md, "Peer semantics")."""
+    device's memory (docs/snapshot-format.md, "GPU sharing"); and Kueue's fair sharing, not decided yet."""
     found = snapshot.undecided_share()
     if found is not None:
         i, why = found
         raise SnapshotError.single(f"jobs[{i}]", f"job {snapshot.jobs[i].name} {why}")
-    if snapshot.config.policy == "kueue":
-        why = "kueue: Kueue's ClusterQueues and Cohorts are read and checked, but decided under KAI's rules only"
-        raise SnapshotError.single("config.policy", why)
+    if snapshot.config.policy == "kueue" and snapshot.config.fair_sharing:
+        why = "Kueue's fair sharing is read and checked, but not decided yet: set it false (classical preemption)"
+        raise SnapshotError.single("config.fair_sharing", why)
     return snapshot.counted()
 
 

@@ -30,10 +30,10 @@ the rules of Kueue's ``pkg/cache/scheduler/resource_node.go`` (``localQuota``, `
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from gpu_preempt.models import Resources
+from gpu_preempt.models import Queue, Resources
 
 
 @dataclass
@@ -106,3 +106,38 @@ class CohortQuotas:
     def borrowing_now(self, queue: str, resource: str) -> bool:
         """Whether ``queue`` uses more than its nominal quota of ``resource``."""
         return self.usage(queue, resource) > self.nominal.get(queue, {}).get(resource, 0)
+
+    @classmethod
+    def of(cls, queues: Sequence[Queue], used: Mapping[str, Resources]) -> CohortQuotas:
+        """The arithmetic of a snapshot's ``queues`` (under ``config.policy: kueue``), with ``used`` per
+        ClusterQueue (a queue without an entry uses nothing)."""
+        return cls(
+            parents={q.name: q.parent for q in queues},
+            nominal={q.name: dict(q.nominal) for q in queues},
+            borrowing={q.name: dict(q.borrowing_limit) for q in queues if q.borrowing_limit is not None},
+            lending={q.name: dict(q.lending_limit) for q in queues if q.lending_limit is not None},
+            used=used,
+        )
+
+    def with_used(self, used: Mapping[str, Resources]) -> CohortQuotas:
+        """The same tree with ``used`` per ClusterQueue."""
+        return CohortQuotas(self.parents, self.nominal, self.borrowing, self.lending, used)
+
+    def fits(self, queue: str, request: Resources, *, borrowing: bool = True) -> bool:
+        """Kueue's ``workloadFits``: every resource of ``request`` within what ``queue`` has available, and
+        without ``borrowing`` within its nominal quota as well."""
+        for resource, amount in request.items():
+            if amount <= 0:
+                continue
+            if not borrowing and self.usage(queue, resource) + amount > self.nominal.get(queue, {}).get(resource, 0):
+                return False
+            if amount > max(0, self.available(queue, resource)):
+                return False
+        return True
+
+    def fits_in_quota(self, queue: str, request: Resources) -> tuple[bool, Resources]:
+        """Kueue's ``QuantitiesFitInQuota``: whether ``request`` fits ``queue``'s subtree quota on top of its usage,
+        and what of it is left beyond the local quota ``queue`` has left (asked of its parent next)."""
+        fits = all(self.usage(queue, r) + a <= self.subtree_quota(queue, r) for r, a in request.items() if a > 0)
+        left = {r: max(0, a - max(0, self.local_quota(queue, r) - self.usage(queue, r))) for r, a in request.items()}
+        return fits, left

@@ -1,5 +1,5 @@
 """Peer semantics in snapshots (docs/snapshot-format.md, "Peer semantics"): Kueue's ClusterQueues and Cohorts under
-``config.policy: kueue`` are read and checked; the commands that decide refuse them in one line."""
+``config.policy: kueue`` are read and checked and decided by Kueue's rules; fair sharing is refused in one line."""
 
 from __future__ import annotations
 
@@ -38,9 +38,18 @@ def test_kueue_queues_are_read_with_their_defaults() -> None:
     assert snapshot.config.fair_sharing and snapshot.config.fair_sharing_strategies is None
 
 
-def test_a_kueue_snapshot_is_valid_but_not_decided(cli: Any) -> None:
+def test_a_kueue_snapshot_is_decided_by_kueue_rules_without_fair_sharing(cli: Any) -> None:
+    document = kueue_document()
+    document["config"]["fair_sharing"] = False
+    assert decide(snapshot_from_data(document), "wait").outcome == "allocated"  # b has 8 GPUs of nominal quota
+    reclaim = decide(snapshot_from_data(document), "wait", "reclaim")
+    assert reclaim.outcome == "skipped" and "policy kueue" in (reclaim.reason or "")
+    assert cli("cycle", document=document).exit_code == 0
+
+
+def test_kueue_fair_sharing_is_refused_by_the_deciding_commands(cli: Any) -> None:
     snapshot = snapshot_from_data(kueue_document())
-    with pytest.raises(SnapshotError, match=r"config\.policy: kueue: Kueue's ClusterQueues and Cohorts are read"):
+    with pytest.raises(SnapshotError, match=r"config\.fair_sharing: Kueue's fair sharing is read and checked"):
         decide(snapshot, "wait")
     result = cli("cycle", document=kueue_document())
-    assert result.exit_code == 2 and "decided under KAI's rules only (config.policy)" in result.stderr
+    assert result.exit_code == 2 and "not decided yet" in result.stderr

@@ -60,19 +60,40 @@ def test_a_kai_cluster_reclaims_the_job_that_loses_the_fewest_tasks():
 
 
 def test_a_kueue_cluster_reclaims_for_the_cohort_member_below_its_quota():
-    """ClusterQueues team-a and team-b (8 GPUs nominal each, cohort ml). team-a runs a1 and a2 (2 pods x 4 GPUs
-    each, borrowing team-b's 8); team-b's b1 (2 x 4 GPUs, not admitted, so no pods yet) waits. Reclaim takes one of
-    team-a's jobs, the one started last (a2): it loses the least work."""
+    """ClusterQueues team-a and team-b (8 GPUs nominal each, borrowing up to 8, cohort ml), decided by Kueue's rules.
+    team-a runs a1 and a2 (2 pods x 4 GPUs each, borrowing team-b's 8); team-b's b1 (2 x 4 GPUs, not admitted, so
+    no pods yet) waits, and its quota has none left. team-b reclaims any of team-a's workloads (Any); one frees
+    enough, the one started last (a2): it loses the least work."""
     document, report = imported("kueue-cluster.json")
     snapshot = snapshot_from_data(document)
+    assert snapshot.config.policy == "kueue"
     assert {q.name: q.parent for q in snapshot.queues} == {"ml": None, "team-a": "ml", "team-b": "ml"}
-    assert snapshot.queue("team-a").deserved["gpu"] == 8000 and snapshot.queue("team-a").limit["gpu"] == 16_000
+    team_a = snapshot.queue("team-a")
+    assert team_a.nominal["gpu"] == 8000 and team_a.borrowing_limit == {"gpu": 8000} and team_a.lending_limit is None
+    assert team_a.preemption is not None and team_a.preemption.reclaim_within_cohort == "Any"
     b1 = snapshot.job("team-b/job-b1-5b2c1")
     assert len(b1.tasks) == 2 and all(t.status == "pending" for t in b1.tasks)
     assert b1.requeue is not None and b1.requeue.count == 2
     assert [t.node for t in snapshot.job("team-a/job-a1-5b2c1").tasks] == ["gpu-node-0", "gpu-node-0"]
-    assert victims(document) == [("team-b/job-b1-5b2c1", "reclaim", ["team-a/job-a2-5b2c1"])]
-    assert any("cohort ml" in g for g in report.guesses)
+    assert victims(document) == [("team-b/job-b1-5b2c1", "preempt", ["team-a/job-a2-5b2c1"])]
+    assert any("Kueue's classical preemption" in n for n in report.notes)
+
+
+def test_a_kueue_cluster_with_lending_and_borrowing_limits():
+    """Cohort ml: team-a (8 GPUs nominal, lends 4) runs a1 (4 GPUs); team-b (4 nominal, borrows up to 8) runs b1 and
+    b2 (4 GPUs each, class spot, 50); team-c (4) runs c1 (4). The cohort pools 12 GPUs (team-a keeps 4 to itself)
+    and all are used. team-a's a2 (4 GPUs, 100) waits: it fits team-a's own quota, so team-b's borrowing workloads may
+    be reclaimed (hierarchically, whatever the borrowing rule); team-c is within its quota. One of team-b's goes, the
+    one started last (b2); Kueue's own search (greedy) takes the most recently admitted, the same."""
+    document, _ = imported("kueue-borrowing.json")
+    snapshot = snapshot_from_data(document)
+    a, b = snapshot.queue("team-a"), snapshot.queue("team-b")
+    assert a.lending_limit == {"gpu": 4000} and a.borrowing_limit is None
+    assert b.borrowing_limit == {"gpu": 8000} and b.preemption is not None
+    assert b.preemption.borrow_within_cohort.max_priority_threshold == 50
+    assert victims(document) == [("team-a/job-a2-7c3d1", "preempt", ["team-b/job-b2-7c3d1"])]
+    greedy = decide(snapshot, "team-a/job-a2-7c3d1", "preempt", solver="greedy")
+    assert [v.job for v in greedy.victims] == ["team-b/job-b2-7c3d1"]
 
 
 def test_a_plain_cluster_preempts_around_a_tolerating_job():

@@ -111,6 +111,11 @@ class Queue(SnapshotModel):
         amount = self.deserved.get(resource, 0)
         return None if amount == UNLIMITED else amount
 
+    def guarantee(self, resource: str) -> int:
+        """What the queue is guaranteed of ``resource`` under either policy: ``deserved`` (KAI) or ``nominal``
+        (Kueue); the fields of one policy are refused under the other."""
+        return (self.deserved or self.nominal).get(resource, 0)
+
     def quota_of(self, resource: str) -> int | None:
         """The guaranteed quota the queue *declares* for ``resource``: finite amounts only.
 

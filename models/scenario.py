@@ -123,7 +123,9 @@ class SizeClass(SnapshotModel):
 class Assignment(SnapshotModel):
     """Fields the trace does not carry, assigned from the scenario's seed and listed as synthetic in every output."""
 
-    queue: Weighted | None = Field(None, description="default: the leaf queues, weighted by their GPU deserved")
+    queue: Weighted | None = Field(
+        None, description="default: the leaf queues, weighted by their GPU deserved (Kueue: nominal)"
+    )
     priority_class: Weighted | list[SizeClass] | None = Field(
         None, description="weights per class, or size classes in order; default: none (config.default_priority)"
     )

@@ -27,7 +27,7 @@ def test_committed_without_outputs(path: Path):
     )
 
 
-def test_capacity_planning_answers_its_three_questions_with_plots():
+def test_capacity_planning_answers_its_four_questions_with_plots():
     nbclient = pytest.importorskip("nbclient")
     import nbformat
 
@@ -39,8 +39,9 @@ def test_capacity_planning_answers_its_three_questions_with_plots():
     outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     images = [o for o in outputs if o.output_type == "display_data" and "image/png" in o.data]
-    assert len(images) == 3
+    assert len(images) == 4
     text = "".join(o.text for o in outputs if o.output_type == "stream" and o.name == "stdout")
     assert "min-runtime " in text and "p95 wait within 10% of the best" in text
     assert "smallest cluster with wait p95 <= 30m: " in text and "GPUs (probed [40," in text
     assert "CP-SAT preempted " in text and "where greedy preempted " in text
+    assert "under KAI's rules, cpsat: " in text and "under Kueue's rules, greedy: " in text

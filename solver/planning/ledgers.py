@@ -73,7 +73,7 @@ class Ledgers:
         counters.fragmented += fragmented * dt
         counters.most_fragmented = max(counters.most_fragmented, fragmented)
         held, wanted = self.queue_gpus(jobs)
-        deserved = {q.name: q.deserved.get("gpu", 0) for q in cluster.queues}
+        deserved = {q.name: q.guarantee("gpu") for q in cluster.queues}  # Kueue: the nominal quota
         below = counters.below_deserved
         ratios = []
         for queue in held:

@@ -15,7 +15,7 @@ Definitions (times in seconds, GPU-time in GPU-hours):
 * per GPU model (when the workload draws one per job): the job figures of the jobs of each model;
 * preemptions: whole-job evictions; per 1,000 GPU-hours of held GPU-time; jobs
   preempted repeatedly: evicted twice or more;
-* fairness, per leaf queue: time below its deserved GPUs while wanting more,
+* fairness, per leaf queue: time below its deserved GPUs (Kueue: nominal) while wanting more,
   mean |held - fair share| (GPUs, time-weighted), Jain's index of held / fair
   share over queues with a fair share, time-weighted.
 """

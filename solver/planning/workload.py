@@ -462,7 +462,7 @@ def _node_ratio(snapshot: Snapshot) -> dict[str, int]:
 def _default_queue_weights(snapshot: Snapshot, leaves: list[str]) -> dict[str, float]:
     weights = {}
     for name in leaves:
-        deserved = snapshot.queue(name).deserved.get("gpu", 0)
+        deserved = snapshot.queue(name).guarantee("gpu")
         weights[name] = float(deserved) if 0 < deserved < 2**62 else 0.0
     if sum(weights.values()) <= 0:
         return dict.fromkeys(leaves, 1.0)

@@ -56,6 +56,32 @@ def test_one_reclaim_by_hand(tmp_path: Path):
     assert s["unfinished"] == []
 
 
+def test_one_reclaim_by_hand_under_kueue_rules(tmp_path: Path):
+    """The same two jobs under Kueue's rules (docs/rules.md, "Kueue's preemption"): queues a (nominal 0) and b
+    (nominal 8) are ClusterQueues of one cohort. A borrows b's 8 GPUs at 0; B, within b's nominal quota, reclaims
+    them at 100 (reclaim_within_cohort Any). The replay is the KAI one's, to the second."""
+    whole = {"cpu": 64, "memory": "512Gi"}
+    queues = [
+        {"name": "pool"},
+        {"name": "a", "parent": "pool", "nominal": {"gpu": 0, **whole}},
+        {
+            "name": "b",
+            "parent": "pool",
+            "nominal": {"gpu": 8, **whole},
+            "preemption": {"reclaim_within_cohort": "Any"},
+        },
+    ]
+    path = a_then_b(tmp_path, 100, queues=queues, config={"policy": "kueue"})
+    replay = simulate(path, tmp_path / "out", check=True)
+    sim = replay.simulator
+    assert sim.problems == []
+    assert job(sim, "A") == (0.0, 1630.0, 1, 800.0)
+    assert job(sim, "B") == (130.0, 630.0, 0, 0.0)
+    when, decision = next((at, d) for at, d in sim.decisions if d.victims)
+    assert when == 100.0 and decision.action == "preempt" and [v.job for v in decision.victims] == ["A"]
+    assert replay.summary["utilisation"] == 1.0
+
+
 def test_a_reclaim_after_a_checkpoint_loses_only_what_came_since(tmp_path: Path):
     """As above, with a checkpoint every 300 s of progress and B arriving at 700: A checkpointed at 600, so the
     snapshot of the cycle at 700 says so, the decision counts 100 s x 8 GPUs lost, and so does the replay."""

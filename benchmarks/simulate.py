@@ -9,6 +9,8 @@ Run on demand (never part of the test command):
     .venv/bin/python benchmarks/simulate.py cluster05 --time-scale 40   # ITP cluster05 on the bundled 32 x 8 GPUs
     .venv/bin/python benchmarks/simulate.py all-itp            # the ten ITP clusters on their ElasticFlow sizes
     .venv/bin/python benchmarks/simulate.py sweep              # 100 runs of the bundled scenario, 2 workers
+    .venv/bin/python benchmarks/simulate.py kueue              # cluster10 and cluster05 (40x) under KAI's and Kueue's
+                                                               # rules, Kueue's with and without fair sharing
 
 Every replay is the ``gpu-preempt`` command in a child process, so the wall time includes starting Python and
 writing every output and plot; the peak RSS is that child's (``wait4``). For a sweep it is the largest worker's.
@@ -164,6 +166,30 @@ def all_itp(out: Path, solvers: list[str]) -> None:
         print(f"\nall ten clusters with {solver}: {seconds:.1f} s in total")
 
 
+def kueue(out: Path, solvers: list[str]) -> None:
+    """The same workloads under KAI's rules, Kueue's classical preemption and Kueue's fair sharing: the bundled
+    cluster10 scenario, and ITP cluster05 (3,629 jobs) on its cluster, arrivals compressed 40x."""
+    scenarios = ROOT / "fixtures" / "scenarios"
+    print(HEADER)
+    for trace, scale in ((None, None), ("cluster05.csv", 40.0)):
+        for name in ("itp-cluster10", "itp-cluster10-kueue", "itp-cluster10-kueue-fair"):
+            source = scenarios / f"{name.removesuffix('-fair')}.yaml"
+            document = yaml.safe_load(source.read_text())
+            workload = document["workload"]
+            workload["trace"]["path"] = str(
+                TRACES / trace if trace else (source.parent / workload["trace"]["path"]).resolve()
+            )
+            if scale is not None:
+                workload["time_scale"] = scale
+            if name.endswith("-fair"):
+                document["config"]["fair_sharing"] = True
+            label = name if trace is None else name.replace("cluster10", "cluster05-x40")
+            path = out / f"{label}.yaml"
+            path.write_text(yaml.safe_dump(document, sort_keys=False))
+            for solver in solvers:
+                print(row(label, solver, replay(path, out, solver)), flush=True)
+
+
 def sweep(out: Path, runs: int, workers: int) -> None:
     seeds = list(range(1, runs // 2 + 1))
     path = out / "sweep.yaml"
@@ -180,7 +206,7 @@ def sweep(out: Path, runs: int, workers: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["cluster10", "cluster04", "cluster05", "all-itp", "sweep"])
+    parser.add_argument("what", choices=["cluster10", "cluster04", "cluster05", "all-itp", "sweep", "kueue"])
     parser.add_argument("--first", type=int, help="cluster04: only the first N jobs")
     parser.add_argument("--time-scale", type=float, help="compress arrivals (cluster04; cluster05: 40)")
     parser.add_argument("--timeout", type=float, help="stop a replay after this many seconds (reported unfinished)")
@@ -203,6 +229,8 @@ def main() -> None:
             cluster05(out, args.time_scale or 40.0, args.solvers)
         elif args.what == "all-itp":
             all_itp(out, args.solvers)
+        elif args.what == "kueue":
+            kueue(out, args.solvers)
         else:
             sweep(out, args.runs, args.workers)
 

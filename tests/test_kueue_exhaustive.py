@@ -30,7 +30,7 @@ POLICIES = {
 
 
 @st.composite
-def cohorts(draw: st.DrawFn) -> dict[str, Any]:
+def cohorts(draw: st.DrawFn, fair: bool = False) -> dict[str, Any]:
     nodes = [{"name": f"n{i}", "resources": {"gpu": draw(st.integers(3, 4))}} for i in range(draw(st.integers(1, 2)))]
     nested = draw(st.booleans())
     queues: list[dict[str, Any]] = [{"name": "pool"}]
@@ -80,20 +80,48 @@ def cohorts(draw: st.DrawFn) -> dict[str, Any]:
                     "tasks": tasks,
                 }
             )
+    if fair:  # the preemptor's queue borrows, so that shares decide
+        want_queue = draw(st.sampled_from(leaves))
+        for queue in queues:
+            if queue["name"] == want_queue:
+                queue["nominal"] = {"gpu": draw(st.integers(0, 1))}
+                queue.pop("lending_limit", None)
     want = {
         "name": "want",
-        "queue": draw(st.sampled_from(leaves)),
+        "queue": want_queue if fair else draw(st.sampled_from(leaves)),
         "priority": draw(st.sampled_from([20, 30, 30])),
         "task_resources": {"gpu": draw(st.integers(1, 2))},
         "created_at": NOW - draw(st.integers(100, 200)),
         "tasks": [{} for _ in range(draw(st.integers(1, 2)))],
     }
-    return {"now": NOW, "config": {"policy": "kueue"}, "nodes": nodes, "queues": queues, "jobs": [*jobs, want]}
+    config: dict[str, Any] = {"policy": "kueue"}
+    if fair:  # docs/rules.md, "Kueue's fair sharing"
+        config["fair_sharing"] = True
+        config["fair_sharing_strategies"] = draw(
+            st.sampled_from([None, None, ["LessThanOrEqualToFinalShare"], ["LessThanInitialShare"]])
+        )
+        for queue in queues:
+            if queue["name"] != "pool" and draw(st.booleans()):
+                queue["fair_sharing_weight"] = draw(st.sampled_from([0, 0.5, 2]))
+    return {"now": NOW, "config": config, "nodes": nodes, "queues": queues, "jobs": [*jobs, want]}
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
 @given(cohorts())
 def test_kueue_preemption_matches_exhaustive_search(document: dict[str, Any]) -> None:
+    check(document)
+
+
+@SETTINGS
+@given(cohorts(fair=True))
+def test_kueue_fair_sharing_matches_exhaustive_search(document: dict[str, Any]) -> None:
+    check(document)
+
+
+def check(document: dict[str, Any]) -> None:
     snapshot = snapshot_from_data(document)
     cluster = ClusterState.of(snapshot)
     decision = attempt(cluster, snapshot.job("want"), "preempt")

@@ -359,6 +359,7 @@ def solve_cohort(problem: Problem) -> Solution:
     assert cohort is not None
     without = set(cohort.while_nominal)
     groups = problem.line_groups()
+    asked = {r: sum(t.requests.get(r, 0) * t.required for t in problem.chunk) for r in problem.resources}
     for borrowing in cohort.modes:
         taken: list[int] = []
         for v in problem.greedy_order:
@@ -368,6 +369,8 @@ def solve_cohort(problem: Problem) -> Solution:
                 _still_over(problem, rows, taken) for _, rows in groups if v in problem.members(rows[0].victims)
             ):
                 continue
+            if problem.fair is not None and not problem.fair.allows(_freed_by(problem, [*taken, v]), asked):
+                continue  # docs/rules.md, "Kueue's fair sharing": its queue's share would pass no strategy
             taken.append(v)
             fitted = _cohort_fit(problem, taken, borrowing)
             if fitted is None:
@@ -382,6 +385,12 @@ def solve_cohort(problem: Problem) -> Solution:
             evicted = _whole(problem, taken)
             return Solution("feasible", evicted, fitted[0], devices=fitted[1])
     return Solution("unknown", reason="Kueue's search ran out of candidates without finding room")
+
+
+def _freed_by(problem: Problem, victims: list[int]) -> dict[int, dict[str, int]]:
+    """What each of ``victims`` frees, evicted whole."""
+    solution = Solution("feasible", _whole(problem, victims), {})
+    return {v: victim_freed(problem, solution, v) for v in victims}
 
 
 def _whole(problem: Problem, victims: list[int]) -> dict[tuple[int, int], int]:
@@ -411,6 +420,8 @@ def _cohort_fit(problem: Problem, victims: list[int], borrowing: bool) -> Fitted
     freed = {v: victim_freed(problem, solution, v) for v in victims}
     placed = {r: placed_amount(problem, solution, r) for r in problem.resources}
     if not cohort.fits(freed, placed, borrowing=borrowing):
+        return None
+    if problem.fair is not None and not problem.fair.allows(freed, placed):
         return None
     if any(not b.startswith(("guarantee", "cohort")) for b in broken_rows(problem, solution)):
         return None

@@ -8,6 +8,8 @@ Kueue makes.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from gpu_preempt.models import Job, Resources
 from gpu_preempt.models.decision import Decision
 from gpu_preempt.models.queue import Preemption
@@ -32,6 +34,7 @@ def check_kueue(cluster: ClusterState, job: Job, decision: Decision, placed: Res
     if not needs:
         return ["kueue: the quota had room for the job: Kueue does not preempt"] if decision.victims else []
     policy = tree.queue(mine).preemption or Preemption()
+    fair = bool(snapshot.config.fair_sharing)
     advantage_at = _advantage(cluster, quotas, mine, placed)
     after = {q: dict(a) for q, a in used.items()}
     freed_by: dict[str, Resources] = {}
@@ -67,6 +70,10 @@ def check_kueue(cluster: ClusterState, job: Job, decision: Decision, placed: Res
                 break
             if quotas.within_nominal(queue, needs):
                 out.append(f"kueue: {victim.name}'s queue {queue} is within its quota in {', '.join(needs)}")
+        if fair:
+            if not any(quotas.borrowing_now(victim.queue, r) for r in needs):
+                out.append(f"kueue: {victim.name}'s queue {victim.queue} borrows none of {', '.join(needs)}")
+            continue
         if not advantage_at[top]:
             borrow = policy.borrow_within_cohort
             threshold = borrow.max_priority_threshold
@@ -77,7 +84,9 @@ def check_kueue(cluster: ClusterState, job: Job, decision: Decision, placed: Res
             ):
                 without = True
     out += _last_workload(cluster, quotas, mine, needs, freed_by)
-    modes = _modes(cluster, quotas, job, policy, needs, decision, advantage_at)
+    if fair:
+        out += _fair_shares(cluster, quotas, job, needs, freed_by, after, placed)
+    modes = (True,) if fair else _modes(cluster, quotas, job, policy, needs, decision, advantage_at)
     after_quotas = quotas.with_used(after)
     allowed = [m for m in modes if not (m and without)]
     if not any(after_quotas.fits(mine, placed, borrowing=m) for m in allowed):
@@ -181,3 +190,69 @@ def _modes(
     if not cohort or (forbidden and not under):
         return (True,)
     return (False, True)
+
+
+def _fair_shares(
+    cluster: ClusterState,
+    quotas: CohortQuotas,
+    job: Job,
+    needs: list[str],
+    freed_by: dict[str, Resources],
+    after: dict[str, Resources],
+    placed: Resources,
+) -> list[str]:
+    """Kueue's fair sharing: with the job added, its ClusterQueue within its nominal quota in the resources needing
+    preemption, or each other ClusterQueue losing victims passing a strategy between the shares of the pair below
+    their lowest common ancestor."""
+    snapshot, tree, mine = cluster.snapshot, cluster.tree, job.queue
+    config = snapshot.config
+    strategies = config.fair_sharing_strategies or ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
+    resources = sorted({r for q in snapshot.queues for r in q.nominal})
+    weights = {q.name: Fraction(q.fair_sharing_weight).limit_denominator(10**6) for q in snapshot.queues}
+
+    def state(skip: str | None) -> CohortQuotas:
+        used = {q: dict(a) for q, a in after.items()}
+        if skip is not None:
+            queue = snapshot.job(skip).queue
+            for r, a in freed_by[skip].items():
+                used[queue][r] = used[queue].get(r, 0) + a
+        for r, a in placed.items():
+            used.setdefault(mine, {})[r] = used.get(mine, {}).get(r, 0) + a
+        return quotas.with_used(used)
+
+    final = state(None)
+    if all(final.usage(mine, r) <= quotas.nominal.get(mine, {}).get(r, 0) for r in needs):
+        return []
+    by_queue: dict[str, list[str]] = {}
+    for name in freed_by:
+        queue = snapshot.job(name).queue
+        if queue != mine:
+            by_queue.setdefault(queue, []).append(name)
+    out = []
+    for target, names in sorted(by_queue.items()):
+        left, right = tree.leveled_pair(mine, target)
+        ours = final.share(left, weights[left], resources)
+
+        def theirs(state: CohortQuotas, right: str = right) -> int | None:
+            return state.share(right, weights[right], resources)
+
+        infinite = 10**30
+        after_share = theirs(final)
+        ok = "LessThanOrEqualToFinalShare" in strategies and (
+            (infinite if after_share is None else after_share) >= (infinite if ours is None else ours)
+        )
+        if (
+            not ok
+            and "LessThanInitialShare" in strategies
+            and (len(names) == 1 or "LessThanOrEqualToFinalShare" in strategies)
+        ):
+            for name in names:
+                before = theirs(state(name))
+                if ours is not None and (before is None or ours < before):
+                    ok = True
+        if not ok:
+            lost = ", ".join(names)
+            out.append(
+                f"kueue fair sharing: {target} loses {lost}; {left}'s share passes no strategy against {right}'s"
+            )
+    return out

@@ -8,15 +8,17 @@ problem infeasible, for the explanation of an ``infeasible`` decision.
 from __future__ import annotations
 
 from collections.abc import Collection
+from fractions import Fraction
 from math import gcd
 
 from ortools.sat.python import cp_model
 
 from gpu_preempt.models import MILLI
+from gpu_preempt.problem.data import S2A, S2B, Problem
 
 from .variables import LinearExpr, Variables
 
-FAMILIES = ("limits", "guarantee", "saturation", "cohort")
+FAMILIES = ("limits", "guarantee", "saturation", "cohort", "fair")
 """Rule families that :func:`add_all` can leave out."""
 
 
@@ -35,6 +37,8 @@ def add_all(vars: Variables, skip: Collection[str] = ()) -> None:
         saturation(vars)
     if "cohort" not in skip:
         cohort(vars)
+    if "fair" not in skip:
+        fair(vars)
     excess(vars)
 
 
@@ -463,12 +467,11 @@ def cohort(vars: Variables) -> None:
     local quota, and what a queue has available is its local quota left plus its parent's available, capped by its
     borrowing limit. The maxima and minima are exact (CP-SAT's max and min equalities). In an attempt without
     borrowing the ClusterQueue also ends within its nominal quota, and victims of the ``while_nominal`` class are
-    taken only in such an attempt.
+    taken only in such an attempt. Amounts are counted in each resource's quota unit (:func:`quota_unit`).
     """
     rows, model, problem = vars.problem.cohort, vars.model, vars.problem
     if rows is None:
         return
-    quotas = rows.quotas
     borrow: cp_model.IntVar | int = int(rows.modes[0]) if len(rows.modes) == 1 else model.new_bool_var("borrowing")
     for v in rows.while_nominal:
         if isinstance(borrow, int):
@@ -476,61 +479,92 @@ def cohort(vars: Variables) -> None:
                 model.add(vars.victim[v] == 0)
         else:
             model.add_implication(vars.victim[v], borrow.Not())
+    for resource in problem.resources:
+        _cohort_resource(vars, resource, borrow)
+
+
+def quota_unit(problem: Problem, resource: str) -> int:
+    """The gcd of every amount of ``resource`` Kueue's arithmetic adds or compares in ``problem``: quotas, usages,
+    the chunk's and the victims' requests. Counting in it keeps memory (milli-bytes) within CP-SAT's integers."""
+    rows = problem.cohort
+    assert rows is not None
+    quotas = rows.quotas
+    amounts = [
+        m.get(resource, 0)
+        for group in (quotas.nominal, quotas.borrowing, quotas.lending, quotas.used)
+        for m in group.values()
+    ]
+    amounts += [t.requests.get(resource, 0) for t in problem.chunk]
+    amounts += [slot.requests.get(resource, 0) for victim in problem.victims for slot in victim.slots]
+    return gcd(*amounts) or 1
+
+
+def _tree(problem: Problem) -> tuple[dict[str, list[str]], str]:
+    """The children of each queue of the preemptor's tree, and its top."""
+    rows = problem.cohort
+    assert rows is not None
     children: dict[str, list[str]] = {}
-    for queue, parent in quotas.parents.items():
+    for queue, parent in rows.quotas.parents.items():
         if parent is not None:
             children.setdefault(parent, []).append(queue)
-    for resource in problem.resources:
-        _cohort_resource(vars, resource, children, borrow)
+    top = rows.queue
+    while (parent := rows.quotas.parents[top]) is not None:
+        top = parent
+    return children, top
 
 
-def _cohort_resource(
-    vars: Variables, resource: str, children: dict[str, list[str]], borrow: cp_model.IntVar | int
-) -> None:
-    rows, model = vars.problem.cohort, vars.model
+def _bound(problem: Problem, resource: str, unit: int) -> int:
+    """A bound on every amount of ``resource`` the rows handle, in ``unit``."""
+    rows = problem.cohort
     assert rows is not None
-    quotas, unit = rows.quotas, vars.scale.get(resource, 1)
-    placed = unit * vars.placed_total(resource)
-    amounts = [abs(a.get(resource, 0)) for m in (quotas.nominal, quotas.used, quotas.borrowing) for a in m.values()]
-    bound = 2 * (sum(amounts) + sum(t.requests.get(resource, 0) * len(t.tasks) for t in vars.problem.chunk)) + 1
+    quotas = rows.quotas
+    amounts = [
+        abs(m.get(resource, 0)) for group in (quotas.nominal, quotas.used, quotas.borrowing) for m in group.values()
+    ]
+    asked = sum(t.requests.get(resource, 0) * len(t.tasks) for t in problem.chunk)
+    return 2 * (sum(amounts) + asked) // unit + 1
+
+
+def _placed_in(vars: Variables, resource: str, unit: int) -> LinearExpr:
+    """What the chunk places of ``resource``, in ``unit``."""
+    chunk = vars.problem.chunk
+    terms = [var * (chunk[t].requests.get(resource, 0) // unit) for (t, _), var in vars.place.items()]
+    return cp_model.LinearExpr.sum(terms) if terms else 0
+
+
+def _freed_in(vars: Variables, members: tuple[int, ...], resource: str, unit: int) -> LinearExpr:
+    """What ``members`` free of ``resource`` when evicted, in ``unit``."""
+    terms = [
+        vars.evicted(v, s) * (slot.requests.get(resource, 0) // unit)
+        for v in members
+        for s, slot in enumerate(vars.problem.victims[v].slots)
+        if slot.requests.get(resource, 0)
+    ]
+    return cp_model.LinearExpr.sum(terms) if terms else 0
+
+
+def _cohort_resource(vars: Variables, resource: str, borrow: cp_model.IntVar | int) -> None:
+    rows, model, problem = vars.problem.cohort, vars.model, vars.problem
+    assert rows is not None
+    quotas, unit = rows.quotas, quota_unit(problem, resource)
+    children, top = _tree(problem)
+    bound = _bound(problem, resource, unit)
+    placed = _placed_in(vars, resource, unit)
+    usage = _usages(vars, resource, children, top, rows.victims, bound, unit)
 
     def at_least_zero(expr: LinearExpr, name: str) -> LinearExpr:
-        if isinstance(expr, int):
-            return max(0, expr)
-        var = model.new_int_var(0, bound, name)
-        model.add_max_equality(var, [expr, 0])
-        return var
-
-    usage: dict[str, LinearExpr] = {}
-
-    def use(queue: str) -> LinearExpr:
-        below = children.get(queue, [])
-        if not below:
-            held = quotas.used.get(queue, {}).get(resource, 0)
-            members = rows.victims.get(queue, ())
-            found: LinearExpr = held - unit * vars.freed(members, resource) if members else held
-        else:
-            terms: list[LinearExpr] = []
-            for child in below:
-                local = quotas.local_quota(child, resource)
-                part = use(child)
-                terms.append(part if local == 0 else at_least_zero(part - local, f"lent_{child}_{resource}"))
-            found = sum(t for t in terms if isinstance(t, int)) + cp_model.LinearExpr.sum(
-                [t for t in terms if not isinstance(t, int)]
-            )
-        usage[queue] = found
-        return found
+        return _at_least_zero(vars, expr, bound, name)
 
     def available(queue: str) -> LinearExpr:
         parent, mine = quotas.parents[queue], usage[queue]
         if parent is None:
-            return quotas.subtree_quota(queue, resource) - mine
-        local = quotas.local_quota(queue, resource)
+            return quotas.subtree_quota(queue, resource) // unit - mine
+        local = quotas.local_quota(queue, resource) // unit
         from_parent = available(parent)
         limit = quotas.borrowing.get(queue, {}).get(resource)
         if limit is not None:
             used_up = mine if local == 0 else at_least_zero(mine - local, f"used_up_{queue}_{resource}")
-            cap = quotas.subtree_quota(queue, resource) - local - used_up + limit
+            cap = quotas.subtree_quota(queue, resource) // unit - local - used_up + limit // unit
             if isinstance(cap, int) and isinstance(from_parent, int):
                 from_parent = min(cap, from_parent)
             else:
@@ -539,14 +573,200 @@ def _cohort_resource(
                 from_parent = least
         return at_least_zero(local - mine, f"local_left_{queue}_{resource}") + from_parent
 
-    top = rows.queue
-    while quotas.parents[top] is not None:
-        top = quotas.parents[top]  # type: ignore[assignment]
-    use(top)
     model.add(placed <= at_least_zero(available(rows.queue), f"available_{resource}"))
-    nominal = quotas.nominal.get(rows.queue, {}).get(resource, 0)
+    nominal = quotas.nominal.get(rows.queue, {}).get(resource, 0) // unit
     if isinstance(borrow, int):
         if not borrow:
             model.add(usage[rows.queue] + placed <= nominal)
     else:
         model.add(usage[rows.queue] + placed <= nominal).only_enforce_if(borrow.Not())
+
+
+def _at_least_zero(vars: Variables, expr: LinearExpr, bound: int, name: str) -> LinearExpr:
+    """``max(0, expr)``: a constant when ``expr`` is one, else a variable tied to it by a max equality."""
+    if isinstance(expr, int):
+        return max(0, expr)
+    var = vars.model.new_int_var(0, bound, name)
+    vars.model.add_max_equality(var, [expr, 0])
+    return var
+
+
+def _usages(
+    vars: Variables,
+    resource: str,
+    children: dict[str, list[str]],
+    top: str,
+    victims: dict[str, tuple[int, ...]],
+    bound: int,
+    unit: int,
+    *,
+    added: LinearExpr = 0,
+    back: int | None = None,
+    tag: str = "",
+) -> dict[str, LinearExpr]:
+    """Kueue's usage of every queue under ``top`` in ``resource`` (in ``unit``) once the victims go (all but
+    ``back``), with ``added`` in the preemptor's ClusterQueue: a ClusterQueue's held less what its victims free, a
+    Cohort's what each child uses beyond its local quota (``resource_node.go``, ``accumulateFromChild``)."""
+    rows = vars.problem.cohort
+    assert rows is not None
+    quotas, usage = rows.quotas, {}
+
+    def use(queue: str) -> LinearExpr:
+        below = children.get(queue, [])
+        if not below:
+            held = quotas.used.get(queue, {}).get(resource, 0) // unit
+            members = tuple(v for v in victims.get(queue, ()) if v != back)
+            found: LinearExpr = held - _freed_in(vars, members, resource, unit) if members else held
+            if queue == rows.queue:
+                found = found + added
+        else:
+            terms: list[LinearExpr] = []
+            for child in below:
+                local, part = quotas.local_quota(child, resource) // unit, use(child)
+                name = f"lent{tag}_{child}_{resource}"
+                terms.append(part if local == 0 else _at_least_zero(vars, part - local, bound, name))
+            found = sum(t for t in terms if isinstance(t, int)) + cp_model.LinearExpr.sum(
+                [t for t in terms if not isinstance(t, int)]
+            )
+        usage[queue] = found
+        return found
+
+    use(top)
+    return usage
+
+
+INFINITE_SHARE = 2**60
+"""A share above every finite one (a queue of weight 0 that borrows), and the bound of every finite one."""
+
+
+def fair(vars: Variables) -> None:
+    """Kueue's fair sharing (docs/rules.md, "Kueue's fair sharing"; :class:`~gpu_preempt.problem.data.FairRows`):
+    shares rounded up as Kueue's strategies compare them, ``ceil(borrowed x 1000 / lendable / weight)`` per resource
+    in integers (a division equality; the ratio is the same in any unit), the largest over resources (a max
+    equality)."""
+    problem, model = vars.problem, vars.model
+    rows = problem.fair
+    if rows is None or problem.cohort is None:
+        return
+    quotas = rows.quotas
+    children, top = _tree(problem)
+    units = {r: quota_unit(problem, r) for r in rows.resources}
+    bounds = {r: _bound(problem, r, units[r]) for r in rows.resources}
+    placed = {r: _placed_in(vars, r, units[r]) for r in rows.resources}
+
+    def usages(back: int | None, tag: str) -> dict[str, dict[str, LinearExpr]]:
+        return {
+            r: _usages(vars, r, children, top, rows.victims, bounds[r], units[r], added=placed[r], back=back, tag=tag)
+            for r in rows.resources
+        }
+
+    def share(state: dict[str, dict[str, LinearExpr]], queue: str, tag: str) -> LinearExpr:
+        parent = quotas.parents[queue]
+        if parent is None:
+            return 0
+        weight = rows.weights.get(queue, Fraction(1))
+        parts: list[LinearExpr] = []
+        borrowing: list[cp_model.IntVar] = []
+        for r in rows.resources:
+            unit, bound = units[r], bounds[r]
+            over = state[r][queue] - quotas.subtree_quota(queue, r) // unit
+            borrowed = _at_least_zero(vars, over, bound, f"b{tag}_{queue}_{r}")
+            if weight == 0:
+                if not isinstance(borrowed, int):
+                    flag = model.new_bool_var(f"borrows{tag}_{queue}_{r}")
+                    model.add(borrowed >= 1).only_enforce_if(flag)
+                    model.add(borrowed == 0).only_enforce_if(flag.Not())
+                    borrowing.append(flag)
+                elif borrowed > 0:
+                    return INFINITE_SHARE
+                continue
+            lendable = quotas.potential_available(parent, r) // unit
+            if lendable <= 0:
+                continue
+            numerator, denominator = 1000 * weight.denominator, lendable * weight.numerator
+            if isinstance(borrowed, int):
+                parts.append(-(-borrowed * numerator // denominator))
+                continue
+            most_ratio = min(INFINITE_SHARE - 1, -(-bound * numerator // denominator))
+            ratio = model.new_int_var(0, most_ratio, f"share{tag}_{queue}_{r}")
+            model.add_division_equality(ratio, borrowed * numerator + denominator - 1, denominator)
+            parts.append(ratio)
+        if weight == 0:
+            if not borrowing:
+                return 0
+            any_ = model.new_bool_var(f"borrows{tag}_{queue}")
+            model.add_max_equality(any_, borrowing)
+            return INFINITE_SHARE * any_
+        constants = [p for p in parts if isinstance(p, int)]
+        variables = [p for p in parts if not isinstance(p, int)]
+        if not variables:
+            return max(constants, default=0)
+        most = model.new_int_var(0, INFINITE_SHARE, f"share{tag}_{queue}")
+        model.add_max_equality(most, [*variables, *constants])
+        return most
+
+    after = usages(None, "")
+    within = model.new_bool_var("fair_within_nominal")
+    nominal = quotas.nominal.get(rows.queue, {})
+    over = []
+    for r in rows.needs:
+        flag = model.new_bool_var(f"fair_over_{r}")
+        limit = nominal.get(r, 0) // units[r]
+        model.add(after[r][rows.queue] >= limit + 1).only_enforce_if(flag)
+        model.add(after[r][rows.queue] <= limit).only_enforce_if(flag.Not())
+        over.append(flag)
+    model.add_bool_or([within, *over])
+    for flag in over:
+        model.add_implication(flag, within.Not())
+    for target, members in sorted(rows.victims.items()):
+        if target == rows.queue:
+            continue
+        mine, theirs = rows.pairs[target]
+        ours = share(after, mine, "")
+        taken = model.new_bool_var(f"fair_taken_{target}")
+        model.add_max_equality(taken, [vars.victim[v] for v in members])
+        ways: list[cp_model.IntVar] = [within]
+        if S2A in rows.strategies:
+            final = model.new_bool_var(f"fair_final_{target}")
+            model.add(ours <= share(after, theirs, "")).only_enforce_if(final)
+            ways.append(final)
+        if S2B in rows.strategies:
+            lent = any(
+                quotas.local_quota(q, r) for q in _under(children, theirs) if q != theirs for r in rows.resources
+            )
+            if lent:  # what a victim frees reaches the target side through lending limits: one state per victim
+                lasts = []
+                for w in members:
+                    before = model.new_bool_var(f"fair_before_{target}_{w}")
+                    model.add_implication(before, vars.victim[w])
+                    model.add(ours + 1 <= share(usages(w, f"_{w}"), theirs, f"_{w}")).only_enforce_if(before)
+                    lasts.append(before)
+                initial = model.new_bool_var(f"fair_initial_{target}")
+                model.add_bool_or(lasts).only_enforce_if(initial)
+            else:  # the target side's usage is linear in its victims: its largest victim, per resource, goes last
+                back = {}
+                for r in rows.resources:
+                    sizes = {v: _constant_size(vars, v, r, units[r]) for v in members}
+                    last = model.new_int_var(0, max(sizes.values(), default=0), f"fair_last_{target}_{r}")
+                    model.add_max_equality(last, [vars.victim[v] * size for v, size in sizes.items()])
+                    back[r] = {q: (e + last if q == theirs else e) for q, e in after[r].items()}
+                initial = model.new_bool_var(f"fair_initial_{target}")
+                model.add(ours + 1 <= share(back, theirs, f"_initial_{target}")).only_enforce_if(initial)
+            if S2A not in rows.strategies:
+                model.add(cp_model.LinearExpr.sum([vars.victim[v] for v in members]) <= 1).only_enforce_if(initial)
+            ways.append(initial)
+        model.add_bool_or(ways).only_enforce_if(taken)
+
+
+def _under(children: dict[str, list[str]], queue: str) -> list[str]:
+    """``queue`` and every queue below it."""
+    found = [queue]
+    for child in children.get(queue, []):
+        found += _under(children, child)
+    return found
+
+
+def _constant_size(vars: Variables, v: int, resource: str, unit: int) -> int:
+    """What victim ``v`` frees of ``resource`` when evicted whole, in ``unit`` (Kueue evicts whole workloads)."""
+    victim = vars.problem.victims[v]
+    return sum(slot.count * (slot.requests.get(resource, 0) // unit) for slot in victim.slots)

@@ -116,7 +116,7 @@ def _frees(cluster: ClusterState, decision: Decision, victim: Job, me: Job) -> s
 def why_infeasible(problem: Problem, candidates: CandidateSet | None) -> str:
     """A sentence (or a few) on why no allowed victim set makes room for the chunk."""
     need = _need(problem)
-    families = ("limits", "guarantee", "saturation", "cohort") if could_fit(problem) else ()  # else capacity alone
+    families = ("limits", "guarantee", "saturation", "cohort", "fair") if could_fit(problem) else ()  # else capacity
     blame = [family for family in families if _feasible_without(problem, family)]
     if blame:
         return "; ".join(_family_reason(problem, family) for family in blame)
@@ -209,6 +209,7 @@ def _feasible_without(problem: Problem, family: str) -> bool:
         "guarantee": problem.guarantees,
         "saturation": problem.saturation,
         "cohort": () if problem.cohort is None or not problem.victims else (problem.cohort,),
+        "fair": () if problem.fair is None or not problem.victims else (problem.fair,),
     }[family]
     if not rows:
         return False
@@ -219,6 +220,8 @@ def _feasible_without(problem: Problem, family: str) -> bool:
 def _family_reason(problem: Problem, family: str) -> str:
     if family == "cohort":
         return _cohort_reason(problem)
+    if family == "fair":
+        return _fair_reason(problem)
     if family == "guarantee":
         if problem.guarantee_rule == "last_chunk":
             return "; ".join(_last_chunk_reason(queue, rows) for queue, rows in problem.line_groups())
@@ -259,11 +262,15 @@ def _cohort_reason(problem: Problem) -> str:
     need = {r: sum(t.requests.get(r, 0) * t.required for t in problem.chunk) for r in problem.resources}
     for r, amount in sorted(need.items()):
         nominal = cohort.quotas.nominal.get(queue, {}).get(r, 0)
+        now, most = cohort.available_after({}, r), cohort.available_after(borrowing, r)
+        if now >= amount:
+            continue
         text = (
-            f"ClusterQueue {queue} would have {format_quantity(r, cohort.available_after(borrowing, r))} {r} "
-            f"available even with every candidate it may take while borrowing gone (nominal "
-            f"{format_quantity(r, nominal)}); the job needs {format_quantity(r, amount)}"
+            f"ClusterQueue {queue} has {format_quantity(r, now)} {r} available (nominal {format_quantity(r, nominal)}) "
+            f"and the job needs {format_quantity(r, amount)}"
         )
+        if most < amount:
+            text += f"; {format_quantity(r, most)} even with every candidate it may take while borrowing gone"
         parts.append(text)
     if cohort.while_nominal:
         parts.append(
@@ -271,6 +278,24 @@ def _cohort_reason(problem: Problem) -> str:
             "(borrow_within_cohort)"
         )
     return "Kueue's quota: " + "; ".join(parts)
+
+
+def _fair_reason(problem: Problem) -> str:
+    """docs/rules.md, "Kueue's fair sharing": the preemptor's queue would borrow, and no set of victims that makes
+    room leaves each queue it takes from a share its strategies accept."""
+    fair = problem.fair
+    assert fair is not None
+    asked = {r: sum(t.requests.get(r, 0) * t.required for t in problem.chunk) for r in problem.resources}
+    state = fair.state({}, asked)
+    mine = fair.pairs[next(iter(fair.pairs))][0] if fair.pairs else fair.queue
+    share = fair.share(state, mine)
+    shown = "infinite" if share is None else str(share)
+    targets = ", ".join(sorted(fair.pairs)) or "none"
+    return (
+        f"Kueue's fair sharing: with the job, {fair.queue} borrows (the share of {mine} would be {shown}), and no set "
+        f"of victims that makes room leaves the queues it may take from ({targets}) a share that "
+        f"{' or '.join(fair.strategies)} accepts"
+    )
 
 
 def _running_total(victim: Victim) -> Resources:

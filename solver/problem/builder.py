@@ -33,10 +33,13 @@ from gpu_preempt.state.cluster import ClusterState
 from gpu_preempt.state.node_cache import NodeKey
 
 from .data import (
+    S2A,
+    S2B,
     Action,
     ChunkType,
     CohortRows,
     Devices,
+    FairRows,
     GuaranteeRow,
     LimitRow,
     NodeRoom,
@@ -190,6 +193,7 @@ class Prepared:
         victims = tuple(replace(v, whole_chunk=_running_total(v)) for v in victims)  # Kueue evicts whole workloads
         limits = _limit_rows(cluster, job, victims, self.chunk)
         rows: CohortRows | None = None
+        fair: FairRows | None = None
         guarantees: tuple[GuaranteeRow, ...] = ()
         if terms is None:  # allocate: within what the ClusterQueue has available, a constant
             quotas = quotas_of(cluster)
@@ -211,6 +215,8 @@ class Prepared:
                 terms.quotas, terms.queue, {q: tuple(ks) for q, ks in by_queue.items()}, terms.modes, without
             )
             guarantees = _nominal_rows(cluster, terms, victims, index)
+            if config.fair_sharing:
+                fair = _fair_rows(cluster, terms, rows.victims)
         return Problem(
             job=job.name,
             action=self.action,
@@ -232,7 +238,24 @@ class Prepared:
             spread=() if allowed.preferred is None else tuple(allowed.preferred[positions].tolist()),
             spread_held=allowed.held,
             cohort=rows,
+            fair=fair,
         )
+
+
+def _fair_rows(cluster: ClusterState, terms: KueueTerms, victims: dict[str, tuple[int, ...]]) -> FairRows:
+    """docs/rules.md, "Kueue's fair sharing": the shares to compare for each ClusterQueue losing victims."""
+    tree, config = cluster.tree, cluster.snapshot.config
+    queues = cluster.snapshot.queues
+    return FairRows(
+        quotas=terms.quotas,
+        queue=terms.queue,
+        victims=victims,
+        pairs={t: tree.leveled_pair(terms.queue, t) for t in victims if t != terms.queue},
+        weights={q.name: Fraction(q.fair_sharing_weight).limit_denominator(10**6) for q in queues},
+        strategies=tuple(config.fair_sharing_strategies or (S2A, S2B)),
+        needs=terms.needs,
+        resources=tuple(sorted({r for q in queues for r in q.nominal})),
+    )
 
 
 def _running_total(victim: Victim) -> Resources:
@@ -280,7 +303,7 @@ def _kueue_order(
     if terms is None:
         return ()
     snapshot = cluster.snapshot
-    group = {"hierarchical": 0, "without-borrowing": 1, "while-borrowing": 1, "in-queue": 2}
+    group = {"hierarchical": 0, "without-borrowing": 1, "while-borrowing": 1, "fair": 1, "in-queue": 2}
 
     def key(k: int) -> tuple[int, int, float, str]:
         victim = victims[k]

@@ -293,6 +293,76 @@ class CohortRows:
         )
 
 
+S2A, S2B = "LessThanOrEqualToFinalShare", "LessThanInitialShare"
+
+
+@dataclass(frozen=True)
+class FairRows:
+    """Kueue's fair sharing for one preemptor (docs/rules.md, "Kueue's fair sharing"). Once the victims go and the
+    chunk is added to ClusterQueue ``queue``: if the queue then borrows in no resource of ``needs``, any victim may go;
+    otherwise each other ClusterQueue losing victims passes one of ``strategies``, comparing the shares of the pair
+    ``pairs[t]`` (the children of their lowest common ancestor on the preemptor's and the target's side):
+    ``LessThanOrEqualToFinalShare``, the preemptor's share at most the target's after; ``LessThanInitialShare``,
+    below the target's before its last victim goes (one victim only when it is the sole strategy)."""
+
+    quotas: CohortQuotas
+    queue: str
+    victims: dict[str, tuple[int, ...]]
+    pairs: dict[str, tuple[str, str]]
+    weights: dict[str, Fraction]
+    strategies: tuple[str, ...]
+    needs: tuple[str, ...]
+    resources: tuple[str, ...]
+    """The resources shares are counted in: every resource of a quota."""
+
+    def state(self, freed: dict[int, Resources], placed: Resources, back: int | None = None) -> CohortQuotas:
+        """The quota once ``freed`` is freed (but ``back``'s part) and ``placed`` is added to the queue."""
+        used = {queue: dict(amounts) for queue, amounts in self.quotas.used.items()}
+        for queue, members in self.victims.items():
+            for v in members:
+                if v == back:
+                    continue
+                for r, a in freed.get(v, {}).items():
+                    used.setdefault(queue, {})[r] = used.get(queue, {}).get(r, 0) - a
+        for r, a in placed.items():
+            used.setdefault(self.queue, {})[r] = used.get(self.queue, {}).get(r, 0) + a
+        return self.quotas.with_used(used)
+
+    def share(self, quotas: CohortQuotas, queue: str) -> int | None:
+        return quotas.share(queue, self.weights.get(queue, Fraction(1)), self.resources)
+
+    def allows(self, freed: dict[int, Resources], placed: Resources) -> bool:
+        after = self.state(freed, placed)
+        nominal = self.quotas.nominal.get(self.queue, {})
+        if all(after.usage(self.queue, r) <= nominal.get(r, 0) for r in self.needs):
+            return True  # Kueue's FairSharingPreemptWithinNominal
+        for target, members in self.victims.items():
+            taken = [v for v in members if any(a > 0 for a in freed.get(v, {}).values())]
+            if target == self.queue or not taken:
+                continue
+            mine, theirs = self.pairs[target]
+            ours = self.share(after, mine)
+            if S2A in self.strategies and at_most(ours, self.share(after, theirs)):
+                continue
+            lasts = taken if S2A in self.strategies or len(taken) == 1 else []
+            if S2B in self.strategies and any(
+                below(ours, self.share(self.state(freed, placed, back=w), theirs)) for w in lasts
+            ):
+                continue
+            return False
+        return True
+
+
+def at_most(a: int | None, b: int | None) -> bool:
+    """``a <= b`` between shares, ``None`` being infinite."""
+    return b is None or (a is not None and a <= b)
+
+
+def below(a: int | None, b: int | None) -> bool:
+    """``a < b`` between shares, ``None`` being infinite."""
+    return a is not None and (b is None or a < b)
+
+
 @dataclass(frozen=True)
 class Problem:
     """Everything one decision needs; indices refer to ``nodes``, ``chunk`` and ``victims``."""
@@ -342,6 +412,8 @@ class Problem:
     spread_held: frozenset[int] = frozenset()
     cohort: CohortRows | None = None
     """Under ``config.policy: kueue``: the quota the chunk must fit after the victims go (family ``cohort``)."""
+    fair: FairRows | None = None
+    """Under Kueue's fair sharing: the shares each victim's queue must keep (family ``cohort``)."""
 
     def members(self, victims: tuple[int, ...]) -> frozenset[int]:
         """``victims`` as a set, made once per tuple (rows of one queue share theirs)."""
@@ -589,6 +661,8 @@ def broken_rows(problem: Problem, solution: Solution) -> list[str]:
         placed = {r: placed_amount(problem, solution, r) for r in problem.resources}
         if not cohort.allows(freed_by, placed):
             broken.append(f"cohort quota of ClusterQueue {cohort.queue}")
+        if problem.fair is not None and not problem.fair.allows(freed_by, placed):
+            broken.append(f"cohort fair sharing of ClusterQueue {cohort.queue}")
     return broken
 
 

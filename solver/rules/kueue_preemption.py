@@ -35,9 +35,9 @@ from .candidates import Candidate, CandidateSet, Excluded
 from .protection import Action, protections
 from .requeue import queue_order_time
 
-Variant = Literal["in-queue", "hierarchical", "without-borrowing", "while-borrowing"]
+Variant = Literal["in-queue", "hierarchical", "without-borrowing", "while-borrowing", "fair"]
 """A candidate's class (Kueue's ``WithinCQ``, ``HiearchicalReclaim``, ``ReclaimWithoutBorrowing``,
-``ReclaimWhileBorrowing``)."""
+``ReclaimWhileBorrowing``; ``fair``: a cohort candidate under fair sharing)."""
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ def kueue_candidates(cluster: ClusterState, preemptor: Job, request: Resources) 
             result.judged.append(Excluded(job.name, first.rule, first.describe(), first.until))
             return
         assert variant is not None
-        if variant != "in-queue" and variant != "hierarchical":
+        if variant in ("without-borrowing", "while-borrowing"):
             variant = _borrow_variant(policy, job.resolved_priority, preemptor.resolved_priority)
         running = cluster.running_count(job)
         result.candidates.append(Candidate(job.name, running, 0, whole_job=True))
@@ -121,7 +121,14 @@ def kueue_candidates(cluster: ClusterState, preemptor: Job, request: Resources) 
     if policy.within_cluster_queue != "Never":
         for job in by_queue.get(queue, []):
             judge(job, "in-queue", None)
-    if tree.parent(queue) is not None and policy.reclaim_within_cohort != "Never":
+    fair = bool(cluster.snapshot.config.fair_sharing)
+    if fair and tree.parent(queue) is not None and policy.reclaim_within_cohort != "Never":
+        top = tree.upward(queue)[-1]  # docs/rules.md, "Kueue's fair sharing": any borrowing queue of the tree
+        for leaf in tree.leaves_under(top):
+            if leaf != queue and any(quotas.borrowing_now(leaf, r) for r in needs):
+                for job in by_queue.get(leaf, []):
+                    judge(job, "fair", tree.lca(queue, leaf))
+    elif tree.parent(queue) is not None and policy.reclaim_within_cohort != "Never":
         advantage, left = quotas.fits_in_quota(queue, request)
         below = queue
         for ancestor in tree.upward(queue)[1:]:
@@ -140,7 +147,7 @@ def kueue_candidates(cluster: ClusterState, preemptor: Job, request: Resources) 
     borrowing_forbidden = policy.borrow_within_cohort.policy == "Never"
     cohort = [v for v in terms.variants.values() if v != "in-queue"]
     under_nominal = all(quotas.usage(queue, r) < quotas.nominal.get(queue, {}).get(r, 0) for r in needs)
-    if not cohort or (borrowing_forbidden and not under_nominal):
+    if fair or not cohort or (borrowing_forbidden and not under_nominal):
         modes: tuple[bool, ...] = (True,)
     elif borrowing_forbidden and "hierarchical" not in cohort:
         modes = (False, True)

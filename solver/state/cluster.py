@@ -65,14 +65,11 @@ def decidable(snapshot: Snapshot) -> Snapshot:
     """``snapshot`` as decisions count it (:meth:`Snapshot.counted`: shares by memory as the fractions of a device
     they take, shares on several devices as the GPUs of all of them). Raises :class:`SnapshotError` naming the first
     job whose shares decisions do not count: a share by memory on devices of different memory sizes, or above a
-    device's memory (docs/snapshot-format.md, "GPU sharing"); and Kueue's fair sharing, not decided yet."""
+    device's memory (docs/snapshot-format.md, "GPU sharing")."""
     found = snapshot.undecided_share()
     if found is not None:
         i, why = found
         raise SnapshotError.single(f"jobs[{i}]", f"job {snapshot.jobs[i].name} {why}")
-    if snapshot.config.policy == "kueue" and snapshot.config.fair_sharing:
-        why = "Kueue's fair sharing is read and checked, but not decided yet: set it false (classical preemption)"
-        raise SnapshotError.single("config.fair_sharing", why)
     return snapshot.counted()
 
 

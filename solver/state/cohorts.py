@@ -30,8 +30,10 @@ the rules of Kueue's ``pkg/cache/scheduler/resource_node.go`` (``localQuota``, `
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from gpu_preempt.models import Queue, Resources
 
@@ -141,3 +143,34 @@ class CohortQuotas:
         fits = all(self.usage(queue, r) + a <= self.subtree_quota(queue, r) for r, a in request.items() if a > 0)
         left = {r: max(0, a - max(0, self.local_quota(queue, r) - self.usage(queue, r))) for r, a in request.items()}
         return fits, left
+
+    def potential_available(self, queue: str, resource: str) -> int:
+        """The most ``queue`` could ever have of ``resource`` with nothing used (Kueue's ``potentialAvailable``)."""
+        parent = self.parents[queue]
+        if parent is None:
+            return self.subtree_quota(queue, resource)
+        found = self.local_quota(queue, resource) + self.potential_available(parent, resource)
+        limit = self.borrowing.get(queue, {}).get(resource)
+        if limit is not None:
+            found = min(found, self.subtree_quota(queue, resource) + limit)
+        return found
+
+    def share(self, queue: str, weight: Fraction, resources: Sequence[str]) -> int | None:
+        """Kueue's dominant resource share of ``queue``, rounded up as its preemption strategies compare it: per
+        resource of ``resources`` it borrows (uses beyond its subtree quota), what it borrows x 1000 over what its
+        parent could ever lend it; the largest, over ``weight``. 0 when it borrows nothing, ``None`` (infinite) when
+        it borrows with a weight of 0 (``dominantResourceShare``, ``roundedWeightedShare``)."""
+        parent = self.parents[queue]
+        if parent is None:
+            return 0
+        borrowed = {r: b for r in resources if (b := self.usage(queue, r) - self.subtree_quota(queue, r)) > 0}
+        if not borrowed:
+            return 0
+        if weight == 0:
+            return None
+        ratios = [
+            Fraction(b * 1000, lendable)
+            for r, b in borrowed.items()
+            if (lendable := self.potential_available(parent, r)) > 0
+        ]
+        return math.ceil(max(ratios, default=Fraction(0)) / weight)

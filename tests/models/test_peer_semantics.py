@@ -1,15 +1,14 @@
 """Peer semantics in snapshots (docs/snapshot-format.md, "Peer semantics"): Kueue's ClusterQueues and Cohorts under
-``config.policy: kueue`` are read and checked and decided by Kueue's rules; fair sharing is refused in one line."""
+``config.policy: kueue`` are read, checked and decided by Kueue's rules, with or without its fair sharing."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from conftest import base_document
 
 from gpu_preempt import decide
-from gpu_preempt.models import SnapshotError, snapshot_from_data
+from gpu_preempt.models import snapshot_from_data
 
 
 def kueue_document() -> dict[str, Any]:
@@ -47,9 +46,7 @@ def test_a_kueue_snapshot_is_decided_by_kueue_rules_without_fair_sharing(cli: An
     assert cli("cycle", document=document).exit_code == 0
 
 
-def test_kueue_fair_sharing_is_refused_by_the_deciding_commands(cli: Any) -> None:
-    snapshot = snapshot_from_data(kueue_document())
-    with pytest.raises(SnapshotError, match=r"config\.fair_sharing: Kueue's fair sharing is read and checked"):
-        decide(snapshot, "wait")
-    result = cli("cycle", document=kueue_document())
-    assert result.exit_code == 2 and "not decided yet" in result.stderr
+def test_kueue_fair_sharing_is_decided(cli: Any) -> None:
+    """With fair sharing the same job is admitted: b has 8 GPUs of nominal quota and uses none."""
+    assert decide(snapshot_from_data(kueue_document()), "wait").outcome == "allocated"
+    assert cli("cycle", document=kueue_document()).exit_code == 0

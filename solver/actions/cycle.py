@@ -15,7 +15,8 @@ Order of pending jobs (docs/snapshot-format.md, "Commands and output"): KAI's jo
 (:mod:`gpu_preempt.rules.job_order`): at every level of the queue tree,
 the queue judged best by its best placeable pending job (starved queues first,
 then the lowest share with the job added), then within the leaf priority and
-age; re-judged after every decision.
+age; re-judged after every decision. Under ``config.policy: kueue``, Kueue's entry order
+(:mod:`gpu_preempt.rules.kueue_order`).
 
 A job that fails in a state where a job just like it already failed (same
 queue, priority, shape, requeue state and placement, every task pending) gets that
@@ -40,6 +41,7 @@ from gpu_preempt.models import Job, RequeueState, Snapshot
 from gpu_preempt.models.decision import CYCLE_ACTIONS, Decision, requeue_dict
 from gpu_preempt.problem.data import Action
 from gpu_preempt.rules.job_order import Placeable, WaitingOrder
+from gpu_preempt.rules.kueue_order import KueueOrder
 from gpu_preempt.rules.requeue import queue_order_time
 from gpu_preempt.state.cluster import ClusterState
 
@@ -51,8 +53,17 @@ ACTIONS: tuple[Action, ...] = ("allocate", "reclaim", "preempt")
 
 
 def default_actions(snapshot: Snapshot) -> tuple[str, ...]:
-    """The cycle's actions when none are given: enforce-quota first when the switch is on, then the job actions."""
-    return CYCLE_ACTIONS if snapshot.config.quota_preemption_enabled else ACTIONS
+    """The cycle's actions when none are given: enforce-quota first when the switch is on, then the job actions
+    (under ``config.policy: kueue`` without reclaim, which its preempt covers)."""
+    actions = CYCLE_ACTIONS if snapshot.config.quota_preemption_enabled else ACTIONS
+    return job_actions(snapshot, actions)
+
+
+def job_actions(snapshot: Snapshot, actions: Sequence[str]) -> tuple[str, ...]:
+    """``actions`` as ``snapshot``'s policy runs them: Kueue's preempt covers the cohort, so there is no reclaim."""
+    if snapshot.config.policy == "kueue":
+        return tuple(a for a in actions if a != "reclaim")
+    return tuple(actions)
 
 
 @dataclass
@@ -121,7 +132,7 @@ def run_cycle(
                     cluster = cluster.with_changes(enforced.changes())
             continue
         attempted: set[str] = set()
-        order: WaitingOrder | None = None  # the waiting jobs in order, while the state lasts
+        order: WaitingOrder | KueueOrder | None = None  # the waiting jobs in order, while the state lasts
         fits = Placeable(cluster, action)
         failed: dict[Hashable, Decision] = {}  # what jobs alike got in this state
         # docs/rules.md, "Nominations": claims
@@ -148,7 +159,8 @@ def run_cycle(
                     for j in pending
                     if j.name not in attempted and (cluster.count(j, *wanted) if j.name in touched else j.name in wants)
                 ]
-                order = WaitingOrder(cluster, waiting, fits)
+                kueue = cluster.snapshot.config.policy == "kueue"  # docs/rules.md, "Kueue's preemption"
+                order = KueueOrder(cluster, waiting) if kueue else WaitingOrder(cluster, waiting, fits)
             run = order.pop_run()  # jobs taken one after the other while the state lasts
             if not run:
                 break
@@ -193,7 +205,7 @@ def solve_one(cluster: ClusterState, job: Job, action: Action | str, *, solver: 
     if action != "auto":
         return [attempt(cluster, job, action, solver=solver)]  # type: ignore[arg-type]
     tried = []
-    for step in ACTIONS:
+    for step in job_actions(cluster.snapshot, ACTIONS):
         decision = attempt(cluster, job, step, solver=solver)
         tried.append(decision)
         if decision.placed:

@@ -22,6 +22,8 @@ under which the outcome cannot change (docs/planning.md, "How the replay stays f
   and that is still so (:func:`gpu_preempt.problem.data.could_fit` on the problem built again, once per queue,
   priority, request and placement in a state).
 
+Under ``config.policy: kueue`` nothing is kept: a job's quota depends on every queue of its cohort.
+
 Jobs whose outcomes rest on the same facts (queue, priority, request, placement, and the numbers above) are judged
 once per state for all of them; only the job's own backoff is read job by job. Anything else is searched again. A
 test holds replays with and without the memo to the same files.
@@ -157,6 +159,8 @@ class OutcomeMemo:
         self.standing.pop(key, None)
         if decision.placed or decision.outcome not in ("skipped", "infeasible"):
             return
+        if cluster.snapshot.config.policy == "kueue":
+            return  # Kueue's quota is shared by the cohort: the facts above do not cover it, so every try searches
         if cluster.count(job, "pending") != job.task_count:
             return
         reason = decision.reason or ""

@@ -62,21 +62,10 @@ def print_summary(file: Path, s: Summary) -> None:
     jobs = ", ".join(f"{n} {status}" for status, n in s.jobs.items())
     tasks = ", ".join(f"{n} {status}" for status, n in s.tasks.items())
     out.print(f"jobs: {jobs} (tasks: {tasks})")
-    table = Table(title="queues", title_justify="left", show_lines=False)
-    for column in ("queue", "deserved", "limit", "fair share", "allocated", "requested"):
-        table.add_column(column)
-    shown = _quota_resources(s)
-    for row in s.queues:
-        name = "  " * row.depth + row.name + ("" if row.leaf else "/")
-        table.add_row(
-            name,
-            format_resources(row.deserved, only=shown) or "-",
-            format_resources(row.limit, only=shown) or "-",
-            format_resources(row.fair_share, only=shown) or "0",
-            format_resources(row.allocated, only=shown) or "0",
-            format_resources(row.requested, only=shown) or "0",
-        )
-    out.print(table)
+    if s.policy == "kueue":
+        _print_kueue_queues(s)
+    else:
+        _print_kai_queues(s)
     if not s.protected:
         out.print("protected jobs: none")
         return
@@ -94,6 +83,43 @@ def print_summary(file: Path, s: Summary) -> None:
             f"protected: {len(s.protected)} rows in all, {shielded} jobs ({summary}); the first {PROTECTED_ROWS} are "
             "shown, --json lists every one",
         )
+
+
+def _print_kai_queues(s: Summary) -> None:
+    table = Table(title="queues", title_justify="left", show_lines=False)
+    for column in ("queue", "deserved", "limit", "fair share", "allocated", "requested"):
+        table.add_column(column)
+    shown = _quota_resources(s)
+    for row in s.queues:
+        name = "  " * row.depth + row.name + ("" if row.leaf else "/")
+        table.add_row(
+            name,
+            format_resources(row.deserved, only=shown) or "-",
+            format_resources(row.limit, only=shown) or "-",
+            format_resources(row.fair_share, only=shown) or "0",
+            format_resources(row.allocated, only=shown) or "0",
+            format_resources(row.requested, only=shown) or "0",
+        )
+    out.print(table)
+
+
+def _print_kueue_queues(s: Summary) -> None:
+    """Kueue's ClusterQueues and Cohorts (docs/rules.md, "Kueue's preemption"): quotas, usage, what is available."""
+    table = Table(title="queues (Kueue: ClusterQueues and Cohorts)", title_justify="left", show_lines=False)
+    for column in ("queue", "nominal", "borrowing limit", "lending limit", "usage", "available"):
+        table.add_column(column)
+    for row in s.queues:
+        found = row.kueue or {}
+        name = "  " * row.depth + row.name + ("" if row.leaf else "/")
+        table.add_row(
+            name,
+            format_resources(found.get("nominal", {})) or "0",
+            format_resources(found.get("borrowing_limit", {})) or "unlimited",
+            format_resources(found.get("lending_limit", {})) or "-",
+            format_resources(found.get("usage", {})) or "0",
+            format_resources(found.get("available", {})) or "0",
+        )
+    out.print(table)
 
 
 def _quota_resources(s: Summary) -> tuple[str, ...]:

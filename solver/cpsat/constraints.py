@@ -617,7 +617,7 @@ def _usages(
             held = quotas.used.get(queue, {}).get(resource, 0) // unit
             members = tuple(v for v in victims.get(queue, ()) if v != back)
             found: LinearExpr = held - _freed_in(vars, members, resource, unit) if members else held
-            if queue == rows.queue:
+            if queue == rows.queue and not (isinstance(added, int) and added == 0):
                 found = found + added
         else:
             terms: list[LinearExpr] = []
@@ -628,6 +628,11 @@ def _usages(
             found = sum(t for t in terms if isinstance(t, int)) + cp_model.LinearExpr.sum(
                 [t for t in terms if not isinstance(t, int)]
             )
+        if not isinstance(found, int):
+            # one variable per usage: the expressions are read again and again, and OR-Tools may fold a sum in place
+            held = vars.model.new_int_var(-bound, bound, f"usage{tag}_{queue}_{resource}")
+            vars.model.add(held == found)
+            found = held
         usage[queue] = found
         return found
 
@@ -696,7 +701,9 @@ def fair(vars: Variables) -> None:
                 return 0
             any_ = model.new_bool_var(f"borrows{tag}_{queue}")
             model.add_max_equality(any_, borrowing)
-            return INFINITE_SHARE * any_
+            infinite = model.new_int_var(0, INFINITE_SHARE, f"share{tag}_{queue}")
+            model.add(infinite == INFINITE_SHARE * any_)
+            return infinite
         constants = [p for p in parts if isinstance(p, int)]
         variables = [p for p in parts if not isinstance(p, int)]
         if not variables:

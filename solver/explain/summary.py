@@ -14,11 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from gpu_preempt.models import Job, Toleration, format_duration, is_gpu_resource
+from gpu_preempt.models import Job, Queue, Toleration, format_duration, is_gpu_resource
 from gpu_preempt.models.columns import JobColumns
 from gpu_preempt.models.duration import format_end
+from gpu_preempt.rules.kueue_preemption import quotas_of
 from gpu_preempt.rules.min_runtime import preempt_min_runtime, protected_until, reclaim_min_runtime
 from gpu_preempt.state.cluster import ClusterState
+from gpu_preempt.state.cohorts import CohortQuotas
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,9 @@ class QueueRow:
     fair_share: dict[str, int]
     allocated: dict[str, int]
     requested: dict[str, int]
+    kueue: dict[str, dict[str, int]] | None = None
+    """Under ``config.policy: kueue``: ``nominal``, ``borrowing_limit``, ``lending_limit`` (as given), and Kueue's
+    ``usage`` and ``available`` (docs/rules.md, "Kueue's preemption")."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,7 @@ class Summary:
     jobs: dict[str, int]
     tasks: dict[str, int]
     protected: list[ProtectedJob] = field(default_factory=list)
+    policy: str = "kai"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -68,6 +74,7 @@ def summarize(cluster: ClusterState) -> Summary:
         gpus = sum(a for r, a in node.resources.items() if is_gpu_resource(r)) // 1000
         if gpus:
             gpus_by_model[node.gpu_model or "unknown model"] += gpus
+    quotas = quotas_of(cluster) if snap.config.policy == "kueue" else None
     rows = [
         QueueRow(
             name=name,
@@ -78,6 +85,7 @@ def summarize(cluster: ClusterState) -> Summary:
             fair_share=dict(cluster.shares[name]),
             allocated={r: cluster.usage[name].allocated.get(r, 0) for r in cluster.shares[name]},
             requested={r: cluster.usage[name].requested.get(r, 0) for r in cluster.shares[name]},
+            kueue=None if quotas is None else _kueue_row(quotas, cluster.tree.queue(name)),
         )
         for name in cluster.tree.queues()
     ]
@@ -95,7 +103,20 @@ def summarize(cluster: ClusterState) -> Summary:
         jobs={s: jobs[s] for s in ("running", "pending", "releasing")},
         tasks={s: tasks[s] for s in ("running", "pending", "releasing")},
         protected=protected_jobs(cluster),
+        policy=snap.config.policy,
     )
+
+
+def _kueue_row(quotas: CohortQuotas, queue: Queue) -> dict[str, dict[str, int]]:
+    """A queue's Kueue quotas as given, and its usage and what it has available as Kueue counts them."""
+    resources = sorted({r for q in quotas.nominal.values() for r in q})
+    return {
+        "nominal": dict(queue.nominal),
+        "borrowing_limit": dict(queue.borrowing_limit or {}),
+        "lending_limit": dict(queue.lending_limit or {}),
+        "usage": {r: quotas.usage(queue.name, r) for r in resources},
+        "available": {r: max(0, quotas.available(queue.name, r)) for r in resources},
+    }
 
 
 def protected_jobs(cluster: ClusterState) -> list[ProtectedJob]:

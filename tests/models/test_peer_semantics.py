@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from conftest import base_document
@@ -50,3 +51,17 @@ def test_kueue_fair_sharing_is_decided(cli: Any) -> None:
     """With fair sharing the same job is admitted: b has 8 GPUs of nominal quota and uses none."""
     assert decide(snapshot_from_data(kueue_document()), "wait").outcome == "allocated"
     assert cli("cycle", document=kueue_document()).exit_code == 0
+
+
+def test_validate_shows_kueue_quotas_usage_and_what_is_available(cli: Any) -> None:
+    """Queue a keeps 6 of its 8 GPUs and lends 2; it uses 8 (run: 2 x 4), 2 of them from the cohort's pool of 10 (the
+    2 a lends and b's 8): b, using none, has 8 available; a, with a borrowing limit of 4, has 4 more."""
+    document = kueue_document()
+    result = cli("validate", document=document)
+    assert result.exit_code == 0 and "queues (Kueue: ClusterQueues and Cohorts)" in result.stdout
+    as_json = cli("validate", "--json", document=document)
+    rows = {row["name"]: row["kueue"] for row in json.loads(as_json.stdout)["queues"]}
+    assert rows["a"]["usage"]["gpu"] == 8000 and rows["a"]["lending_limit"] == {"gpu": 2000}
+    assert rows["dept"]["usage"]["gpu"] == 2000  # a uses 2 beyond the 6 it keeps
+    assert rows["b"]["available"]["gpu"] == 8000
+    assert rows["a"]["available"]["gpu"] == 4000  # its borrowing limit of 4: 2 borrowed, 4 more

@@ -81,16 +81,18 @@ def test_a_kueue_cluster_reclaims_for_the_cohort_member_below_its_quota():
 
 def test_a_kueue_cluster_with_lending_and_borrowing_limits():
     """Cohort ml: team-a (8 GPUs nominal, lends 4) runs a1 (4 GPUs); team-b (4 nominal, borrows up to 8) runs b1 and
-    b2 (4 GPUs each, class spot, 50); team-c (4) runs c1 (4). The cohort pools 12 GPUs (team-a keeps 4 to itself)
-    and all are used. team-a's a2 (4 GPUs, 100) waits: it fits team-a's own quota, so team-b's borrowing workloads may
-    be reclaimed (hierarchically, whatever the borrowing rule); team-c is within its quota. One of team-b's goes, the
-    one started last (b2); Kueue's own search (greedy) takes the most recently admitted, the same."""
+    b2 (4 GPUs each, class spot, 50); team-c (4, fair-sharing weight 2) runs c1 (4). The cohort pools 12 GPUs
+    (team-a keeps 4 to itself) and all are used. team-a's a2 (4 GPUs, 100) waits: it fits team-a's own quota, so
+    team-b's borrowing workloads may be reclaimed (hierarchically, whatever the borrowing rule); team-c is within its
+    quota. One of team-b's goes, the one started last (b2); Kueue's own search (greedy) takes the most recently
+    admitted, the same."""
     document, _ = imported("kueue-borrowing.json")
     snapshot = snapshot_from_data(document)
     a, b = snapshot.queue("team-a"), snapshot.queue("team-b")
     assert a.lending_limit == {"gpu": 4000} and a.borrowing_limit is None
     assert b.borrowing_limit == {"gpu": 8000} and b.preemption is not None
     assert b.preemption.borrow_within_cohort.max_priority_threshold == 50
+    assert snapshot.queue("team-c").fair_sharing_weight == 2 and b.fair_sharing_weight == 1
     assert victims(document) == [("team-a/job-a2-7c3d1", "preempt", ["team-b/job-b2-7c3d1"])]
     greedy = decide(snapshot, "team-a/job-a2-7c3d1", "preempt", solver="greedy")
     assert [v.job for v in greedy.victims] == ["team-b/job-b2-7c3d1"]

@@ -127,7 +127,7 @@ def kueue_candidates(cluster: ClusterState, preemptor: Job, request: Resources) 
         for leaf in tree.leaves_under(top):
             if leaf != queue and any(quotas.borrowing_now(leaf, r) for r in needs):
                 for job in by_queue.get(leaf, []):
-                    judge(job, "fair", tree.lca(queue, leaf))
+                    judge(job, "fair", tree.lca(queue, leaf))  # once per job of a borrowing queue
     elif tree.parent(queue) is not None and policy.reclaim_within_cohort != "Never":
         advantage, left = quotas.fits_in_quota(queue, request)
         below = queue
@@ -139,11 +139,12 @@ def kueue_candidates(cluster: ClusterState, preemptor: Job, request: Resources) 
             advantage = advantage or fits
             below = ancestor
     for leaf, jobs in by_queue.items():  # every other running job: out of this preemptor's reach, and why
+        why: str | None = None  # one reason per queue, written when first needed
         for job in jobs:
             if job.name not in seen and job.name != preemptor.name:
-                result.judged.append(
-                    Excluded(job.name, "policy", _out_of_reach(cluster, quotas, preemptor, leaf, needs))
-                )
+                if why is None:
+                    why = _out_of_reach(cluster, quotas, preemptor, leaf, needs)
+                result.judged.append(Excluded(job.name, "policy", why))
     borrowing_forbidden = policy.borrow_within_cohort.policy == "Never"
     cohort = [v for v in terms.variants.values() if v != "in-queue"]
     under_nominal = all(quotas.usage(queue, r) < quotas.nominal.get(queue, {}).get(r, 0) for r in needs)
@@ -206,7 +207,7 @@ def _out_of_reach(
     policy, queue = policy_of(cluster, preemptor.queue), preemptor.queue
     if leaf == queue:
         return "within_cluster_queue Never: the preemptor's ClusterQueue preempts nothing of its own"
-    if cluster.tree.lca(queue, leaf) is None:
+    if cluster.tree.upward(queue)[-1] != cluster.tree.upward(leaf)[-1]:
         return f"ClusterQueue {leaf} is in another cohort tree"
     if policy.reclaim_within_cohort == "Never":
         return "reclaim_within_cohort Never: the preemptor's ClusterQueue reclaims nothing in its cohort"

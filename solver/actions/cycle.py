@@ -206,7 +206,7 @@ def solve_one(cluster: ClusterState, job: Job, action: Action | str, *, solver: 
         return [attempt(cluster, job, action, solver=solver)]  # type: ignore[arg-type]
     tried = []
     for step in job_actions(cluster.snapshot, ACTIONS):
-        decision = attempt(cluster, job, step, solver=solver)
+        decision = attempt(cluster, job, step, solver=solver)  # type: ignore[arg-type]
         tried.append(decision)
         if decision.placed:
             break

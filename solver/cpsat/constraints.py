@@ -609,7 +609,8 @@ def _usages(
     Cohort's what each child uses beyond its local quota (``resource_node.go``, ``accumulateFromChild``)."""
     rows = vars.problem.cohort
     assert rows is not None
-    quotas, usage = rows.quotas, {}
+    quotas = rows.quotas
+    usage: dict[str, LinearExpr] = {}
 
     def use(queue: str) -> LinearExpr:
         below = children.get(queue, [])
@@ -630,9 +631,9 @@ def _usages(
             )
         if not isinstance(found, int):
             # one variable per usage: the expressions are read again and again, and OR-Tools may fold a sum in place
-            held = vars.model.new_int_var(-bound, bound, f"usage{tag}_{queue}_{resource}")
-            vars.model.add(held == found)
-            found = held
+            settled = vars.model.new_int_var(-bound, bound, f"usage{tag}_{queue}_{resource}")
+            vars.model.add(settled == found)
+            found = settled
         usage[queue] = found
         return found
 

@@ -19,7 +19,7 @@ from gpu_preempt import cpsat
 from gpu_preempt.models import MILLI, Job, Resources, format_quantity, format_resources, format_time
 from gpu_preempt.models.decision import Decision, Protected
 from gpu_preempt.models.quantity import add
-from gpu_preempt.problem.data import ChunkType, GuaranteeRow, Problem, Victim, could_fit
+from gpu_preempt.problem.data import ChunkType, GuaranteeRow, Problem, could_fit
 from gpu_preempt.rules.candidates import CandidateSet, Exclusion
 from gpu_preempt.rules.kueue_preemption import quotas_of
 from gpu_preempt.rules.placement import placement_matters
@@ -256,7 +256,7 @@ def _cohort_reason(problem: Problem) -> str:
     candidate gone, against what the job needs."""
     cohort = problem.cohort
     assert cohort is not None
-    everything = {v: _running_total(victim) for v, victim in enumerate(problem.victims)}
+    everything = {v: victim.held for v, victim in enumerate(problem.victims)}
     borrowing = {v: amounts for v, amounts in everything.items() if v not in cohort.while_nominal}
     queue, parts = cohort.queue, []
     need = {r: sum(t.requests.get(r, 0) * t.required for t in problem.chunk) for r in problem.resources}
@@ -296,14 +296,6 @@ def _fair_reason(problem: Problem) -> str:
         f"of victims that makes room leaves the queues it may take from ({targets}) a share that "
         f"{' or '.join(fair.strategies)} accepts"
     )
-
-
-def _running_total(victim: Victim) -> Resources:
-    total: Resources = {}
-    for slot in victim.slots:
-        for r, a in slot.requests.items():
-            total[r] = total.get(r, 0) + a * slot.count
-    return total
 
 
 def _last_chunk_reason(queue: str, rows: tuple[GuaranteeRow, ...]) -> str:

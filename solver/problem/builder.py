@@ -158,9 +158,7 @@ class Prepared:
         positions = [cluster.node_index()[room.name] for room in nodes]
         config = cluster.snapshot.config
         required = self.required
-        if config.policy == "kueue":
-            return self._kueue_problem(victims, nodes, allowed, positions)
-        return Problem(
+        problem = Problem(
             job=job.name,
             action=action,
             nodes=nodes,
@@ -182,16 +180,14 @@ class Prepared:
             spread=() if allowed.preferred is None else tuple(allowed.preferred[positions].tolist()),
             spread_held=allowed.held,
         )
+        return self._kueue_problem(problem) if config.policy == "kueue" else problem
 
-    def _kueue_problem(
-        self, victims: tuple[Victim, ...], nodes: tuple[NodeRoom, ...], allowed: Eligibility, positions: list[int]
-    ) -> Problem:
-        """The problem under ``config.policy: kueue`` (docs/rules.md, "Kueue's preemption"): Kueue's quota for the
-        chunk, each cohort victim's queue still over its quota before its last workload goes, no moves."""
+    def _kueue_problem(self, problem: Problem) -> Problem:
+        """``problem`` under ``config.policy: kueue`` (docs/rules.md, "Kueue's preemption"): Kueue's quota for the
+        chunk, each cohort victim's queue still over its quota before its last workload goes, Kueue's victim order."""
         cluster, job, terms = self.cluster, self.job, self.kueue
-        config = cluster.snapshot.config
-        victims = tuple(replace(v, whole_chunk=_running_total(v)) for v in victims)  # Kueue evicts whole workloads
-        limits = _limit_rows(cluster, job, victims, self.chunk)
+        victims = tuple(replace(v, whole_chunk=v.held) for v in problem.victims)  # Kueue evicts whole workloads
+        limits = problem.limits
         rows: CohortRows | None = None
         fair: FairRows | None = None
         guarantees: tuple[GuaranteeRow, ...] = ()
@@ -215,28 +211,16 @@ class Prepared:
                 terms.quotas, terms.queue, {q: tuple(ks) for q, ks in by_queue.items()}, terms.modes, without
             )
             guarantees = _nominal_rows(cluster, terms, victims, index)
-            if config.fair_sharing:
+            if cluster.snapshot.config.fair_sharing:
                 fair = _fair_rows(cluster, terms, rows.victims)
-        return Problem(
-            job=job.name,
-            action=self.action,
-            nodes=nodes,
-            chunk=_chunk_types(job, self.chunk),
+        return replace(
+            problem,
             victims=victims,
             limits=limits,
             guarantees=guarantees,
             guarantee_rule="last_chunk",
-            objective=config.objective,
-            keep_order=keep_order(cluster, [victim.job for victim in victims]),
+            saturation=(),
             greedy_order=_kueue_order(cluster, job, victims, terms),
-            time_limit=config.solver.time_limit,
-            workers=config.solver.workers,
-            seed=config.solver.seed,
-            clock=config.solver.clock,
-            levels=self.levels,
-            domains=() if allowed.required is None else tuple(allowed.required[positions].tolist()),
-            spread=() if allowed.preferred is None else tuple(allowed.preferred[positions].tolist()),
-            spread_held=allowed.held,
             cohort=rows,
             fair=fair,
         )
@@ -256,14 +240,6 @@ def _fair_rows(cluster: ClusterState, terms: KueueTerms, victims: dict[str, tupl
         needs=terms.needs,
         resources=tuple(sorted({r for q in queues for r in q.nominal})),
     )
-
-
-def _running_total(victim: Victim) -> Resources:
-    total: Resources = {}
-    for slot in victim.slots:
-        for r, a in slot.requests.items():
-            total[r] = total.get(r, 0) + a * slot.count
-    return total
 
 
 def _nominal_rows(

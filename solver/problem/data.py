@@ -185,6 +185,15 @@ class Victim:
     def running(self) -> int:
         return sum(s.count for s in self.slots)
 
+    @property
+    def held(self) -> Resources:
+        """What all its running tasks hold, per resource."""
+        total: Resources = {}
+        for slot in self.slots:
+            for r, a in slot.requests.items():
+                total[r] = total.get(r, 0) + a * slot.count
+        return total
+
 
 @dataclass(frozen=True)
 class LimitRow:

@@ -57,6 +57,8 @@ class Expectation(BaseModel):
     outcomes: dict[str, str] = {}
     greedy_tasks: int | None = None
     greedy_victims: dict[str, int | Literal["whole"]] | None = None
+    greedy_moves: dict[str, str] | None = None
+    """Exactly these tasks are moved by the greedy baseline, each to this node (KAI's re-allocation of victims)."""
     after: dict[str, int | str] = {}
     queue_outcomes: dict[str, str] = {}
     requeue: dict[str, RequeueExpectation] = {}
@@ -166,13 +168,15 @@ def test_fixture(path: Path) -> None:
         check_skipped(tried, expect)
         if expect.requeue:
             check_requeue(decision.requeue, snapshot.now, expect)
-        if expect.greedy_tasks is not None or expect.greedy_victims is not None:
+        if expect.greedy_tasks is not None or expect.greedy_victims is not None or expect.greedy_moves is not None:
             (greedy,) = solve_one(cluster, snapshot.job(expect.job), decision.action, solver="greedy")
             assert verify(cluster, greedy) == []
             if expect.greedy_tasks is not None:
                 assert sum(len(v.tasks) for v in greedy.victims) == expect.greedy_tasks
             if expect.greedy_victims is not None:
                 assert victim_counts(greedy) == expect.greedy_victims
+            if expect.greedy_moves is not None:
+                assert {m.task: m.node for m in greedy.moves} == expect.greedy_moves, greedy.to_dict()
     else:
         result = run_cycle(snapshot, expect.actions)
         for state, decision in zip(result.states, result.decisions, strict=True):

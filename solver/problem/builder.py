@@ -24,11 +24,12 @@ import numpy as np
 from gpu_preempt.models import MILLI, Job, Node, Resources, Task
 from gpu_preempt.models.quantity import add
 from gpu_preempt.rules.candidates import Candidate, CandidateSet, preempt_candidates, reclaim_candidates
+from gpu_preempt.rules.kai_victim_queue import VictimOrder, cluster_facts, entry_of
 from gpu_preempt.rules.kueue_preemption import KueueTerms, kueue_candidates, needing_preemption, quotas_of
 from gpu_preempt.rules.placement import Eligibility, eligibility
 from gpu_preempt.rules.reclaim_gate import reclaim_gate
 from gpu_preempt.rules.reclaim_line import reclaim_line
-from gpu_preempt.rules.victim_order import greedy_key, keep_order, ranked
+from gpu_preempt.rules.victim_order import keep_order
 from gpu_preempt.state.cluster import ClusterState
 from gpu_preempt.state.node_cache import NodeKey
 
@@ -170,7 +171,7 @@ class Prepared:
             saturation=_saturation_rows(cluster, job, victims, required) if action == "reclaim" else (),
             objective=config.objective,
             keep_order=keep_order(cluster, [victim.job for victim in victims]),
-            greedy_order=_greedy_order(cluster, victims),
+            victim_order=_victim_order(cluster, victims_jobs, running, [*chosen, *movable]),
             time_limit=config.solver.time_limit,
             workers=config.solver.workers,
             seed=config.solver.seed,
@@ -221,6 +222,7 @@ class Prepared:
             guarantee_rule="last_chunk",
             saturation=(),
             greedy_order=_kueue_order(cluster, job, victims, terms),
+            victim_order=None,
             cohort=rows,
             fair=fair,
         )
@@ -711,9 +713,13 @@ def _saturation_rows(
     return tuple(rows)
 
 
-def _greedy_order(cluster: ClusterState, victims: tuple[Victim, ...]) -> tuple[int, ...]:
-    """The victims in the greedy baseline's order (:func:`greedy_key`)."""
-    shares: dict[str, Fraction] = {}
-    snapshot = cluster.snapshot
-    keys = [(*greedy_key(cluster, snapshot.job(v.job), v.surplus, shares), i) for i, v in enumerate(victims)]
-    return tuple(key[-1] for key in sorted(ranked(keys)))
+def _victim_order(
+    cluster: ClusterState, jobs: list[Job], running: list[list[Task]], candidates: list[Candidate]
+) -> VictimOrder:
+    """KAI's victim queue over the victims (docs/rules.md, "The greedy baseline"): KAI pops a job the reclaim line
+    protects too, and a scenario then succeeds only if that job is placed again (moved)."""
+    entries = tuple(
+        entry_of(cluster, j, tasks, c.surplus, c.whole_job)
+        for j, tasks, c in zip(jobs, running, candidates, strict=True)
+    )
+    return VictimOrder(cluster_facts(cluster, {e.queue for e in entries}), entries)

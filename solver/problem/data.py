@@ -21,6 +21,7 @@ from fractions import Fraction
 from typing import Literal
 
 from gpu_preempt.models import MILLI, Criterion, Resources, is_gpu_resource
+from gpu_preempt.rules.kai_victim_queue import VictimOrder, peel_order
 from gpu_preempt.state.cohorts import CohortQuotas
 
 Action = Literal["allocate", "preempt", "reclaim"]
@@ -184,6 +185,17 @@ class Victim:
     @property
     def running(self) -> int:
         return sum(s.count for s in self.slots)
+
+    def peel_slots(self) -> list[int]:
+        """The slot of each of its tasks, in the order the job gives up its surplus (docs/rules.md, "Task
+        order")."""
+        tasks = [(task, s) for s, slot in enumerate(self.slots) for task in slot.tasks]
+        order = peel_order([(task, self.slots[s].order) for task, s in tasks])
+        return [tasks[i][1] for i in order]
+
+    def may_lose(self, evicted: int) -> bool:
+        """Whether it may lose ``evicted`` of its tasks: all of them when evicted whole, else its surplus."""
+        return evicted <= self.surplus or (self.whole_job and evicted == self.running)
 
     @property
     def held(self) -> Resources:
@@ -388,7 +400,10 @@ class Problem:
     keep_order: tuple[int, ...] = ()
     """Victims in the order ties are broken: earlier ones are kept when the objective cannot tell."""
     greedy_order: tuple[int, ...] = ()
-    """Victims in the order the greedy baseline takes them (KAI's victim queue)."""
+    """Victims in the order Kueue's own search takes them (``config.policy: kueue``)."""
+    victim_order: VictimOrder | None = None
+    """KAI's victim queue over the victims: the order the greedy baseline pops them (docs/rules.md, "The greedy
+    baseline")."""
     time_limit: float = 1.0
     workers: int = 0
     seed: int = 0

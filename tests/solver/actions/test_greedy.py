@@ -63,9 +63,9 @@ def test_prefixes_give_a_generated_cluster_the_full_answer(monkeypatch, seed: in
     assert compared >= 4
 
 
-def test_candidates_alike_but_for_their_names_are_popped_in_name_order(monkeypatch):
-    """Candidates of equal priority, elasticity and age are popped by name (``greedy_key``), on a prefix of one as
-    on every candidate, whatever their order in the document."""
+def test_candidates_alike_but_for_their_names_are_popped_last_name_first(monkeypatch):
+    """Candidates of equal priority, elasticity and age are popped by name, the last first (KAI pops the larger UID
+    first), on a prefix of one as on every candidate, whatever their order in the document."""
     monkeypatch.setattr(greedy, "FIRST_PREFIX", 1)
     names = [f"job-{i}" for i in (7, 3, 9, 1, 5, 8, 2, 6, 4)]
     alike = {"queue": "q", "priority": 1, "task_resources": {"gpu": 1}, "created_at": "2026-01-01T10:00:00Z"}
@@ -84,4 +84,4 @@ def test_candidates_alike_but_for_their_names_are_popped_in_name_order(monkeypat
     assert prepared.candidates is not None and len(prepared.candidates.candidates) == len(names)
     expected, found = both(prepared)
     assert found == expected
-    assert found[1] == [("job-1", ("job-1-0",), True)]
+    assert found[1] == [("job-9", ("job-9-0",), True)]

@@ -1,0 +1,456 @@
+"""KAI-Scheduler's job solver, the greedy baseline under KAI's rules (docs/rules.md, "The greedy baseline"; KAI's
+``pkg/scheduler/actions/common/solvers``).
+
+For one pending job:
+
+1. **Probes.** KAI solves growing parts of the chunk: its first ``k`` tasks for ``k`` = 1, 2, 4, ... until one fails
+   or the whole chunk succeeds, then halves the gap between the last success and the first failure, then the
+   whole chunk once more. The victims of each successful probe are *recorded*: every later scenario evicts them.
+2. **Accumulation.** Each probe pops :class:`~gpu_preempt.rules.kai_victim_queue.VictimQueue` from the start; every
+   pop adds one surplus task of an elastic job or all the tasks a job has left to the accumulated victims, which
+   are never given back. A state that cannot free room enough for the probe is passed over (KAI's idle-GPU filter,
+   here :class:`~gpu_preempt.actions.first_fit.Capacity`).
+3. **Scenarios.** Two generators, each running the whole search from scratch, the second when the first finds
+   nothing. *Node-local* (KAI's ``NodeLocalGreedy``): for each node the last pop touches, by name, the recorded
+   victims and every accumulated job with a task there. *Multi-node* (``MultiNodeGang``): the nodes that hold
+   popped tasks, by the GPUs they would have free, fewest first, and the smallest number of them that covers what
+   the probe asks beyond the GPUs free elsewhere, then one, three, seven ... more: the recorded victims and every pop
+   with a task on those nodes. A scenario that failed is not tried again for the same probe.
+4. **Simulation.** Every victim of the scenario is evicted and the chunk placed first-fit. Then each victim that may
+   move (``config.moves``), the most worth keeping first, is placed again on room free before the decision, as KAI
+   re-allocates its victims: all of a gang, or the ``min_available`` tasks of an elastic job evicted whole, or one
+   task of one that lost only surplus tasks. A victim placed again is *moved*, not evicted. The scenario succeeds
+   when every rule holds (as KAI's validators run after the simulation).
+
+The first scenario that succeeds is the answer: KAI's search is not minimal, and neither is this one.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator
+
+from gpu_preempt.actions.first_fit import Capacity, Evicted, Fitted, fit
+from gpu_preempt.models import MILLI
+from gpu_preempt.problem.data import DeviceFit, Problem, Solution, Victim, broken_rows, excess_of, gpu_milli
+
+Pops = list[tuple[int, Evicted]]
+"""The accumulated pops: each one's victim and the tasks it adds per (victim, slot)."""
+Generator = Callable[[Problem, Evicted, Pops, dict[int, int]], Iterator[Evicted]]
+
+OUT_OF_POPS = "the greedy search ran out of victims without finding room"
+
+
+class Truncated(Exception):
+    """The problem's pops were the first of a longer queue, and the search needed more of them."""
+
+
+def solve(problem: Problem) -> Solution:
+    """KAI's answer for ``problem`` (see the module docstring); ``unknown`` when no scenario succeeds.
+
+    Raises :class:`Truncated` when the problem's pops end before the search does and more exist.
+    """
+    fitted = fit(problem, {})
+    if fitted is not None and not broken_rows(problem, Solution("feasible", {}, fitted.placed)):
+        return Solution("feasible", {}, fitted.placed, devices=fitted.devices)
+    if not problem.victims:
+        return Solution("unknown", reason="the greedy first-fit placement found no room (it tries one packing)")
+    failed: set[tuple[int, frozenset[tuple[tuple[int, int], int]]]] = set()
+    for generator in (_node_local, _multi_node):
+        found = _probes(problem, generator, failed)
+        if found is not None:
+            return found
+    return Solution("unknown", reason=OUT_OF_POPS)
+
+
+def _probes(problem: Problem, generator: Generator, failed: set[tuple[int, frozenset]]) -> Solution | None:
+    """KAI's ``searchMaxSolvableK``: probes of growing parts of the chunk, the victims of each success recorded."""
+    tasks = [t for t, chunk in enumerate(problem.chunk) for _ in range(chunk.required)]
+    n = len(tasks)
+    if n <= 1:
+        return _search(problem, n, None, {}, generator, failed)
+    recorded: Evicted = {}
+
+    def probe(k: int) -> Solution | None:
+        counts: dict[int, int] = {}
+        for t in tasks[:k]:
+            counts[t] = counts.get(t, 0) + 1
+        return _search(problem, k, None if k == n else counts, recorded, generator, failed)
+
+    done, first_failure, k = 0, n + 1, 1
+    while True:
+        found = probe(k)
+        if found is None:
+            first_failure = k
+            break
+        if k == n:
+            return found
+        done, recorded = k, _scenario_of(found)
+        k = min(2 * k, n)
+    while first_failure - done > 1:
+        middle = (done + first_failure) // 2
+        found = probe(middle)
+        if found is None:
+            first_failure = middle
+        else:
+            done, recorded = middle, _scenario_of(found)
+    if done == 0:
+        return None
+    return probe(n)
+
+
+def _scenario_of(solution: Solution) -> Evicted:
+    """The victims of ``solution``, evicted and moved alike (KAI records both)."""
+    out = {key: n for key, n in solution.evicted.items() if n}
+    for (v, s, _), n in solution.moved.items():
+        out[v, s] = out.get((v, s), 0) + n
+    return out
+
+
+def _search(
+    problem: Problem,
+    k: int,
+    counts: dict[int, int] | None,
+    recorded: Evicted,
+    generator: Generator,
+    failed: set[tuple[int, frozenset]],
+) -> Solution | None:
+    """One probe: the scenarios of ``generator`` over the accumulated pops, the first one that succeeds."""
+
+    def attempt(scenario: Evicted) -> Solution | None:
+        key = (k, frozenset(scenario.items()))
+        if key in failed:
+            return None
+        found = _simulate(problem, counts, scenario)
+        if found is None:
+            failed.add(key)
+        return found
+
+    if recorded:
+        found = attempt(recorded)
+        if found is not None:
+            return found
+    order = problem.victim_order
+    assert order is not None
+    capacity = Capacity(problem, None if counts is None else sum(counts.values()))
+    capacity.free(recorded)
+    peels: dict[int, list[int]] = {}
+    peeled: dict[int, int] = {}
+    unread = dict(recorded)  # a pop's tasks recorded already are skipped (KAI pushes the job back without them)
+    accumulated: Pops = []
+    for v, peel in order.pops():
+        victim = problem.victims[v]
+        if peel:
+            slots = peels.get(v)
+            if slots is None:
+                slots = peels[v] = victim.peel_slots()
+            s = slots[peeled.get(v, 0)]
+            peeled[v] = peeled.get(v, 0) + 1
+            batch = {(v, s): 1}
+        else:
+            gone = slots_gone(peels.get(v, []), peeled.get(v, 0))
+            batch = {(v, s): n for s, slot in enumerate(victim.slots) if (n := slot.count - gone.get(s, 0))}
+        batch = _unrecorded(batch, unread)
+        if not batch:
+            continue
+        accumulated.append((v, batch))
+        capacity.free(batch)
+        if not capacity.enough():
+            continue
+        for scenario in generator(problem, recorded, accumulated, counts or _required(problem)):
+            found = attempt(scenario)
+            if found is not None:
+                return found
+    if not order.complete:
+        raise Truncated
+    return None
+
+
+def slots_gone(slots: list[int], peeled: int) -> dict[int, int]:
+    """Per slot, how many of the first ``peeled`` surplus tasks it gave up."""
+    gone: dict[int, int] = {}
+    for s in slots[:peeled]:
+        gone[s] = gone.get(s, 0) + 1
+    return gone
+
+
+def _unrecorded(batch: Evicted, unread: Evicted) -> Evicted:
+    """The tasks of ``batch`` not among the recorded victims ``unread`` (which lose those met)."""
+    out: Evicted = {}
+    for key, count in batch.items():
+        met = min(count, unread.get(key, 0))
+        if met:
+            unread[key] -= met
+        if count > met:
+            out[key] = count - met
+    return out
+
+
+def _required(problem: Problem) -> dict[int, int]:
+    return {t: chunk.required for t, chunk in enumerate(problem.chunk)}
+
+
+def _merge(*parts: Evicted) -> Evicted:
+    out: Evicted = {}
+    for part in parts:
+        for key, n in part.items():
+            out[key] = out.get(key, 0) + n
+    return out
+
+
+def _node_local(problem: Problem, recorded: Evicted, accumulated: Pops, counts: dict[int, int]) -> Iterator[Evicted]:
+    """KAI's ``NodeLocalGreedy``: for each node of the last pop, by name, every accumulated job with a task there."""
+    victims, nodes = problem.victims, problem.nodes
+    _, latest = accumulated[-1]
+    for node in sorted({victims[v].slots[s].node for v, s in latest}, key=lambda n: nodes[n].name):
+        there = {v for v, batch in accumulated if any(victims[v].slots[s].node == node for _, s in batch)}
+        yield _merge(recorded, *(batch for v, batch in accumulated if v in there))
+
+
+def _multi_node(problem: Problem, recorded: Evicted, accumulated: Pops, counts: dict[int, int]) -> Iterator[Evicted]:
+    """KAI's ``MultiNodeGang``: the nodes holding popped tasks by the GPUs they would have, fewest first; the fewest
+    that cover the GPUs asked beyond those free elsewhere, then one, three, seven ... more, with every pop touching
+    them."""
+    victims, nodes = problem.victims, problem.nodes
+    gpus = {n: gpu_milli(node.room) for n, node in enumerate(nodes) if node.eligible}
+    for (v, s), count in recorded.items():
+        slot = victims[v].slots[s]
+        if slot.node in gpus:
+            gpus[slot.node] += gpu_milli(slot.requests) * count
+    first: dict[int, int] = {}
+    for position, (v, batch) in enumerate(accumulated):
+        for (_, s), count in batch.items():
+            slot = victims[v].slots[s]
+            if slot.node in gpus:
+                gpus[slot.node] += gpu_milli(slot.requests) * count
+                first.setdefault(slot.node, position)
+    asked = [gpu_milli(problem.chunk[t].requests) for t, n in counts.items() for _ in range(n)]
+    smallest = min(asked, default=0)
+    usable = {n: g for n, g in gpus.items() if g >= smallest}
+    hosting = sorted((n for n in usable if n in first), key=lambda n: (usable[n], first[n]))
+    baseline = sum(g for n, g in usable.items() if n not in first)
+    demand = max(0, sum(asked) - baseline)
+    total, least = 0, None
+    for i, n in enumerate(hosting):
+        if total >= demand:
+            least = i
+            break
+        total += usable[n]
+    else:
+        least = len(hosting) if total >= demand else None
+    if least is None:
+        return
+    size, step = least, 1
+    while True:
+        chosen = set(hosting[:size])
+        yield _merge(
+            recorded,
+            *(batch for v, batch in accumulated if any(victims[v].slots[s].node in chosen for _, s in batch)),
+        )
+        if size >= len(hosting):
+            return
+        size, step = min(size + step, len(hosting)), step * 2
+
+
+def _simulate(problem: Problem, counts: dict[int, int] | None, scenario: Evicted) -> Solution | None:
+    """Evict ``scenario``, place the chunk (``counts`` of it), place the victims again where they may go; the
+    solution if every rule holds."""
+    fitted = fit(problem, scenario, counts)
+    if fitted is None:
+        return None
+    evicted, moved, moved_devices = dict(scenario), dict[tuple[int, int, int], int](), {}
+    _place_again(problem, fitted, evicted, moved, moved_devices)
+    lost: dict[int, int] = {}
+    for (v, _), n in evicted.items():
+        lost[v] = lost.get(v, 0) + n
+    if not all(problem.victims[v].may_lose(n) for v, n in lost.items() if n):
+        return None  # a victim the rules keep (its queue's line, its protection) was not placed again
+    solution = Solution(
+        "feasible",
+        {key: n for key, n in evicted.items() if n},
+        fitted.placed,
+        moved=moved,
+        devices=fitted.devices,
+        moved_devices=moved_devices,
+    )
+    if broken_rows(problem, solution):
+        return None
+    return solution
+
+
+def _place_again(
+    problem: Problem,
+    fitted: Fitted,
+    evicted: Evicted,
+    moved: dict[tuple[int, int, int], int],
+    moved_devices: dict[tuple[int, int, int, int], int],
+) -> None:
+    """KAI's re-allocation of its victims after the chunk (docs/rules.md, "The greedy baseline"), the most worth
+    keeping first: a victim that fits back where it runs is not evicted after all (KAI pipelines it where it was); one
+    that lands on room free elsewhere before the decision is moved (``moved``). Both are taken off ``evicted``."""
+    victims, nodes, order = problem.victims, problem.nodes, problem.victim_order
+    free = {n: dict(node.free_room()) for n, node in enumerate(nodes)}
+    before = {n: DeviceFit(node.devices) for n, node in enumerate(nodes) if node.devices is not None}
+    in_scenario = {v for (v, _), n in evicted.items() if n}
+    for v in problem.keep_order:
+        if v not in in_scenario:
+            continue
+        victim = victims[v]
+        taken = {s: evicted.get((v, s), 0) for s in range(len(victim.slots))}
+        total = sum(taken.values())
+        surplus = len(order.entries[v].peels) if order is not None else victim.surplus
+        if not surplus:  # a gang comes back whole, or not at all
+            if total < victim.running:
+                continue
+            wanted = taken
+        else:  # an elastic job its min_available tasks when evicted whole, else one task (KAI's GetTasksToAllocate)
+            wanted = _some(victim, taken, victim.running - surplus if total == victim.running else 1)
+        kept = {key: n - wanted.get(key[1], 0) if key[0] == v else n for key, n in evicted.items()}
+        if any(excess_of(problem, Solution("feasible", kept, fitted.placed), row) for row in problem.limits):
+            continue  # KAI re-allocates a victim only within its queues' limits
+        if _home(problem, fitted, v, wanted):
+            for s, n in wanted.items():
+                evicted[v, s] -= n
+            continue
+        if victim.move == "none" or any(len(victim.slots[s].devices) > 1 for s in wanted):
+            continue  # a share on several devices is evicted or stays (docs/rules.md, "GPU sharing")
+        found = _land(problem, fitted, free, before, v, wanted)
+        if found is None:
+            continue
+        landing, devices = found
+        for (s, m), n in landing.items():
+            evicted[v, s] -= n
+            moved[v, s, m] = moved.get((v, s, m), 0) + n
+        for (s, m, d), n in devices.items():
+            moved_devices[v, s, m, d] = moved_devices.get((v, s, m, d), 0) + n
+
+
+def _home(problem: Problem, fitted: Fitted, v: int, wanted: dict[int, int]) -> bool:
+    """Whether the tasks ``wanted`` (per slot) of victim ``v`` fit back where they run, on the same devices; if so
+    they take that room again."""
+    victim = problem.victims[v]
+    room, fits = fitted.room, fitted.fits
+    need: dict[int, dict[str, int]] = {}
+    shares: dict[tuple[int, int], int] = {}
+    whole: dict[int, int] = {}
+    for s, count in wanted.items():
+        slot = victim.slots[s]
+        asked = need.setdefault(slot.node, {})
+        for r, a in slot.requests.items():
+            if a > 0:
+                asked[r] = asked.get(r, 0) + a * count
+        if slot.devices and slot.node in fits:
+            for d in slot.devices:
+                shares[slot.node, d] = shares.get((slot.node, d), 0) + slot.share * count
+        elif slot.node in fits and slot.gpus:
+            whole[slot.node] = whole.get(slot.node, 0) + slot.gpus * count
+    if not all(room[n].get(r, 0) >= a for n, asked in need.items() for r, a in asked.items()):
+        return False
+    if not all(fits[n].shares[d] + a <= MILLI for (n, d), a in shares.items()):
+        return False
+    reopened: dict[int, int] = {}  # devices the eviction emptied, which whole GPUs placed since may count on
+    for n, d in shares:
+        if not fits[n].shares[d]:
+            reopened[n] = reopened.get(n, 0) + 1
+    if not all(fits[n].empty() >= reopened.get(n, 0) + whole.get(n, 0) for n in reopened.keys() | whole.keys()):
+        return False
+    for n, asked in need.items():
+        for r, a in asked.items():
+            room[n][r] -= a
+    for (n, d), a in shares.items():
+        fits[n].shares[d] += a
+    for n, g in whole.items():
+        fits[n].take_whole(g)
+    return True
+
+
+def _some(victim: Victim, taken: dict[int, int], count: int) -> dict[int, int]:
+    """``count`` of the tasks ``taken`` (per slot), the most worth keeping first: KAI places a victim's tasks again
+    in its task order, the reverse of the order it gives up its surplus."""
+    left = dict(taken)
+    out: dict[int, int] = {}
+    for s in reversed(victim.peel_slots()):
+        if count <= 0:
+            break
+        if left.get(s, 0):
+            left[s] -= 1
+            out[s] = out.get(s, 0) + 1
+            count -= 1
+    return out
+
+
+def _land(
+    problem: Problem,
+    fitted: Fitted,
+    free: dict[int, dict[str, int]],
+    before: dict[int, DeviceFit],
+    v: int,
+    wanted: dict[int, int],
+) -> tuple[dict[tuple[int, int], int], dict[tuple[int, int, int], int]] | None:
+    """Where the tasks ``wanted`` (per slot) of victim ``v`` land, all of them, each on the first node of its slot's
+    ``moves_to`` with room, free room and free devices for it (a share on the first device with room before the
+    decision and after it, as :class:`DeviceFit` packs shares); ``None`` if one finds none (then nothing is taken).
+
+    Returns the tasks per (slot, node) and the shares per (slot, node, device)."""
+    victim = problem.victims[v]
+    room, fits = fitted.room, fitted.fits
+    trial_room = {n: dict(r) for n, r in room.items()}
+    trial_free = {n: dict(r) for n, r in free.items()}
+    trial_after = {n: _copy(f) for n, f in fits.items()}
+    trial_before = {n: _copy(f) for n, f in before.items()}
+    landing: dict[tuple[int, int], int] = {}
+    devices: dict[tuple[int, int, int], int] = {}
+    for s, count in wanted.items():
+        slot = victim.slots[s]
+        asked = [(r, a) for r, a in slot.requests.items() if a > 0]
+        for _ in range(count):
+            for m in slot.moves_to:
+                if not all(trial_room[m].get(r, 0) >= a and trial_free[m].get(r, 0) >= a for r, a in asked):
+                    continue
+                if slot.share:
+                    if m not in trial_before:
+                        continue
+                    device = _share_device(trial_before[m], trial_after[m], slot.share)
+                    if device is None:
+                        continue
+                    devices[s, m, device] = devices.get((s, m, device), 0) + 1
+                elif m in trial_before and slot.gpus:
+                    if trial_before[m].empty() < slot.gpus or trial_after[m].empty() < slot.gpus:
+                        continue
+                    trial_before[m].take_whole(slot.gpus)
+                    trial_after[m].take_whole(slot.gpus)
+                for r, a in asked:
+                    trial_room[m][r] -= a
+                    trial_free[m][r] -= a
+                landing[s, m] = landing.get((s, m), 0) + 1
+                break
+            else:
+                return None
+    room.update(trial_room)
+    free.update(trial_free)
+    fits.update(trial_after)
+    before.update(trial_before)
+    return landing, devices
+
+
+def _share_device(before: DeviceFit, after: DeviceFit, share: int) -> int | None:
+    """The device a moved share lands on, taken in both fits: the first that carries shares and has room for it
+    before the decision and after it, else the first empty in both (docs/snapshot-format.md, "GPU sharing")."""
+    for d in range(before.count):
+        fits_both = before.shares[d] and before.shares[d] + share <= MILLI and after.shares[d] + share <= MILLI
+        if fits_both and (after.shares[d] or after.empty() >= 1):  # an emptied device is one whole GPUs may take
+            break
+    else:
+        empty = [d for d in range(before.count) if not before.shares[d] and not after.shares[d]]
+        if not empty or before.empty() < 1 or after.empty() < 1:
+            return None
+        d = empty[0]
+    before.shares[d] += share
+    after.shares[d] += share
+    return d
+
+
+def _copy(fit_of: DeviceFit) -> DeviceFit:
+    out = copy.copy(fit_of)
+    out.shares = list(fit_of.shares)
+    return out

@@ -1,0 +1,379 @@
+"""KAI-Scheduler's victim queue: the order in which its reclaim and preempt take victims (docs/rules.md, "The greedy
+baseline").
+
+KAI keeps the candidate jobs in a tree of queues (``pkg/scheduler/actions/utils/job_order_by_queue.go``, built with
+``VictimQueue``) and, for every pop, walks it from the top-level queues down to a leaf, at each level taking the
+queue that the proportion plugin's order (``plugins/proportion/queue_order/queue_order.go``), reversed, puts first;
+the leaf's next job goes. Victims come first from the queue
+
+1. over its fair share in every one of GPU, CPU and memory;
+2. above its deserved quota in some resource;
+3. of lower priority;
+4. holding something of a resource whose fair share is 0;
+5. of the highest dominant resource share once the jobs already popped from its best leaf, and that leaf's next
+   job, are taken away: the order re-balances between queues after every pop;
+6. of the highest dominant resource share;
+7. then by name (KAI compares the queues' allocatable shares and creation times, which a snapshot does not carry).
+
+A queue's dominant resource share is the largest, over its resources, of what it holds over its fair share (a
+resource whose fair share is 0 counts as held a billion times over). A parent is compared on its own amounts, with
+the victims of its best leaf.
+
+Within a leaf (KAI's ``JobOrderFn`` reversed): the lowest job priority first, then a job above its
+``min_available`` (one with an elastic surplus), then the newest, then the last name (KAI: the larger UID). A pop
+takes one surplus task of an elastic job, which goes back to its leaf with the tasks it keeps, or all the tasks the
+job has left (``GetTasksToEvict``). As in KAI, a popped job counts among its leaf's victims with every task it had
+when popped.
+
+>>> queue = VictimQueue.of({"a": {"gpu": 1}, "b": {"gpu": 1}}, {"a": {"gpu": 3}, "b": {"gpu": 3}}, [
+...     VictimEntry("a", 0, 0.0, "a1", {"gpu": 1}), VictimEntry("a", 0, 1.0, "a2", {"gpu": 1}),
+...     VictimEntry("b", 0, 0.0, "b1", {"gpu": 1}), VictimEntry("b", 0, 1.0, "b2", {"gpu": 1})])
+>>> list(queue.pops())  # newest first within a queue, alternating between the queues as they re-balance
+[(1, False), (3, False), (0, False), (2, False)]
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from gpu_preempt.models import UNLIMITED, Job, Resources, Task
+from gpu_preempt.state.cluster import ClusterState
+
+NO_SHARE = 1e9
+"""What a unit held of a resource whose fair share is 0 counts for in the dominant share (KAI's
+``noFairShareDrfMultiplier``)."""
+
+KAI_RESOURCES = ("gpu", "cpu", "memory")
+"""The resources KAI's queue order reads."""
+
+
+class VictimEntry(NamedTuple):
+    """A candidate job as the victim queue sees it."""
+
+    queue: str
+    priority: int
+    newest: float
+    """Larger is newer (created, else started; a job with neither is the oldest)."""
+    name: str
+    held: Resources
+    """What its running tasks hold."""
+    peels: tuple[Resources, ...] = ()
+    """Each surplus task's requests, in the order it gives them up (an elastic job above ``min_available``)."""
+    whole: bool = True
+    """Whether it may lose every task once its surplus is gone."""
+
+
+Pop = tuple[int, bool]
+"""The entry popped (its index) and whether one surplus task goes (``True``) or every task it has left."""
+
+
+@dataclass(frozen=True)
+class QueueFacts:
+    """What the queue order reads of one queue."""
+
+    name: str
+    parent: str | None
+    priority: int
+    allocated: Resources
+    fair: Resources
+    deserved: Resources
+
+    @property
+    def over_fair_share(self) -> bool:
+        return all(self.allocated.get(r, 0) > self.fair.get(r, 0) for r in KAI_RESOURCES)
+
+    @property
+    def starved(self) -> bool:
+        """At or below its deserved quota in every resource."""
+        return all(
+            (limit := self.deserved.get(r, 0)) == UNLIMITED or a <= limit for r, a in self.allocated.items() if a > 0
+        )
+
+    @property
+    def zero_share_held(self) -> bool:
+        return any(a > 0 and self.fair.get(r, 0) <= 0 for r, a in self.allocated.items())
+
+    def dominant_share(self, taken: Resources | None = None) -> float:
+        """The largest ``held / fair share`` over its resources, once ``taken`` is taken away."""
+        share = 0.0
+        for resource, amount in self.allocated.items():
+            held = amount - (taken or {}).get(resource, 0)
+            fair = self.fair.get(resource, 0)
+            share = max(share, held / fair if fair > 0 else held * NO_SHARE)
+        return share
+
+
+class _Leaf:
+    """A leaf's jobs: the entries in their order (read as far as asked), merged with the jobs pushed back after
+    losing a surplus task."""
+
+    def __init__(self, entries: _Stream) -> None:
+        self.entries, self.read = entries, 0
+        self.pushed: list[tuple[tuple[int, int, float, str], int, int, Resources]] = []
+        self.popped: Resources = {}
+
+    def head(self, queue: VictimQueue) -> tuple[tuple[int, int, float, str], int, int, Resources] | None:
+        """The next job: its key, entry index, surplus tasks already gone, and what it holds now."""
+        best = self.pushed[0] if self.pushed else None
+        found = self.entries.get(self.read)
+        if found is not None:
+            index = found
+            entry = queue.entries(index)
+            own = (_key(entry, 0), index, 0, entry.held)
+            if best is None or own < best:
+                best = own
+        return best
+
+    def pop(self, queue: VictimQueue) -> Pop | None:
+        head = self.head(queue)
+        if head is None:
+            return None
+        _, index, peeled, held = head
+        if self.pushed and self.pushed[0] is head:
+            heapq.heappop(self.pushed)
+        else:
+            self.read += 1
+        for r, a in held.items():
+            self.popped[r] = self.popped.get(r, 0) + a
+        entry = queue.entries(index)
+        if peeled < len(entry.peels):
+            left = {r: a - entry.peels[peeled].get(r, 0) for r, a in held.items()}
+            if peeled + 1 < len(entry.peels) or entry.whole:
+                heapq.heappush(self.pushed, (_key(entry, peeled + 1), index, peeled + 1, left))
+            return index, True
+        return index, False
+
+
+def _key(entry: VictimEntry, peeled: int) -> tuple[int, int, float, str]:
+    return entry.priority, 0 if peeled < len(entry.peels) else 1, -entry.newest, Descending(entry.name)
+
+
+class Descending(str):
+    """A name that sorts after the names it is smaller than: KAI pops the larger UID first."""
+
+    __slots__ = ()
+
+    def __lt__(self, other: str) -> bool:
+        return str.__gt__(self, other)
+
+    def __gt__(self, other: str) -> bool:
+        return str.__lt__(self, other)
+
+
+class _Stream:
+    """Entry indices in a leaf's order, produced on demand and kept, so that every walk of the queue reads the same."""
+
+    def __init__(self, produce: Iterator[int]) -> None:
+        self._produce, self._seen = produce, list[int]()
+
+    def get(self, position: int) -> int | None:
+        while len(self._seen) <= position:
+            found = next(self._produce, None)
+            if found is None:
+                return None
+            self._seen.append(found)
+        return self._seen[position]
+
+
+@dataclass
+class VictimQueue:
+    """KAI's victim queue over some candidates: :meth:`pops` walks it from the start.
+
+    ``leaves`` gives each leaf's entry indices in the order of its jobs (KAI's ``JobOrderFn`` reversed, see the
+    module docstring), produced when first read; ``entries`` the entry of an index.
+    """
+
+    facts: dict[str, QueueFacts]
+    leaves: dict[str, _Stream]
+    entries: Callable[[int], VictimEntry]
+
+    @classmethod
+    def of(
+        cls,
+        fair: dict[str, Resources],
+        allocated: dict[str, Resources],
+        entries: Sequence[VictimEntry],
+        *,
+        parents: dict[str, str | None] | None = None,
+        priorities: dict[str, int] | None = None,
+        deserved: dict[str, Resources] | None = None,
+    ) -> VictimQueue:
+        """The queue over ``entries``, its queues described by their fair shares and allocations (flat, priority
+        100 and nothing deserved unless given)."""
+        facts = {
+            q: QueueFacts(
+                q,
+                (parents or {}).get(q),
+                (priorities or {}).get(q, 100),
+                allocated[q],
+                fair[q],
+                (deserved or {}).get(q, {}),
+            )
+            for q in fair
+        }
+        by_leaf: dict[str, list[int]] = {}
+        for i, entry in enumerate(entries):
+            by_leaf.setdefault(entry.queue, []).append(i)
+        leaves = {
+            leaf: _Stream(iter(sorted(members, key=lambda i: _key(entries[i], 0)))) for leaf, members in by_leaf.items()
+        }
+        return cls(facts, leaves, entries.__getitem__)
+
+    def pops(self) -> Iterator[Pop]:
+        """The pops in KAI's order, from a fresh queue, until no candidate is left."""
+        leaves = {name: _Leaf(stream) for name, stream in self.leaves.items()}
+        children: dict[str | None, list[str]] = {}
+        for name in self.facts:
+            children.setdefault(self.facts[name].parent, []).append(name)
+        while True:
+            leaf = self._best_leaf(None, children, leaves)
+            if leaf is None:
+                return
+            found = leaves[leaf].pop(self)
+            if found is None:
+                return
+            yield found
+
+    def _best_leaf(
+        self, parent: str | None, children: dict[str | None, list[str]], leaves: dict[str, _Leaf]
+    ) -> str | None:
+        """The leaf the next victim comes from, under ``parent`` (``None``: the whole tree)."""
+        best: tuple[tuple[object, ...], str] | None = None
+        for name in children.get(parent, ()):
+            if name in leaves:
+                head = leaves[name].head(self)
+                if head is None:
+                    continue
+                leaf = name
+            elif name in children:
+                found = self._best_leaf(name, children, leaves)
+                if found is None:
+                    continue
+                leaf = found
+                head = leaves[leaf].head(self)
+                assert head is not None
+            else:
+                continue
+            taken = dict(leaves[leaf].popped)
+            for r, a in head[3].items():
+                taken[r] = taken.get(r, 0) + a
+            key = self._order(self.facts[name], taken)
+            if best is None or key < best[0]:
+                best = key, leaf
+        return None if best is None else best[1]
+
+    @staticmethod
+    def _order(facts: QueueFacts, taken: Resources) -> tuple[object, ...]:
+        """The reversed queue order of ``facts``, its victims ``taken``: smaller goes first."""
+        return (
+            not facts.over_fair_share,
+            facts.starved,
+            facts.priority,
+            not facts.zero_share_held,
+            -facts.dominant_share(taken),
+            -facts.dominant_share(),
+            facts.name,
+        )
+
+
+def leaf_stream(
+    members: np.ndarray, priority: np.ndarray, elastic: np.ndarray, newest: np.ndarray, name: Callable[[int], str]
+) -> _Stream:
+    """The entries ``members`` of one leaf in the leaf's order, from their columns (``elastic``: those with a surplus;
+    ``newest``: larger is newer), ranked when first read; names are compared only among ties."""
+
+    def produce() -> Iterator[int]:
+        order = np.lexsort((-newest, ~elastic, priority))
+        p, e, n = priority[order], elastic[order], newest[order]
+        if ((p[1:] == p[:-1]) & (e[1:] == e[:-1]) & (n[1:] == n[:-1])).any():
+            names = [name(int(m)) for m in members.tolist()]
+            by_name = np.empty(len(names), dtype=np.int64)
+            by_name[sorted(range(len(names)), key=names.__getitem__, reverse=True)] = np.arange(len(names))
+            order = np.lexsort((by_name, -newest, ~elastic, priority))
+        yield from members[order].tolist()
+
+    return _Stream(produce())
+
+
+@dataclass(frozen=True)
+class VictimOrder:
+    """KAI's victim queue over a problem's victims, as plain data (a problem may cross to another process).
+
+    ``entries`` has one entry per victim. ``fixed`` gives the pops instead:
+    the first pops of a queue over more candidates than the problem holds (``complete``: all of them).
+    """
+
+    facts: dict[str, QueueFacts]
+    entries: tuple[VictimEntry, ...]
+    fixed: tuple[Pop, ...] | None = None
+    complete: bool = True
+
+    def pops(self) -> Iterator[Pop]:
+        """The pops in KAI's order, from a fresh queue."""
+        if self.fixed is not None:
+            return iter(self.fixed)
+        entries = self.entries
+        by_leaf: dict[str, list[int]] = {}
+        for i, entry in enumerate(entries):
+            by_leaf.setdefault(entry.queue, []).append(i)
+        leaves = {
+            leaf: _Stream(iter(sorted(members, key=lambda i: _key(entries[i], 0)))) for leaf, members in by_leaf.items()
+        }
+        return VictimQueue(self.facts, leaves, entries.__getitem__).pops()
+
+
+def peel_order(tasks: Sequence[tuple[str, int | None]]) -> list[int]:
+    """Positions of ``tasks`` (name, task order) in the order an elastic job gives them up (docs/rules.md, "Task
+    order"): those without an order first, then the lowest order up; among equals the last name first (KAI evicts
+    the newest pod first).
+
+    >>> peel_order([("j-0", None), ("j-1", None), ("j-2", 5), ("j-3", 1)])
+    [1, 0, 3, 2]
+    """
+    by_name = sorted(range(len(tasks)), key=lambda i: tasks[i][0], reverse=True)
+    return sorted(by_name, key=lambda i: (tasks[i][1] is not None, tasks[i][1] or 0))
+
+
+def entry_of(cluster: ClusterState, job: Job, running: Sequence[Task], surplus: int, whole: bool) -> VictimEntry:
+    """``job``, running ``running``, as the victim queue sees it."""
+    held: Resources = {}
+    asked = [job.requests(task) for task in running]
+    for requests in asked:
+        for r, a in requests.items():
+            held[r] = held.get(r, 0) + a
+    order = peel_order([(str(t.name), t.order) for t in running])
+    created = job.created_at if job.created_at is not None else job.started_at
+    return VictimEntry(
+        job.queue,
+        job.resolved_priority,
+        created if created is not None else -1e300,
+        job.name,
+        held,
+        tuple(asked[i] for i in order[:surplus]),
+        whole,
+    )
+
+
+def cluster_facts(cluster: ClusterState, leaves: Iterable[str]) -> dict[str, QueueFacts]:
+    """:class:`QueueFacts` of the queues ``leaves`` and of their ancestors, as ``cluster`` has them."""
+    facts: dict[str, QueueFacts] = {}
+    tree = cluster.tree
+    for name in leaves:
+        current: str | None = name
+        while current is not None and current not in facts:
+            spec = tree.queue(current)
+            facts[current] = QueueFacts(
+                current,
+                tree.parent(current),
+                spec.priority,
+                cluster.usage[current].allocated,
+                cluster.shares[current],
+                spec.deserved,
+            )
+            current = tree.parent(current)
+    return facts

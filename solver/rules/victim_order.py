@@ -67,15 +67,6 @@ def evict_key(cluster: ClusterState, job: Job, shares: dict[str, Fraction] | Non
     return (negated, cluster.tree.queue(job.queue).priority, -(created if created is not None else -1e300), job.name)
 
 
-def greedy_key(cluster: ClusterState, job: Job, surplus: int, shares: dict[str, Fraction]) -> tuple[Any, ...]:
-    """The greedy baseline's victim order (KAI's victim queue, simplified; docs/rules.md, "The greedy baseline"), in
-    the canonical
-    order's terms: the queue furthest over its fair share first, then lower queue priority; within them the lowest
-    job priority, elastic surplus (``surplus`` tasks) first, then the newest job and the name."""
-    ratio, queue_priority, newest, name = evict_key(cluster, job, shares)
-    return (ratio, queue_priority, job.resolved_priority, surplus == 0, newest, name)
-
-
 def keep_order(cluster: ClusterState, jobs: list[str]) -> tuple[int, ...]:
     """Indices of ``jobs`` from the most worth keeping to the least: the canonical order reversed."""
     shares: dict[str, Fraction] = {}

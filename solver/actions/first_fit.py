@@ -23,7 +23,7 @@ class Fitted(NamedTuple):
     """Tasks placed per (type, node)."""
     devices: dict[tuple[int, int, int], int]
     """Shares of a GPU per (type, node, device)."""
-    room: dict[int, dict[str, int]]
+    room: Rooms
     """Per node, the room left once the victims are gone and the chunk is placed."""
     fits: dict[int, DeviceFit]
     """Per node with devices, what its devices hold then."""
@@ -44,22 +44,52 @@ def fit(problem: Problem, evicted: Evicted, counts: dict[int, int] | None = None
     return None
 
 
-def room_after(problem: Problem, evicted: Evicted) -> dict[int, dict[str, int]]:
+class Rooms(dict[int, dict[str, int]]):
+    """Per node, its room once some victims are gone: a node's own room is copied when first asked for (a problem
+    may hold thousands of nodes, of which a scenario touches a few)."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__()
+        self.problem = problem
+
+    def __missing__(self, n: int) -> dict[str, int]:
+        room = self[n] = dict(self.problem.nodes[n].room)
+        return room
+
+
+def room_after(problem: Problem, evicted: Evicted) -> Rooms:
     """Per node, its room once ``evicted`` are gone."""
-    room = {n: dict(node.room) for n, node in enumerate(problem.nodes)}
+    room = Rooms(problem)
     for (v, s), count in evicted.items():
         slot = problem.victims[v].slots[s]
+        here = room[slot.node]
         for r, a in slot.requests.items():
-            room[slot.node][r] = room[slot.node].get(r, 0) + a * count
+            here[r] = here.get(r, 0) + a * count
     return room
+
+
+def hosts(problem: Problem) -> tuple[int, ...]:
+    """The eligible nodes whose room takes a task of the chunk with no victim gone (found once per problem): with
+    the nodes where victims leave room, the only ones first-fit may pick."""
+    found: tuple[int, ...] | None = problem.__dict__.get("_hosts")
+    if found is None:
+        asked = [[(r, a) for r, a in t.requests.items() if a > 0] for t in problem.chunk]
+        found = problem.__dict__["_hosts"] = tuple(
+            n
+            for n, node in enumerate(problem.nodes)
+            if node.eligible and any(all(node.room.get(r, 0) >= a for r, a in shape) for shape in asked)
+        )
+    return found
 
 
 def _fit_on(problem: Problem, evicted: Evicted, domain: int | None, counts: dict[int, int] | None) -> Fitted | None:
     """:func:`fit` on the nodes of ``domain`` (``None``: every eligible node)."""
     room = room_after(problem, evicted)
-    usable = [
-        n for n, spec in enumerate(problem.nodes) if spec.eligible and (domain is None or problem.domains[n] == domain)
-    ]
+    nodes = problem.nodes
+    touched = {n for n in room if nodes[n].eligible}
+    usable = sorted(touched.union(hosts(problem)))
+    if domain is not None:
+        usable = [n for n in usable if problem.domains[n] == domain]
     placed: dict[tuple[int, int], int] = {}
     devices: dict[tuple[int, int, int], int] = {}
     on_devices = device_fits(problem, Solution("feasible", evicted))

@@ -12,6 +12,7 @@ optimal. It serves as the CP-SAT model's first hint and as the yardstick of the 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 
 import numpy as np
@@ -55,7 +56,8 @@ def solve_prepared(prepared: Prepared) -> tuple[Problem, Solution]:
     taken: list[Pop] = []
     seen: dict[int, None] = {}
     hosts = _free_hosts(prepared)
-    size, done = FIRST_PREFIX, False
+    done = _read_until_room(prepared, candidates, pops, taken, seen)
+    size = FIRST_PREFIX + len(seen) + len(seen) // 2
     while True:
         while len(seen) < size and not done:
             pop = next(pops, None)
@@ -78,6 +80,50 @@ def solve_prepared(prepared: Prepared) -> tuple[Problem, Solution]:
             return problem, solve(problem)
         except kai_search.Truncated:
             size *= 4
+
+
+def _read_until_room(
+    prepared: Prepared, candidates: list[Candidate], pops: Iterator[Pop], taken: list[Pop], seen: dict[int, None]
+) -> bool:
+    """Read ``pops`` (into ``taken`` and ``seen``) until the whole jobs popped so far would free room for every
+    required task of a chunk of one task type (its first prefix: no search succeeds on fewer pops); whether the pops
+    ran out. A count, not a search: it only spares :func:`solve_prepared` prefixes too short to hold the answer."""
+    job, cluster = prepared.job, prepared.cluster
+    shapes = {tuple(sorted((r, a) for r, a in job.requests(task).items() if a > 0)) for task, _ in prepared.chunk}
+    if len(shapes) != 1 or not next(iter(shapes)):
+        return False
+    request = dict(next(iter(shapes)))
+    resources = tuple(sorted(request))
+    needed = sum(1 for _, required in prepared.chunk if required)
+    rooms, allowed, index = cluster.rooms(job.resolved_priority, resources), prepared.where.mask, cluster.node_index()
+    extra: dict[int, list[int]] = {}
+
+    def hosted(n: int) -> int:
+        room = [a + b for a, b in zip(rooms[n], extra.get(n, [0] * len(resources)), strict=True)]
+        return min(a // request[r] for a, r in zip(room, resources, strict=True))
+
+    total = sum(hosted(n) for n in range(len(rooms)) if allowed[n])
+    jobs = cluster.snapshot
+    while total < needed:
+        pop = next(pops, None)
+        if pop is None:
+            return True
+        taken.append(pop)
+        seen.setdefault(pop[0])
+        if pop[1]:
+            continue  # a surplus task: counted when its job goes whole, or never (a bound from below either way)
+        owner = jobs.job(candidates[pop[0]].job)
+        for task in cluster.tasks(owner, "running"):
+            n = index[str(cluster.node_of[str(task.name)])]
+            if not allowed[n]:
+                continue
+            before = hosted(n)
+            asked = owner.requests(task)
+            room = extra.setdefault(n, [0] * len(resources))
+            for k, r in enumerate(resources):
+                room[k] += asked.get(r, 0)
+            total += hosted(n) - before
+    return False
 
 
 def _candidate_queue(prepared: Prepared, candidates: list[Candidate]) -> VictimQueue:

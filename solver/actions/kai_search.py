@@ -34,9 +34,32 @@ from gpu_preempt.actions.first_fit import Capacity, Evicted, Fitted, fit
 from gpu_preempt.models import MILLI
 from gpu_preempt.problem.data import DeviceFit, Problem, Solution, Victim, broken_rows, excess_of, gpu_milli
 
-Pops = list[tuple[int, Evicted]]
-"""The accumulated pops: each one's victim and the tasks it adds per (victim, slot)."""
-Generator = Callable[[Problem, Evicted, Pops, dict[int, int]], Iterator[Evicted]]
+
+class Accumulated:
+    """The victims popped so far (KAI's potential victims), indexed by node for the generators."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        self.pops: list[tuple[int, Evicted]] = []
+        """Each pop's victim and the tasks it adds per (victim, slot)."""
+        self.jobs_on: dict[int, dict[int, None]] = {}
+        """Per node, the victims with a popped task there (in pop order)."""
+        self.pops_on: dict[int, dict[int, None]] = {}
+        """Per node, the pops with a task there (by position)."""
+        self.of_victim: dict[int, list[int]] = {}
+        """Per victim, its pops (by position)."""
+
+    def add(self, v: int, batch: Evicted) -> None:
+        position = len(self.pops)
+        self.pops.append((v, batch))
+        self.of_victim.setdefault(v, []).append(position)
+        for _, s in batch:
+            node = self.problem.victims[v].slots[s].node
+            self.jobs_on.setdefault(node, {})[v] = None
+            self.pops_on.setdefault(node, {})[position] = None
+
+
+Generator = Callable[[Problem, Evicted, Accumulated, dict[int, int]], Iterator[Evicted]]
 
 OUT_OF_POPS = "the greedy search ran out of victims without finding room"
 
@@ -134,26 +157,24 @@ def _search(
     assert order is not None
     capacity = Capacity(problem, None if counts is None else sum(counts.values()))
     capacity.free(recorded)
-    peels: dict[int, list[int]] = {}
     peeled: dict[int, int] = {}
     unread = dict(recorded)  # a pop's tasks recorded already are skipped (KAI pushes the job back without them)
-    accumulated: Pops = []
+    accumulated = Accumulated(problem)
     for v, peel in order.pops():
         victim = problem.victims[v]
         if peel:
-            slots = peels.get(v)
-            if slots is None:
-                slots = peels[v] = victim.peel_slots()
-            s = slots[peeled.get(v, 0)]
+            s = victim.peel_slots()[peeled.get(v, 0)]
             peeled[v] = peeled.get(v, 0) + 1
             batch = {(v, s): 1}
-        else:
-            gone = slots_gone(peels.get(v, []), peeled.get(v, 0))
+        elif v in peeled:
+            gone = _slots_gone(victim.peel_slots(), peeled[v])
             batch = {(v, s): n for s, slot in enumerate(victim.slots) if (n := slot.count - gone.get(s, 0))}
+        else:
+            batch = {(v, s): slot.count for s, slot in enumerate(victim.slots)}
         batch = _unrecorded(batch, unread)
         if not batch:
             continue
-        accumulated.append((v, batch))
+        accumulated.add(v, batch)
         capacity.free(batch)
         if not capacity.enough():
             continue
@@ -166,7 +187,7 @@ def _search(
     return None
 
 
-def slots_gone(slots: list[int], peeled: int) -> dict[int, int]:
+def _slots_gone(slots: tuple[int, ...], peeled: int) -> dict[int, int]:
     """Per slot, how many of the first ``peeled`` surplus tasks it gave up."""
     gone: dict[int, int] = {}
     for s in slots[:peeled]:
@@ -198,58 +219,86 @@ def _merge(*parts: Evicted) -> Evicted:
     return out
 
 
-def _node_local(problem: Problem, recorded: Evicted, accumulated: Pops, counts: dict[int, int]) -> Iterator[Evicted]:
+def _node_local(
+    problem: Problem, recorded: Evicted, accumulated: Accumulated, counts: dict[int, int]
+) -> Iterator[Evicted]:
     """KAI's ``NodeLocalGreedy``: for each node of the last pop, by name, every accumulated job with a task there."""
-    victims, nodes = problem.victims, problem.nodes
-    _, latest = accumulated[-1]
+    victims, nodes, pops = problem.victims, problem.nodes, accumulated.pops
+    _, latest = pops[-1]
     for node in sorted({victims[v].slots[s].node for v, s in latest}, key=lambda n: nodes[n].name):
-        there = {v for v, batch in accumulated if any(victims[v].slots[s].node == node for _, s in batch)}
-        yield _merge(recorded, *(batch for v, batch in accumulated if v in there))
+        there = accumulated.jobs_on[node]
+        yield _merge(recorded, *(pops[p][1] for v in there for p in accumulated.of_victim[v]))
 
 
-def _multi_node(problem: Problem, recorded: Evicted, accumulated: Pops, counts: dict[int, int]) -> Iterator[Evicted]:
+def _multi_node(
+    problem: Problem, recorded: Evicted, accumulated: Accumulated, counts: dict[int, int]
+) -> Iterator[Evicted]:
     """KAI's ``MultiNodeGang``: the nodes holding popped tasks by the GPUs they would have, fewest first; the fewest
     that cover the GPUs asked beyond those free elsewhere, then one, three, seven ... more, with every pop touching
     them."""
-    victims, nodes = problem.victims, problem.nodes
-    gpus = {n: gpu_milli(node.room) for n, node in enumerate(nodes) if node.eligible}
+    victims = problem.victims
+    base = _base_gpus(problem)
+    extra: dict[int, int] = {}
     for (v, s), count in recorded.items():
         slot = victims[v].slots[s]
-        if slot.node in gpus:
-            gpus[slot.node] += gpu_milli(slot.requests) * count
+        if slot.node in base:
+            extra[slot.node] = extra.get(slot.node, 0) + gpu_milli(slot.requests) * count
     first: dict[int, int] = {}
-    for position, (v, batch) in enumerate(accumulated):
-        for (_, s), count in batch.items():
-            slot = victims[v].slots[s]
-            if slot.node in gpus:
-                gpus[slot.node] += gpu_milli(slot.requests) * count
-                first.setdefault(slot.node, position)
+    for node, positions in accumulated.pops_on.items():
+        if node not in base:
+            continue
+        first[node] = next(iter(positions))
+        for position in positions:
+            v, batch = accumulated.pops[position]
+            for (_, s), count in batch.items():
+                slot = victims[v].slots[s]
+                if slot.node == node:
+                    extra[node] = extra.get(node, 0) + gpu_milli(slot.requests) * count
     asked = [gpu_milli(problem.chunk[t].requests) for t, n in counts.items() for _ in range(n)]
     smallest = min(asked, default=0)
-    usable = {n: g for n, g in gpus.items() if g >= smallest}
-    hosting = sorted((n for n in usable if n in first), key=lambda n: (usable[n], first[n]))
-    baseline = sum(g for n, g in usable.items() if n not in first)
+    gpus = {n: base[n] + amount for n, amount in extra.items()}
+    hosting = sorted((n for n in first if gpus[n] >= smallest), key=lambda n: (gpus[n], first[n]))
+    baseline = _usable_total(problem, base, smallest)  # every node at its own room, then the nodes changed
+    for n, amount in gpus.items():
+        baseline -= base[n] if base[n] >= smallest else 0
+        baseline += amount if n not in first and amount >= smallest else 0
     demand = max(0, sum(asked) - baseline)
     total, least = 0, None
     for i, n in enumerate(hosting):
         if total >= demand:
             least = i
             break
-        total += usable[n]
+        total += gpus[n]
     else:
         least = len(hosting) if total >= demand else None
     if least is None:
         return
     size, step = least, 1
     while True:
-        chosen = set(hosting[:size])
-        yield _merge(
-            recorded,
-            *(batch for v, batch in accumulated if any(victims[v].slots[s].node in chosen for _, s in batch)),
-        )
+        touching = sorted({p for n in hosting[:size] for p in accumulated.pops_on[n]})
+        yield _merge(recorded, *(accumulated.pops[p][1] for p in touching))
         if size >= len(hosting):
             return
         size, step = min(size + step, len(hosting)), step * 2
+
+
+def _base_gpus(problem: Problem) -> dict[int, int]:
+    """Per eligible node, the GPUs (milli) its room has with no victim gone (found once per problem)."""
+    found: dict[int, int] | None = problem.__dict__.get("_base_gpus")
+    if found is None:
+        found = problem.__dict__["_base_gpus"] = {
+            n: gpu_milli(node.room) for n, node in enumerate(problem.nodes) if node.eligible
+        }
+    return found
+
+
+def _usable_total(problem: Problem, base: dict[int, int], smallest: int) -> int:
+    """The GPUs of the nodes whose own room takes at least ``smallest`` (found once per problem and size)."""
+    kept: dict[int, int] = problem.__dict__.setdefault("_usable_total", {})
+    found = kept.get(smallest)
+    if found is None:
+        found = kept[smallest] = sum(g for g in base.values() if g >= smallest)
+    return found
 
 
 def _simulate(problem: Problem, counts: dict[int, int] | None, scenario: Evicted) -> Solution | None:
@@ -288,9 +337,9 @@ def _place_again(
     """KAI's re-allocation of its victims after the chunk (docs/rules.md, "The greedy baseline"), the most worth
     keeping first: a victim that fits back where it runs is not evicted after all (KAI pipelines it where it was); one
     that lands on room free elsewhere before the decision is moved (``moved``). Both are taken off ``evicted``."""
-    victims, nodes, order = problem.victims, problem.nodes, problem.victim_order
-    free = {n: dict(node.free_room()) for n, node in enumerate(nodes)}
-    before = {n: DeviceFit(node.devices) for n, node in enumerate(nodes) if node.devices is not None}
+    victims, order = problem.victims, problem.victim_order
+    free = _Free(problem)
+    before = _Before(problem)
     in_scenario = {v for (v, _), n in evicted.items() if n}
     for v in problem.keep_order:
         if v not in in_scenario:
@@ -392,12 +441,20 @@ def _land(
     decision and after it, as :class:`DeviceFit` packs shares); ``None`` if one finds none (then nothing is taken).
 
     Returns the tasks per (slot, node) and the shares per (slot, node, device)."""
-    victim = problem.victims[v]
+    victim, nodes = problem.victims[v], problem.nodes
     room, fits = fitted.room, fitted.fits
-    trial_room = {n: dict(r) for n, r in room.items()}
-    trial_free = {n: dict(r) for n, r in free.items()}
-    trial_after = {n: _copy(f) for n, f in fits.items()}
-    trial_before = {n: _copy(f) for n, f in before.items()}
+    trial_room: dict[int, dict[str, int]] = {}
+    trial_free: dict[int, dict[str, int]] = {}
+    trial_after: dict[int, DeviceFit] = {}
+    trial_before: dict[int, DeviceFit] = {}
+
+    def touch(m: int) -> None:
+        """Copy what node ``m`` has left into the trial, when first landed on."""
+        if m not in trial_room:
+            trial_room[m], trial_free[m] = dict(room[m]), dict(free[m])
+            if nodes[m].devices is not None:
+                trial_after[m], trial_before[m] = _copy(fits[m]), _copy(before[m])
+
     landing: dict[tuple[int, int], int] = {}
     devices: dict[tuple[int, int, int], int] = {}
     for s, count in wanted.items():
@@ -405,6 +462,7 @@ def _land(
         asked = [(r, a) for r, a in slot.requests.items() if a > 0]
         for _ in range(count):
             for m in slot.moves_to:
+                touch(m)
                 if not all(trial_room[m].get(r, 0) >= a and trial_free[m].get(r, 0) >= a for r, a in asked):
                     continue
                 if slot.share:
@@ -448,6 +506,32 @@ def _share_device(before: DeviceFit, after: DeviceFit, share: int) -> int | None
     before.shares[d] += share
     after.shares[d] += share
     return d
+
+
+class _Free(dict[int, dict[str, int]]):
+    """Per node, the room free before the decision that moves have not taken yet, copied when first asked for."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__()
+        self.problem = problem
+
+    def __missing__(self, n: int) -> dict[str, int]:
+        found = self[n] = dict(self.problem.nodes[n].free_room())
+        return found
+
+
+class _Before(dict[int, DeviceFit]):
+    """Per node with devices, what they hold before the decision and the moves so far, made when first asked for."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__()
+        self.problem = problem
+
+    def __missing__(self, n: int) -> DeviceFit:
+        devices = self.problem.nodes[n].devices
+        assert devices is not None
+        found = self[n] = DeviceFit(devices)
+        return found
 
 
 def _copy(fit_of: DeviceFit) -> DeviceFit:

@@ -186,12 +186,15 @@ class Victim:
     def running(self) -> int:
         return sum(s.count for s in self.slots)
 
-    def peel_slots(self) -> list[int]:
+    def peel_slots(self) -> tuple[int, ...]:
         """The slot of each of its tasks, in the order the job gives up its surplus (docs/rules.md, "Task
-        order")."""
-        tasks = [(task, s) for s, slot in enumerate(self.slots) for task in slot.tasks]
-        order = peel_order([(task, self.slots[s].order) for task, s in tasks])
-        return [tasks[i][1] for i in order]
+        order"); found once per victim."""
+        found: tuple[int, ...] | None = self.__dict__.get("_peel_slots")
+        if found is None:
+            tasks = [(task, s) for s, slot in enumerate(self.slots) for task in slot.tasks]
+            order = peel_order([(task, self.slots[s].order) for task, s in tasks])
+            found = self.__dict__["_peel_slots"] = tuple(tasks[i][1] for i in order)
+        return found
 
     def may_lose(self, evicted: int) -> bool:
         """Whether it may lose ``evicted`` of its tasks: all of them when evicted whole, else its surplus."""
@@ -869,11 +872,12 @@ def freed_on_devices(problem: Problem, solution: Solution) -> dict[int, tuple[di
 def device_fits(problem: Problem, solution: Solution) -> dict[int, DeviceFit]:
     """A :class:`DeviceFit` per node with devices, after ``solution``'s evictions and moves."""
     freed = freed_on_devices(problem, solution)
-    return {
-        n: DeviceFit(node.devices, *freed.get(n, ({}, 0)))
-        for n, node in enumerate(problem.nodes)
-        if node.devices is not None
-    }
+    counted: tuple[tuple[int, Devices], ...] | None = problem.__dict__.get("_devices")
+    if counted is None:  # found once per problem: most nodes of a large one count no devices
+        counted = problem.__dict__["_devices"] = tuple(
+            (n, node.devices) for n, node in enumerate(problem.nodes) if node.devices is not None
+        )
+    return {n: DeviceFit(devices, *freed.get(n, ({}, 0))) for n, devices in counted}
 
 
 def assign_devices(problem: Problem, solution: Solution) -> dict[tuple[int, int, int], int] | None:

@@ -37,7 +37,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Generic, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -49,6 +49,7 @@ NO_SHARE = 1e9
 ``noFairShareDrfMultiplier``)."""
 
 KAI_RESOURCES = ("gpu", "cpu", "memory")
+T = TypeVar("T")
 """The resources KAI's queue order reads."""
 
 
@@ -98,6 +99,10 @@ class QueueFacts:
     def zero_share_held(self) -> bool:
         return any(a > 0 and self.fair.get(r, 0) <= 0 for r, a in self.allocated.items())
 
+    def static_order(self) -> tuple[bool, bool, int, bool]:
+        """The first criteria of the reversed queue order, which no pop changes: smaller goes first."""
+        return not self.over_fair_share, self.starved, self.priority, not self.zero_share_held
+
     def dominant_share(self, taken: Resources | None = None) -> float:
         """The largest ``held / fair share`` over its resources, once ``taken`` is taken away."""
         share = 0.0
@@ -112,13 +117,18 @@ class _Leaf:
     """A leaf's jobs: the entries in their order (read as far as asked), merged with the jobs pushed back after
     losing a surplus task."""
 
-    def __init__(self, entries: _Stream) -> None:
+    def __init__(self, entries: _Stream[int]) -> None:
         self.entries, self.read = entries, 0
         self.pushed: list[tuple[tuple[int, int, float, str], int, int, Resources]] = []
         self.popped: Resources = {}
+        self._head: tuple[tuple[int, int, float, str], int, int, Resources] | None = None
+        self._known = False
 
     def head(self, queue: VictimQueue) -> tuple[tuple[int, int, float, str], int, int, Resources] | None:
-        """The next job: its key, entry index, surplus tasks already gone, and what it holds now."""
+        """The next job: its key, entry index, surplus tasks already gone, and what it holds now (found once per
+        pop)."""
+        if self._known:
+            return self._head
         best = self.pushed[0] if self.pushed else None
         found = self.entries.get(self.read)
         if found is not None:
@@ -127,12 +137,14 @@ class _Leaf:
             own = (_key(entry, 0), index, 0, entry.held)
             if best is None or own < best:
                 best = own
+        self._head, self._known = best, True
         return best
 
     def pop(self, queue: VictimQueue) -> Pop | None:
         head = self.head(queue)
         if head is None:
             return None
+        self._known = False
         _, index, peeled, held = head
         if self.pushed and self.pushed[0] is head:
             heapq.heappop(self.pushed)
@@ -165,19 +177,27 @@ class Descending(str):
         return str.__lt__(self, other)
 
 
-class _Stream:
-    """Entry indices in a leaf's order, produced on demand and kept, so that every walk of the queue reads the same."""
+class _Stream(Generic[T]):
+    """Items produced on demand and kept, so that every walk reads the same (a leaf's entry indices, a queue's
+    pops)."""
 
-    def __init__(self, produce: Iterator[int]) -> None:
-        self._produce, self._seen = produce, list[int]()
+    def __init__(self, produce: Iterator[T]) -> None:
+        self._produce, self._seen = produce, list[T]()
 
-    def get(self, position: int) -> int | None:
+    def get(self, position: int) -> T | None:
         while len(self._seen) <= position:
             found = next(self._produce, None)
             if found is None:
                 return None
             self._seen.append(found)
         return self._seen[position]
+
+    def read(self) -> Iterator[T]:
+        """Every item from the first."""
+        position = 0
+        while (found := self.get(position)) is not None:
+            yield found
+            position += 1
 
 
 @dataclass
@@ -189,7 +209,7 @@ class VictimQueue:
     """
 
     facts: dict[str, QueueFacts]
-    leaves: dict[str, _Stream]
+    leaves: dict[str, _Stream[int]]
     entries: Callable[[int], VictimEntry]
 
     @classmethod
@@ -225,65 +245,61 @@ class VictimQueue:
         return cls(facts, leaves, entries.__getitem__)
 
     def pops(self) -> Iterator[Pop]:
-        """The pops in KAI's order, from a fresh queue, until no candidate is left."""
+        """The pops in KAI's order, from a fresh queue, until no candidate is left.
+
+        Each queue keeps its key and the leaf its victims come from; a pop changes only those of the popped leaf and
+        its ancestors (as KAI re-sorts only the queues it marks), so only they are computed again.
+        """
+        facts = self.facts
         leaves = {name: _Leaf(stream) for name, stream in self.leaves.items()}
         children: dict[str | None, list[str]] = {}
-        for name in self.facts:
-            children.setdefault(self.facts[name].parent, []).append(name)
-        while True:
-            leaf = self._best_leaf(None, children, leaves)
-            if leaf is None:
-                return
-            found = leaves[leaf].pop(self)
-            if found is None:
-                return
-            yield found
+        for name in facts:
+            children.setdefault(facts[name].parent, []).append(name)
+        static = {name: (f.static_order(), (-f.dominant_share(), name)) for name, f in facts.items()}
+        own: dict[str, tuple[tuple[object, ...], str] | None] = {}
 
-    def _best_leaf(
-        self, parent: str | None, children: dict[str | None, list[str]], leaves: dict[str, _Leaf]
-    ) -> str | None:
-        """The leaf the next victim comes from, under ``parent`` (``None``: the whole tree)."""
-        best: tuple[tuple[object, ...], str] | None = None
-        for name in children.get(parent, ()):
+        def compute(name: str) -> None:
             if name in leaves:
-                head = leaves[name].head(self)
-                if head is None:
-                    continue
-                leaf = name
-            elif name in children:
-                found = self._best_leaf(name, children, leaves)
-                if found is None:
-                    continue
-                leaf = found
-                head = leaves[leaf].head(self)
-                assert head is not None
+                leaf: str | None = name if leaves[name].head(self) is not None else None
             else:
-                continue
+                found = [k for c in children.get(name, ()) if (k := own.get(c)) is not None]
+                leaf = min(found)[1] if found else None
+            if leaf is None:
+                own[name] = None
+                return
+            head = leaves[leaf].head(self)
+            assert head is not None
             taken = dict(leaves[leaf].popped)
             for r, a in head[3].items():
                 taken[r] = taken.get(r, 0) + a
-            key = self._order(self.facts[name], taken)
-            if best is None or key < best[0]:
-                best = key, leaf
-        return None if best is None else best[1]
+            first, last = static[name]
+            own[name] = (*first, -facts[name].dominant_share(taken), *last), leaf
 
-    @staticmethod
-    def _order(facts: QueueFacts, taken: Resources) -> tuple[object, ...]:
-        """The reversed queue order of ``facts``, its victims ``taken``: smaller goes first."""
-        return (
-            not facts.over_fair_share,
-            facts.starved,
-            facts.priority,
-            not facts.zero_share_held,
-            -facts.dominant_share(taken),
-            -facts.dominant_share(),
-            facts.name,
-        )
+        def settle(name: str | None) -> None:
+            for child in children.get(name, ()):
+                settle(child)
+            if name is not None:
+                compute(name)
+
+        settle(None)
+        while True:
+            found = [k for c in children.get(None, ()) if (k := own.get(c)) is not None]
+            if not found:
+                return
+            leaf = min(found)[1]
+            popped = leaves[leaf].pop(self)
+            if popped is None:
+                return
+            yield popped
+            current: str | None = leaf
+            while current is not None:
+                compute(current)
+                current = facts[current].parent
 
 
 def leaf_stream(
     members: np.ndarray, priority: np.ndarray, elastic: np.ndarray, newest: np.ndarray, name: Callable[[int], str]
-) -> _Stream:
+) -> _Stream[int]:
     """The entries ``members`` of one leaf in the leaf's order, from their columns (``elastic``: those with a surplus;
     ``newest``: larger is newer), ranked when first read; names are compared only among ties."""
 
@@ -314,9 +330,21 @@ class VictimOrder:
     complete: bool = True
 
     def pops(self) -> Iterator[Pop]:
-        """The pops in KAI's order, from a fresh queue."""
+        """The pops in KAI's order, from the start: the queue is walked once, and every later walk reads the pops
+        found so far before it walks further."""
         if self.fixed is not None:
             return iter(self.fixed)
+        walk: _Stream[Pop] | None = self.__dict__.get("_walk")
+        if walk is None:
+            walk = self.__dict__["_walk"] = _Stream(self._walk())
+        return walk.read()
+
+    def __getstate__(self) -> dict[str, object]:
+        state = dict(self.__dict__)
+        state.pop("_walk", None)  # a walk under way does not cross processes
+        return state
+
+    def _walk(self) -> Iterator[Pop]:
         entries = self.entries
         by_leaf: dict[str, list[int]] = {}
         for i, entry in enumerate(entries):
@@ -341,21 +369,20 @@ def peel_order(tasks: Sequence[tuple[str, int | None]]) -> list[int]:
 
 def entry_of(cluster: ClusterState, job: Job, running: Sequence[Task], surplus: int, whole: bool) -> VictimEntry:
     """``job``, running ``running``, as the victim queue sees it."""
-    held: Resources = {}
-    asked = [job.requests(task) for task in running]
-    for requests in asked:
-        for r, a in requests.items():
-            held[r] = held.get(r, 0) + a
-    order = peel_order([(str(t.name), t.order) for t in running])
+    if all(task.resources is None for task in running):  # every task asks for the job's own requests
+        held = {r: a * len(running) for r, a in job.task_resources.items()}
+        peels = (job.task_resources,) * min(surplus, len(running))
+    else:
+        held = {}
+        asked = [job.requests(task) for task in running]
+        for requests in asked:
+            for r, a in requests.items():
+                held[r] = held.get(r, 0) + a
+        order = peel_order([(str(t.name), t.order) for t in running]) if surplus else []
+        peels = tuple(asked[i] for i in order[:surplus])
     created = job.created_at if job.created_at is not None else job.started_at
     return VictimEntry(
-        job.queue,
-        job.resolved_priority,
-        created if created is not None else -1e300,
-        job.name,
-        held,
-        tuple(asked[i] for i in order[:surplus]),
-        whole,
+        job.queue, job.resolved_priority, created if created is not None else -1e300, job.name, held, peels, whole
     )
 
 

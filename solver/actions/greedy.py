@@ -24,7 +24,15 @@ from gpu_preempt.problem.builder import Prepared
 from gpu_preempt.problem.data import Problem, Solution
 from gpu_preempt.reduce.units import free_hosts
 from gpu_preempt.rules.candidates import Candidate
-from gpu_preempt.rules.kai_victim_queue import Pop, VictimEntry, VictimQueue, cluster_facts, entry_of, leaf_stream
+from gpu_preempt.rules.kai_victim_queue import (
+    Pop,
+    VictimEntry,
+    VictimQueue,
+    cluster_facts,
+    entry_of,
+    leaf_stream,
+    peel_order,
+)
 
 FIRST_PREFIX = 64
 """How many candidates :func:`solve_prepared` builds first (then four times as many, and so on)."""
@@ -57,7 +65,7 @@ def solve_prepared(prepared: Prepared) -> tuple[Problem, Solution]:
     seen: dict[int, None] = {}
     hosts = _free_hosts(prepared)
     done = _read_until_room(prepared, candidates, pops, taken, seen)
-    size = FIRST_PREFIX + len(seen) + len(seen) // 2
+    size = FIRST_PREFIX + len(seen) + len(seen) // 4  # a little more than the count: recorded victims may add
     while True:
         while len(seen) < size and not done:
             pop = next(pops, None)
@@ -85,9 +93,10 @@ def solve_prepared(prepared: Prepared) -> tuple[Problem, Solution]:
 def _read_until_room(
     prepared: Prepared, candidates: list[Candidate], pops: Iterator[Pop], taken: list[Pop], seen: dict[int, None]
 ) -> bool:
-    """Read ``pops`` (into ``taken`` and ``seen``) until the whole jobs popped so far would free room for every
-    required task of a chunk of one task type (its first prefix: no search succeeds on fewer pops); whether the pops
-    ran out. A count, not a search: it only spares :func:`solve_prepared` prefixes too short to hold the answer."""
+    """Read ``pops`` (into ``taken`` and ``seen``) until the tasks popped so far would free room for every required
+    task of a chunk of one task type (no search succeeds on fewer pops: every scenario is some of them); whether the
+    pops ran out. A count, not a search: it only spares :func:`solve_prepared` prefixes too short to hold the
+    answer."""
     job, cluster = prepared.job, prepared.cluster
     shapes = {tuple(sorted((r, a) for r, a in job.requests(task).items() if a > 0)) for task, _ in prepared.chunk}
     if len(shapes) != 1 or not next(iter(shapes)):
@@ -102,27 +111,33 @@ def _read_until_room(
         room = [a + b for a, b in zip(rooms[n], extra.get(n, [0] * len(resources)), strict=True)]
         return min(a // request[r] for a, r in zip(room, resources, strict=True))
 
-    total = sum(hosted(n) for n in range(len(rooms)) if allowed[n])
+    counted = {n: k for n, k in free_hosts(cluster, job.resolved_priority, request, resources, job.gpu_devices)}
+    total = sum(k for n, k in counted.items() if allowed[n])
     jobs = cluster.snapshot
+    gone: dict[int, int] = {}  # per candidate, its tasks popped so far
     while total < needed:
         pop = next(pops, None)
         if pop is None:
             return True
         taken.append(pop)
-        seen.setdefault(pop[0])
-        if pop[1]:
-            continue  # a surplus task: counted when its job goes whole, or never (a bound from below either way)
-        owner = jobs.job(candidates[pop[0]].job)
-        for task in cluster.tasks(owner, "running"):
+        c, peel = pop
+        seen.setdefault(c)
+        owner = jobs.job(candidates[c].job)
+        running = cluster.tasks(owner, "running")
+        order = [running[i] for i in peel_order([(str(t.name), t.order) for t in running])]
+        first = gone.get(c, 0)
+        gone[c] = first + 1 if peel else len(order)
+        for task in order[first : gone[c]]:
             n = index[str(cluster.node_of[str(task.name)])]
             if not allowed[n]:
                 continue
-            before = hosted(n)
             asked = owner.requests(task)
             room = extra.setdefault(n, [0] * len(resources))
             for k, r in enumerate(resources):
                 room[k] += asked.get(r, 0)
-            total += hosted(n) - before
+            now = hosted(n)
+            total += now - counted.get(n, 0)
+            counted[n] = now
     return False
 
 

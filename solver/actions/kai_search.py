@@ -28,38 +28,72 @@ The first scenario that succeeds is the answer: KAI's search is not minimal, and
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from gpu_preempt.actions.first_fit import Capacity, Evicted, Fitted, fit
 from gpu_preempt.models import MILLI
 from gpu_preempt.problem.data import DeviceFit, Problem, Solution, Victim, broken_rows, excess_of, gpu_milli
 
 
-class Accumulated:
-    """The victims popped so far (KAI's potential victims), indexed by node for the generators."""
+class Walk:
+    """The pops of a problem's victim queue as the tasks each adds (its *batch*), indexed by node, with the room they
+    free: read once, and read again by every probe and generator of one decision (KAI walks its queue afresh for
+    each; the pops are the same)."""
 
     def __init__(self, problem: Problem) -> None:
-        self.problem = problem
-        self.pops: list[tuple[int, Evicted]] = []
+        order = problem.victim_order
+        assert order is not None
+        self.problem, self.complete = problem, order.complete
+        self._pops = order.pops()
+        self.batches: list[tuple[int, Evicted]] = []
         """Each pop's victim and the tasks it adds per (victim, slot)."""
-        self.jobs_on: dict[int, dict[int, None]] = {}
-        """Per node, the victims with a popped task there (in pop order)."""
-        self.pops_on: dict[int, dict[int, None]] = {}
+        self.jobs_on: dict[int, dict[int, int]] = {}
+        """Per node, the victims with a popped task there, each with the first pop that put one there."""
+        self.pops_on: dict[int, list[int]] = {}
         """Per node, the pops with a task there (by position)."""
         self.of_victim: dict[int, list[int]] = {}
         """Per victim, its pops (by position)."""
+        self.hosted: list[int] = []
+        """After each pop, how many tasks of a one-type chunk the room freed so far would host (KAI's idle-GPU
+        filter; 0 with several task types)."""
+        self._capacity = Capacity(problem)
+        self._peeled: dict[int, int] = {}
 
-    def add(self, v: int, batch: Evicted) -> None:
-        position = len(self.pops)
-        self.pops.append((v, batch))
+    def get(self, position: int) -> tuple[int, Evicted] | None:
+        """The pop at ``position``, read when first asked for (``None``: the queue has no more)."""
+        while len(self.batches) <= position:
+            pop = next(self._pops, None)
+            if pop is None:
+                return None
+            self._add(*pop)
+        return self.batches[position]
+
+    def _add(self, v: int, peel: bool) -> None:
+        victim = self.problem.victims[v]
+        if peel:
+            s = victim.peel_slots()[self._peeled.get(v, 0)]
+            self._peeled[v] = self._peeled.get(v, 0) + 1
+            batch = {(v, s): 1}
+        elif v in self._peeled:
+            gone = _slots_gone(victim.peel_slots(), self._peeled[v])
+            batch = {(v, s): n for s, slot in enumerate(victim.slots) if (n := slot.count - gone.get(s, 0))}
+        else:
+            batch = {(v, s): slot.count for s, slot in enumerate(victim.slots)}
+        position = len(self.batches)
+        self.batches.append((v, batch))
         self.of_victim.setdefault(v, []).append(position)
         for _, s in batch:
-            node = self.problem.victims[v].slots[s].node
-            self.jobs_on.setdefault(node, {})[v] = None
-            self.pops_on.setdefault(node, {})[position] = None
+            node = victim.slots[s].node
+            self.jobs_on.setdefault(node, {}).setdefault(v, position)
+            on = self.pops_on.setdefault(node, [])
+            if not on or on[-1] != position:
+                on.append(position)
+        self._capacity.free(batch)
+        self.hosted.append(self._capacity.total if self._capacity.single else 0)
 
 
-Generator = Callable[[Problem, Evicted, Accumulated, dict[int, int]], Iterator[Evicted]]
+Generator = Callable[[Problem, Evicted, Walk, int, dict[int, int]], Iterator[Evicted]]
+"""Scenarios from the recorded victims and the pops up to a position, for the tasks asked per type."""
 
 OUT_OF_POPS = "the greedy search ran out of victims without finding room"
 
@@ -78,48 +112,49 @@ def solve(problem: Problem) -> Solution:
         return Solution("feasible", {}, fitted.placed, devices=fitted.devices)
     if not problem.victims:
         return Solution("unknown", reason="the greedy first-fit placement found no room (it tries one packing)")
+    walk = Walk(problem)
     failed: set[tuple[int, frozenset[tuple[tuple[int, int], int]]]] = set()
     for generator in (_node_local, _multi_node):
-        found = _probes(problem, generator, failed)
+        found = _probes(problem, walk, generator, failed)
         if found is not None:
             return found
     return Solution("unknown", reason=OUT_OF_POPS)
 
 
-def _probes(problem: Problem, generator: Generator, failed: set[tuple[int, frozenset]]) -> Solution | None:
+def _probes(problem: Problem, walk: Walk, generator: Generator, failed: set[tuple[int, frozenset]]) -> Solution | None:
     """KAI's ``searchMaxSolvableK``: probes of growing parts of the chunk, the victims of each success recorded."""
     tasks = [t for t, chunk in enumerate(problem.chunk) for _ in range(chunk.required)]
     n = len(tasks)
     if n <= 1:
-        return _search(problem, n, None, {}, generator, failed)
-    recorded: Evicted = {}
+        return _search(problem, walk, n, None, ({}, -1), generator, failed)[0]
+    recorded: tuple[Evicted, int] = ({}, -1)
 
-    def probe(k: int) -> Solution | None:
+    def probe(k: int) -> tuple[Solution | None, int]:
         counts: dict[int, int] = {}
         for t in tasks[:k]:
             counts[t] = counts.get(t, 0) + 1
-        return _search(problem, k, None if k == n else counts, recorded, generator, failed)
+        return _search(problem, walk, k, None if k == n else counts, recorded, generator, failed)
 
     done, first_failure, k = 0, n + 1, 1
     while True:
-        found = probe(k)
+        found, reach = probe(k)
         if found is None:
             first_failure = k
             break
         if k == n:
             return found
-        done, recorded = k, _scenario_of(found)
+        done, recorded = k, (_scenario_of(found), reach)
         k = min(2 * k, n)
     while first_failure - done > 1:
         middle = (done + first_failure) // 2
-        found = probe(middle)
+        found, reach = probe(middle)
         if found is None:
             first_failure = middle
         else:
-            done, recorded = middle, _scenario_of(found)
+            done, recorded = middle, (_scenario_of(found), reach)
     if done == 0:
         return None
-    return probe(n)
+    return probe(n)[0]
 
 
 def _scenario_of(solution: Solution) -> Evicted:
@@ -132,13 +167,17 @@ def _scenario_of(solution: Solution) -> Evicted:
 
 def _search(
     problem: Problem,
+    walk: Walk,
     k: int,
     counts: dict[int, int] | None,
-    recorded: Evicted,
+    recorded: tuple[Evicted, int],
     generator: Generator,
     failed: set[tuple[int, frozenset]],
-) -> Solution | None:
-    """One probe: the scenarios of ``generator`` over the accumulated pops, the first one that succeeds."""
+) -> tuple[Solution | None, int]:
+    """One probe: the scenarios of ``generator`` over the accumulated pops, the first one that succeeds, and the
+    last pop it reads. ``recorded``: the victims every scenario evicts, and the last pop of the probe that found
+    them (they are among the pops up to there)."""
+    victims, reach = recorded
 
     def attempt(scenario: Evicted) -> Solution | None:
         key = (k, frozenset(scenario.items()))
@@ -149,42 +188,31 @@ def _search(
             failed.add(key)
         return found
 
-    if recorded:
-        found = attempt(recorded)
+    if victims:
+        found = attempt(victims)
         if found is not None:
-            return found
-    order = problem.victim_order
-    assert order is not None
-    capacity = Capacity(problem, None if counts is None else sum(counts.values()))
-    capacity.free(recorded)
-    peeled: dict[int, int] = {}
-    unread = dict(recorded)  # a pop's tasks recorded already are skipped (KAI pushes the job back without them)
-    accumulated = Accumulated(problem)
-    for v, peel in order.pops():
-        victim = problem.victims[v]
-        if peel:
-            s = victim.peel_slots()[peeled.get(v, 0)]
-            peeled[v] = peeled.get(v, 0) + 1
-            batch = {(v, s): 1}
-        elif v in peeled:
-            gone = _slots_gone(victim.peel_slots(), peeled[v])
-            batch = {(v, s): n for s, slot in enumerate(victim.slots) if (n := slot.count - gone.get(s, 0))}
-        else:
-            batch = {(v, s): slot.count for s, slot in enumerate(victim.slots)}
-        batch = _unrecorded(batch, unread)
-        if not batch:
-            continue
-        accumulated.add(v, batch)
-        capacity.free(batch)
-        if not capacity.enough():
-            continue
-        for scenario in generator(problem, recorded, accumulated, counts or _required(problem)):
+            return found, reach
+    single = len(problem.chunk) == 1
+    need = (sum(counts.values()) if counts is not None else problem.chunk[0].required) if single else 0
+    asked = counts or _required(problem)
+    unread = dict(victims)  # a pop's tasks recorded already are skipped (KAI pushes the job back without them)
+    position = -1
+    while True:
+        position += 1
+        pop = walk.get(position)
+        if pop is None:
+            break
+        if not _unrecorded(pop[1], unread):
+            continue  # nothing KAI would add: no new state
+        if walk.hosted[max(position, reach)] < need:
+            continue  # all the room popped so far (recorded victims within) cannot host the probe
+        for scenario in generator(problem, victims, walk, position, asked):
             found = attempt(scenario)
             if found is not None:
-                return found
-    if not order.complete:
+                return found, max(position, reach)
+    if not walk.complete:
         raise Truncated
-    return None
+    return None, reach
 
 
 def _slots_gone(slots: tuple[int, ...], peeled: int) -> dict[int, int]:
@@ -211,32 +239,40 @@ def _required(problem: Problem) -> dict[int, int]:
     return {t: chunk.required for t, chunk in enumerate(problem.chunk)}
 
 
-def _merge(*parts: Evicted) -> Evicted:
-    out: Evicted = {}
-    for part in parts:
-        for key, n in part.items():
-            out[key] = out.get(key, 0) + n
-    return out
+def _union(recorded: Evicted, batches: Iterable[Evicted]) -> Evicted:
+    """The recorded victims and the tasks of ``batches``: a slot's tasks go in one order whoever takes them, so
+    the two share their first tasks (a count each, the larger)."""
+    popped: Evicted = {}
+    for batch in batches:
+        for key, n in batch.items():
+            popped[key] = popped.get(key, 0) + n
+    for key, n in recorded.items():
+        popped[key] = max(n, popped.get(key, 0))
+    return popped
 
 
 def _node_local(
-    problem: Problem, recorded: Evicted, accumulated: Accumulated, counts: dict[int, int]
+    problem: Problem, recorded: Evicted, walk: Walk, position: int, counts: dict[int, int]
 ) -> Iterator[Evicted]:
     """KAI's ``NodeLocalGreedy``: for each node of the last pop, by name, every accumulated job with a task there."""
-    victims, nodes, pops = problem.victims, problem.nodes, accumulated.pops
-    _, latest = pops[-1]
+    victims, nodes, batches = problem.victims, problem.nodes, walk.batches
+    _, latest = batches[position]
     for node in sorted({victims[v].slots[s].node for v, s in latest}, key=lambda n: nodes[n].name):
-        there = accumulated.jobs_on[node]
-        yield _merge(recorded, *(pops[p][1] for v in there for p in accumulated.of_victim[v]))
+        there = []
+        for v, first in walk.jobs_on[node].items():
+            if first > position:
+                break
+            there.append(v)
+        yield _union(recorded, (batches[p][1] for v in there for p in walk.of_victim[v] if p <= position))
 
 
 def _multi_node(
-    problem: Problem, recorded: Evicted, accumulated: Accumulated, counts: dict[int, int]
+    problem: Problem, recorded: Evicted, walk: Walk, position: int, counts: dict[int, int]
 ) -> Iterator[Evicted]:
     """KAI's ``MultiNodeGang``: the nodes holding popped tasks by the GPUs they would have, fewest first; the fewest
     that cover the GPUs asked beyond those free elsewhere, then one, three, seven ... more, with every pop touching
     them."""
-    victims = problem.victims
+    victims, batches = problem.victims, walk.batches
     base = _base_gpus(problem)
     extra: dict[int, int] = {}
     for (v, s), count in recorded.items():
@@ -244,12 +280,14 @@ def _multi_node(
         if slot.node in base:
             extra[slot.node] = extra.get(slot.node, 0) + gpu_milli(slot.requests) * count
     first: dict[int, int] = {}
-    for node, positions in accumulated.pops_on.items():
-        if node not in base:
+    for node, positions in walk.pops_on.items():
+        if node not in base or positions[0] > position:
             continue
-        first[node] = next(iter(positions))
-        for position in positions:
-            v, batch = accumulated.pops[position]
+        first[node] = positions[0]
+        for p in positions:
+            if p > position:
+                break
+            v, batch = batches[p]
             for (_, s), count in batch.items():
                 slot = victims[v].slots[s]
                 if slot.node == node:
@@ -275,8 +313,8 @@ def _multi_node(
         return
     size, step = least, 1
     while True:
-        touching = sorted({p for n in hosting[:size] for p in accumulated.pops_on[n]})
-        yield _merge(recorded, *(accumulated.pops[p][1] for p in touching))
+        touching = sorted({p for n in hosting[:size] for p in walk.pops_on[n] if p <= position})
+        yield _union(recorded, (batches[p][1] for p in touching))
         if size >= len(hosting):
             return
         size, step = min(size + step, len(hosting)), step * 2

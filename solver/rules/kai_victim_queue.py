@@ -103,13 +103,16 @@ class QueueFacts:
         """The first criteria of the reversed queue order, which no pop changes: smaller goes first."""
         return not self.over_fair_share, self.starved, self.priority, not self.zero_share_held
 
-    def dominant_share(self, taken: Resources | None = None) -> float:
-        """The largest ``held / fair share`` over its resources, once ``taken`` is taken away."""
+    def dominant_share(self, *taken: Resources) -> float:
+        """The largest ``held / fair share`` over its resources, once the amounts ``taken`` are taken away."""
         share = 0.0
+        fair_of = self.fair
         for resource, amount in self.allocated.items():
-            held = amount - (taken or {}).get(resource, 0)
-            fair = self.fair.get(resource, 0)
-            share = max(share, held / fair if fair > 0 else held * NO_SHARE)
+            held = amount - sum(t.get(resource, 0) for t in taken)
+            fair = fair_of.get(resource, 0)
+            value = held / fair if fair > 0 else held * NO_SHARE
+            if value > share:
+                share = value
         return share
 
 
@@ -269,11 +272,8 @@ class VictimQueue:
                 return
             head = leaves[leaf].head(self)
             assert head is not None
-            taken = dict(leaves[leaf].popped)
-            for r, a in head[3].items():
-                taken[r] = taken.get(r, 0) + a
             first, last = static[name]
-            own[name] = (*first, -facts[name].dominant_share(taken), *last), leaf
+            own[name] = (*first, -facts[name].dominant_share(leaves[leaf].popped, head[3]), *last), leaf
 
         def settle(name: str | None) -> None:
             for child in children.get(name, ()):
@@ -301,17 +301,16 @@ def leaf_stream(
     members: np.ndarray, priority: np.ndarray, elastic: np.ndarray, newest: np.ndarray, name: Callable[[int], str]
 ) -> _Stream[int]:
     """The entries ``members`` of one leaf in the leaf's order, from their columns (``elastic``: those with a surplus;
-    ``newest``: larger is newer), ranked when first read; names are compared only among ties."""
+    ``newest``: larger is newer), ranked when first read; names are compared only within a tie, when it is reached."""
 
     def produce() -> Iterator[int]:
         order = np.lexsort((-newest, ~elastic, priority))
         p, e, n = priority[order], elastic[order], newest[order]
-        if ((p[1:] == p[:-1]) & (e[1:] == e[:-1]) & (n[1:] == n[:-1])).any():
-            names = [name(int(m)) for m in members.tolist()]
-            by_name = np.empty(len(names), dtype=np.int64)
-            by_name[sorted(range(len(names)), key=names.__getitem__, reverse=True)] = np.arange(len(names))
-            order = np.lexsort((by_name, -newest, ~elastic, priority))
-        yield from members[order].tolist()
+        starts = np.flatnonzero(np.r_[True, (p[1:] != p[:-1]) | (e[1:] != e[:-1]) | (n[1:] != n[:-1]), True])
+        ranked = members[order]
+        for start, end in zip(starts[:-1].tolist(), starts[1:].tolist(), strict=True):
+            group = ranked[start:end].tolist()
+            yield from group if len(group) == 1 else sorted(group, key=name, reverse=True)
 
     return _Stream(produce())
 

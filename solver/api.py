@@ -18,7 +18,7 @@ def decide(snapshot: Snapshot, job: str, action: str = "auto", *, solver: Solver
     ``action`` is ``allocate``, ``reclaim``, ``preempt``, or ``auto``: allocate,
     then reclaim, then preempt, until one places the job (when none does, the
     last attempt that was not skipped answers). ``solver`` is ``cpsat`` (exact)
-    or ``greedy`` (the KAI-like baseline). Raises ``KeyError`` for an unknown job.
+    or ``greedy`` (KAI-Scheduler's own search). Raises ``KeyError`` for an unknown job.
     """
     cluster = ClusterState.of(snapshot)
     return final_decision(solve_one(cluster, cluster.snapshot.job(job), action, solver=solver))

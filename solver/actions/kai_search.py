@@ -95,6 +95,9 @@ class Walk:
 Generator = Callable[[Problem, Evicted, Walk, int, dict[int, int]], Iterator[Evicted]]
 """Scenarios from the recorded victims and the pops up to a position, for the tasks asked per type."""
 
+Failed = set[tuple[int, frozenset[tuple[tuple[int, int], int]]]]
+"""The scenarios that failed, each with the size of its probe (KAI's fingerprints)."""
+
 OUT_OF_POPS = "the greedy search ran out of victims without finding room"
 
 
@@ -113,7 +116,7 @@ def solve(problem: Problem) -> Solution:
     if not problem.victims:
         return Solution("unknown", reason="the greedy first-fit placement found no room (it tries one packing)")
     walk = Walk(problem)
-    failed: set[tuple[int, frozenset[tuple[tuple[int, int], int]]]] = set()
+    failed: Failed = set()
     for generator in (_node_local, _multi_node):
         found = _probes(problem, walk, generator, failed)
         if found is not None:
@@ -121,7 +124,7 @@ def solve(problem: Problem) -> Solution:
     return Solution("unknown", reason=OUT_OF_POPS)
 
 
-def _probes(problem: Problem, walk: Walk, generator: Generator, failed: set[tuple[int, frozenset]]) -> Solution | None:
+def _probes(problem: Problem, walk: Walk, generator: Generator, failed: Failed) -> Solution | None:
     """KAI's ``searchMaxSolvableK``: probes of growing parts of the chunk, the victims of each success recorded."""
     tasks = [t for t, chunk in enumerate(problem.chunk) for _ in range(chunk.required)]
     n = len(tasks)
@@ -172,7 +175,7 @@ def _search(
     counts: dict[int, int] | None,
     recorded: tuple[Evicted, int],
     generator: Generator,
-    failed: set[tuple[int, frozenset]],
+    failed: Failed,
 ) -> tuple[Solution | None, int]:
     """One probe: the scenarios of ``generator`` over the accumulated pops, the first one that succeeds, and the
     last pop it reads. ``recorded``: the victims every scenario evicts, and the last pop of the probe that found
@@ -345,7 +348,8 @@ def _simulate(problem: Problem, counts: dict[int, int] | None, scenario: Evicted
     fitted = fit(problem, scenario, counts)
     if fitted is None:
         return None
-    evicted, moved, moved_devices = dict(scenario), dict[tuple[int, int, int], int](), {}
+    evicted, moved = dict(scenario), dict[tuple[int, int, int], int]()
+    moved_devices: dict[tuple[int, int, int, int], int] = {}
     _place_again(problem, fitted, evicted, moved, moved_devices)
     lost: dict[int, int] = {}
     for (v, _), n in evicted.items():

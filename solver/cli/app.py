@@ -114,7 +114,7 @@ SolverName = Literal["cpsat", "greedy"]
 
 FileArg = Annotated[Path, typer.Argument(help="snapshot file (YAML, or JSON if it ends in .json)")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON document for programs")]
-SolverOpt = Annotated[SolverName, typer.Option("--solver", help="cpsat (exact) or greedy (the KAI-like baseline)")]
+SolverOpt = Annotated[SolverName, typer.Option("--solver", help="cpsat (exact) or greedy (KAI-Scheduler's own search)")]
 VerifyOpt = Annotated[bool, typer.Option("--verify", help="re-check every decision with the independent verifier")]
 WorkersOpt = Annotated[
     int | None,

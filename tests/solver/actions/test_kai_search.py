@@ -53,9 +53,15 @@ def test_a_scenario_holds_only_the_jobs_of_the_last_pops_node():
         [
             running("useless", "a", 4, minute=30),
             running("useful", "b", 4, minute=10),
-            {"name": "p", "queue": "q", "priority": 90, "task_resources": {"gpu": 4}, "tasks": [{}],
-             "placement": {"node_affinity": [[{"key": "metadata.name", "operator": "In", "values": ["b"]}]]}},
-        ],  # fmt: skip
+            {
+                "name": "p",
+                "queue": "q",
+                "priority": 90,
+                "task_resources": {"gpu": 4},
+                "tasks": [{}],
+                "placement": {"node_affinity": [[{"key": "metadata.name", "operator": "In", "values": ["b"]}]]},
+            },
+        ],
     )
     decision = decide(found, "p", "preempt", solver="greedy")
     assert victims(decision) == {"useful": ("useful-0",)}
@@ -103,13 +109,19 @@ def test_a_victim_that_fits_back_where_it_was_is_not_evicted():
     found = snapshot(
         {"n": 2},
         [
-            {**running("half-a", "n", 1, minute=10), "task_resources": {"gpu": "500m"},
-             "tasks": [{"node": "n", "devices": [0]}]},
+            {
+                **running("half-a", "n", 1, minute=10),
+                "task_resources": {"gpu": "500m"},
+                "tasks": [{"node": "n", "devices": [0]}],
+            },
             running("whole", "n", 1, minute=20),
-            {**running("half-b", "n", 1, minute=30), "task_resources": {"gpu": "500m"},
-             "tasks": [{"node": "n", "devices": [0]}]},
+            {
+                **running("half-b", "n", 1, minute=30),
+                "task_resources": {"gpu": "500m"},
+                "tasks": [{"node": "n", "devices": [0]}],
+            },
             {"name": "p", "queue": "q", "priority": 90, "task_resources": {"gpu": 1}, "tasks": [{}]},
-        ],  # fmt: skip
+        ],
     )
     decision = decide(found, "p", "preempt", solver="greedy")
     assert victims(decision) == {"whole": ("whole-0",)}
@@ -163,7 +175,6 @@ def random_cluster(seed: int) -> dict[str, Any]:
     for j in range(rng.randint(3, 8)):
         size = rng.choice([1, 2, 4])
         count = rng.choice([1, 1, 2, 3])
-        spots = [n for n, free in room.items() if free >= size]
         tasks = []
         for _ in range(count):
             spots = [n for n, free in room.items() if free >= size]
@@ -175,9 +186,13 @@ def random_cluster(seed: int) -> dict[str, Any]:
         if not tasks:
             continue
         job: dict[str, Any] = {
-            "name": f"r{j}", "queue": rng.choice("ab"), "priority": rng.choice([10, 20]), "task_resources": {"gpu": size},
-            "created_at": f"2026-01-01T10:{rng.randint(0, 59):02d}:00Z", "tasks": tasks,
-        }  # fmt: skip
+            "name": f"r{j}",
+            "queue": rng.choice("ab"),
+            "priority": rng.choice([10, 20]),
+            "task_resources": {"gpu": size},
+            "created_at": f"2026-01-01T10:{rng.randint(0, 59):02d}:00Z",
+            "tasks": tasks,
+        }
         if len(tasks) > 1 and rng.random() < 0.5:
             job["min_available"] = 1
         jobs.append(job)

@@ -135,13 +135,12 @@ def _over_limit(problem: Problem, evicted: Evicted, placed: dict[tuple[int, int]
 
 class Capacity:
     """How many tasks of a one-type chunk the nodes could host, kept up to date as victims are added: a cheap
-    necessary condition (KAI's idle-GPU filter of accumulated scenarios), so that the full search runs only when it
-    may succeed. With several task types it always says yes."""
+    necessary condition (KAI's idle-GPU filter of accumulated scenarios), so that scenarios are simulated only when
+    they may succeed. With several task types it counts nothing (``single`` is false)."""
 
-    def __init__(self, problem: Problem, need: int | None = None) -> None:
+    def __init__(self, problem: Problem) -> None:
         self.problem = problem
         self.single = len(problem.chunk) == 1
-        self.need = problem.chunk[0].required if need is None and self.single else (need or 0)
         self.room = {n: dict(node.room) for n, node in enumerate(problem.nodes) if node.eligible}
         self.request = [(r, a) for r, a in problem.chunk[0].requests.items() if a > 0] if self.single else []
         self.hosted = {n: self._fits(room) for n, room in self.room.items()}
@@ -165,6 +164,3 @@ class Capacity:
                 before, after = self.hosted[slot.node], self._fits(room)
                 self.hosted[slot.node] = after
                 self.total += after - before
-
-    def enough(self) -> bool:
-        return not self.single or self.total >= self.need

@@ -35,7 +35,7 @@ from gpu_preempt.rules.kai_victim_queue import (
 )
 
 FIRST_PREFIX = 64
-"""How many candidates :func:`solve_prepared` builds first (then four times as many, and so on)."""
+"""How many candidates :func:`solve_prepared` builds at least, beyond those its count of freed room reaches."""
 
 
 def solve(problem: Problem) -> Solution:
@@ -49,9 +49,11 @@ def solve_prepared(prepared: Prepared) -> tuple[Problem, Solution]:
     """The baseline's answer for ``prepared``, building victims only as far as KAI's victim queue reaches.
 
     The queue is walked over every candidate, but a victim is built only once popped: the problem over the
-    candidates of the first pops, given those pops in that order, is searched as the whole problem would be, and
-    when the search needs more pops than it holds (:class:`~gpu_preempt.actions.kai_search.Truncated`), the next
-    prefix holds four times as many candidates, up to every one. On 100,000 nodes this builds a few hundred victims
+    candidates of the first pops, given those pops in that order, is searched as the whole problem would be. The
+    first prefix reaches a little past the pops whose tasks could free room for the whole chunk
+    (:func:`_read_until_room`); when the search needs more pops than it holds
+    (:class:`~gpu_preempt.actions.kai_search.Truncated`), the next holds four times as many candidates, up to every
+    one. On 100,000 nodes this builds one victim for a 1-GPU job and some 27,000 for a gang of eight whole nodes,
     instead of 324,000 (``tests/solver/actions/test_greedy.py`` checks that the answers are the same). Decisions that
     may move jobs, and Kueue's, are solved whole.
     """

@@ -6,21 +6,23 @@ For one pending job:
 1. **Probes.** KAI solves growing parts of the chunk: its first ``k`` tasks for ``k`` = 1, 2, 4, ... until one fails
    or the whole chunk succeeds, then halves the gap between the last success and the first failure, then the
    whole chunk once more. The victims of each successful probe are *recorded*: every later scenario evicts them.
-2. **Accumulation.** Each probe pops :class:`~gpu_preempt.rules.kai_victim_queue.VictimQueue` from the start; every
-   pop adds one surplus task of an elastic job or all the tasks a job has left to the accumulated victims, which
-   are never given back. A state that cannot free room enough for the probe is passed over (KAI's idle-GPU filter,
-   here :class:`~gpu_preempt.actions.first_fit.Capacity`).
+2. **Accumulation.** Each probe reads KAI's victim queue (:mod:`~gpu_preempt.rules.kai_victim_queue`) from the
+   start; every pop adds one surplus task of an elastic job or all the tasks a job has left to the accumulated
+   victims, which are never given back. A state that cannot free room enough for the probe is passed over (KAI's
+   idle-GPU filter, here :class:`~gpu_preempt.actions.first_fit.Capacity`). The queue is walked once per decision
+   (:class:`Walk`): every probe and generator reads the same pops.
 3. **Scenarios.** Two generators, each running the whole search from scratch, the second when the first finds
    nothing. *Node-local* (KAI's ``NodeLocalGreedy``): for each node the last pop touches, by name, the recorded
    victims and every accumulated job with a task there. *Multi-node* (``MultiNodeGang``): the nodes that hold
    popped tasks, by the GPUs they would have free, fewest first, and the smallest number of them that covers what
    the probe asks beyond the GPUs free elsewhere, then one, three, seven ... more: the recorded victims and every pop
    with a task on those nodes. A scenario that failed is not tried again for the same probe.
-4. **Simulation.** Every victim of the scenario is evicted and the chunk placed first-fit. Then each victim that may
-   move (``config.moves``), the most worth keeping first, is placed again on room free before the decision, as KAI
-   re-allocates its victims: all of a gang, or the ``min_available`` tasks of an elastic job evicted whole, or one
-   task of one that lost only surplus tasks. A victim placed again is *moved*, not evicted. The scenario succeeds
-   when every rule holds (as KAI's validators run after the simulation).
+4. **Simulation.** Every victim of the scenario is evicted and the chunk placed first-fit. Then each victim, the
+   most worth keeping first, is placed again as KAI re-allocates its victims: all of a gang, or the
+   ``min_available`` tasks of an elastic job evicted whole, or one task of one that lost only surplus tasks, within
+   its queues' limits. One that fits back where it runs is not evicted after all; one that lands on room free
+   elsewhere before the decision is *moved* (``config.moves``). The scenario succeeds when every rule holds (as
+   KAI's validators run after the simulation).
 
 The first scenario that succeeds is the answer: KAI's search is not minimal, and neither is this one.
 """

@@ -332,12 +332,18 @@ def _delay(o: KubeObject, value: object, at: str) -> str | None:
     return str(value)
 
 
+MAX_MEMBERS = 100_000
+"""The most members a group may ask for: each one not yet a pod becomes a pending task, and no gang of a real
+cluster comes near it (a number beyond is a broken object, not a workload)."""
+
+
 def _count(o: KubeObject, value: object, at: str, default: int) -> int:
-    """A pod set's count: a whole number >= 0, ``default`` when absent or null (the API's default)."""
+    """A member count (a pod set's count, a group's ``minMember``): a whole number from 0 to :data:`MAX_MEMBERS`,
+    ``default`` when absent or null (the API's default)."""
     if value is None:
         return default
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise SnapshotError.single(o.at(at), f"expected a whole number >= 0, got {shown(value)}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_MEMBERS:
+        raise SnapshotError.single(o.at(at), f"expected a whole number from 0 to {MAX_MEMBERS:,}, got {shown(value)}")
     return value
 
 
@@ -347,8 +353,8 @@ def _groups(kind: Any, report: Report) -> dict[str, Group]:
     for o in [*kind(KAI_GROUP, "PodGroup"), *kind(VOLCANO_GROUP, "PodGroup")]:
         spec = o.get("spec") or {}
         minimum = spec.get("minMember")
-        if minimum is not None and (isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 0):
-            raise SnapshotError.single(o.at("spec.minMember"), f"expected a whole number >= 0, got {shown(minimum)}")
+        if minimum is not None:
+            minimum = _count(o, minimum, "spec.minMember", 0)
         preemptibility = spec.get("preemptibility")
         started = o.annotations.get("kai.scheduler/last-start-timestamp")
         groups[o.key] = Group(

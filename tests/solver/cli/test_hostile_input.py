@@ -488,6 +488,34 @@ def test_a_dump_with_a_wrong_type_names_the_object_and_field(tmp_path: Path, cha
     assert not (tmp_path / "out.yaml").exists()
 
 
+@pytest.mark.parametrize(
+    ("name", "change", "words"),
+    [
+        (
+            "kai",
+            lambda d: d["items"][8]["spec"].update(minMember=2**31),
+            "spec.minMember: expected a whole number from",
+        ),
+        (
+            "kueue",
+            lambda d: d["items"][8]["spec"]["podSets"][0].update(count=2**31),
+            "spec.podSets[0].count: expected a whole number from 0 to 100,000, got 2147483648",
+        ),
+    ],
+    ids=["a PodGroup of two billion members", "a Workload of two billion pods"],
+)
+def test_a_member_count_no_cluster_holds_is_refused_before_any_task_is_made(tmp_path: Path, name, change, words):
+    """Each member without a pod becomes a pending task: two billion of them would fill the memory."""
+    import copy
+
+    dump = copy.deepcopy(DUMPS[name])
+    change(dump)
+    path = tmp_path / "dump.json"
+    path.write_text(json.dumps(dump), encoding="utf-8")
+    refused(invoke("import", "--now", "2026-11-23T12:00:00Z", "-o", str(tmp_path / "out.yaml"), str(path)), words)
+    assert not (tmp_path / "out.yaml").exists()
+
+
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(sorted(DUMPS)), st.data())
 def test_hostile_values_anywhere_in_a_dump_exit_0_or_2_and_never_crash(tmp_path: Path, name: str, data):

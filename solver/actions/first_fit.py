@@ -8,10 +8,12 @@ chunk fits, as KAI tries one domain after another (docs/rules.md, "Placement").
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple, TypeVar
 
 from gpu_preempt.problem.data import ChunkType, DeviceFit, Problem, Solution, broken_rows, device_fits
 
+V = TypeVar("V")
 Evicted = dict[tuple[int, int], int]
 """Tasks evicted per (victim, slot)."""
 
@@ -44,22 +46,26 @@ def fit(problem: Problem, evicted: Evicted, counts: dict[int, int] | None = None
     return None
 
 
-class Rooms(dict[int, dict[str, int]]):
-    """Per node, its room once some victims are gone: a node's own room is copied when first asked for (a problem
-    may hold thousands of nodes, of which a scenario touches a few)."""
+class OnDemand(dict[int, V]):
+    """Per node, a value made by ``make`` when first asked for: a problem may hold thousands of nodes, of which a
+    scenario touches a few."""
 
-    def __init__(self, problem: Problem) -> None:
+    def __init__(self, make: Callable[[int], V]) -> None:
         super().__init__()
-        self.problem = problem
+        self.make = make
 
-    def __missing__(self, n: int) -> dict[str, int]:
-        room = self[n] = dict(self.problem.nodes[n].room)
-        return room
+    def __missing__(self, n: int) -> V:
+        found = self[n] = self.make(n)
+        return found
+
+
+Rooms = OnDemand[dict[str, int]]
+"""Per node, its room once some victims are gone (its own room copied when first asked for)."""
 
 
 def room_after(problem: Problem, evicted: Evicted) -> Rooms:
     """Per node, its room once ``evicted`` are gone."""
-    room = Rooms(problem)
+    room: Rooms = OnDemand(lambda n: dict(problem.nodes[n].room))
     for (v, s), count in evicted.items():
         slot = problem.victims[v].slots[s]
         here = room[slot.node]

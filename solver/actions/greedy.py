@@ -100,10 +100,9 @@ def _read_until_room(
     pops ran out. A count, not a search: it only spares :func:`solve_prepared` prefixes too short to hold the
     answer."""
     job, cluster = prepared.job, prepared.cluster
-    shapes = {tuple(sorted((r, a) for r, a in job.requests(task).items() if a > 0)) for task, _ in prepared.chunk}
-    if len(shapes) != 1 or not next(iter(shapes)):
+    request = _one_shape(prepared)
+    if request is None:
         return False
-    request = dict(next(iter(shapes)))
     resources = tuple(sorted(request))
     needed = sum(1 for _, required in prepared.chunk if required)
     rooms, allowed, index = cluster.rooms(job.resolved_priority, resources), prepared.where.mask, cluster.node_index()
@@ -185,11 +184,18 @@ def _free_hosts(prepared: Prepared) -> set[str] | None:
     no task of any answer over that prefix, so first-fit never picks it, and building it for a 100,000-node
     cluster costs more than the search.
     """
+    job, request = prepared.job, _one_shape(prepared)
+    if request is None:
+        return None
+    nodes, allowed = prepared.cluster.snapshot.nodes, prepared.where.mask
+    found = free_hosts(prepared.cluster, job.resolved_priority, request, tuple(sorted(request)), job.gpu_devices)
+    return {nodes[n].name for n, _ in found if allowed[n]}
+
+
+def _one_shape(prepared: Prepared) -> dict[str, int] | None:
+    """What each task of the chunk asks for, when they all ask for the same (``None``: several shapes, or nothing)."""
     job = prepared.job
     shapes = {tuple(sorted((r, a) for r, a in job.requests(task).items() if a > 0)) for task, _ in prepared.chunk}
     if len(shapes) != 1 or not next(iter(shapes)):
         return None
-    request = dict(next(iter(shapes)))
-    nodes, allowed = prepared.cluster.snapshot.nodes, prepared.where.mask
-    found = free_hosts(prepared.cluster, job.resolved_priority, request, tuple(sorted(request)), job.gpu_devices)
-    return {nodes[n].name for n, _ in found if allowed[n]}
+    return dict(next(iter(shapes)))

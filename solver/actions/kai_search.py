@@ -32,7 +32,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterable, Iterator
 
-from gpu_preempt.actions.first_fit import Capacity, Evicted, Fitted, fit
+from gpu_preempt.actions.first_fit import Capacity, Evicted, Fitted, OnDemand, fit
 from gpu_preempt.models import MILLI
 from gpu_preempt.problem.data import DeviceFit, Problem, Solution, Victim, broken_rows, excess_of, gpu_milli
 
@@ -382,8 +382,8 @@ def _place_again(
     keeping first: a victim that fits back where it runs is not evicted after all (KAI pipelines it where it was); one
     that lands on room free elsewhere before the decision is moved (``moved``). Both are taken off ``evicted``."""
     victims, order = problem.victims, problem.victim_order
-    free = _Free(problem)
-    before = _Before(problem)
+    free: OnDemand[dict[str, int]] = OnDemand(lambda n: dict(problem.nodes[n].free_room()))
+    before: OnDemand[DeviceFit] = OnDemand(lambda n: _fit_before(problem, n))
     in_scenario = {v for (v, _), n in evicted.items() if n}
     for v in problem.keep_order:
         if v not in in_scenario:
@@ -552,30 +552,11 @@ def _share_device(before: DeviceFit, after: DeviceFit, share: int) -> int | None
     return d
 
 
-class _Free(dict[int, dict[str, int]]):
-    """Per node, the room free before the decision that moves have not taken yet, copied when first asked for."""
-
-    def __init__(self, problem: Problem) -> None:
-        super().__init__()
-        self.problem = problem
-
-    def __missing__(self, n: int) -> dict[str, int]:
-        found = self[n] = dict(self.problem.nodes[n].free_room())
-        return found
-
-
-class _Before(dict[int, DeviceFit]):
-    """Per node with devices, what they hold before the decision and the moves so far, made when first asked for."""
-
-    def __init__(self, problem: Problem) -> None:
-        super().__init__()
-        self.problem = problem
-
-    def __missing__(self, n: int) -> DeviceFit:
-        devices = self.problem.nodes[n].devices
-        assert devices is not None
-        found = self[n] = DeviceFit(devices)
-        return found
+def _fit_before(problem: Problem, n: int) -> DeviceFit:
+    """What node ``n``'s devices hold before the decision."""
+    devices = problem.nodes[n].devices
+    assert devices is not None
+    return DeviceFit(devices)
 
 
 def _copy(fit_of: DeviceFit) -> DeviceFit:

@@ -239,13 +239,7 @@ class VictimQueue:
             )
             for q in fair
         }
-        by_leaf: dict[str, list[int]] = {}
-        for i, entry in enumerate(entries):
-            by_leaf.setdefault(entry.queue, []).append(i)
-        leaves = {
-            leaf: _Stream(iter(sorted(members, key=lambda i: _key(entries[i], 0)))) for leaf, members in by_leaf.items()
-        }
-        return cls(facts, leaves, entries.__getitem__)
+        return cls(facts, _leaves(entries), entries.__getitem__)
 
     def pops(self) -> Iterator[Pop]:
         """The pops in KAI's order, from a fresh queue, until no candidate is left.
@@ -297,6 +291,16 @@ class VictimQueue:
                 current = facts[current].parent
 
 
+def _leaves(entries: Sequence[VictimEntry]) -> dict[str, _Stream[int]]:
+    """Each leaf's entries (by index) in the leaf's order."""
+    by_leaf: dict[str, list[int]] = {}
+    for i, entry in enumerate(entries):
+        by_leaf.setdefault(entry.queue, []).append(i)
+    return {
+        leaf: _Stream(iter(sorted(members, key=lambda i: _key(entries[i], 0)))) for leaf, members in by_leaf.items()
+    }
+
+
 def leaf_stream(
     members: np.ndarray, priority: np.ndarray, elastic: np.ndarray, newest: np.ndarray, name: Callable[[int], str]
 ) -> _Stream[int]:
@@ -344,14 +348,7 @@ class VictimOrder:
         return state
 
     def _walk(self) -> Iterator[Pop]:
-        entries = self.entries
-        by_leaf: dict[str, list[int]] = {}
-        for i, entry in enumerate(entries):
-            by_leaf.setdefault(entry.queue, []).append(i)
-        leaves = {
-            leaf: _Stream(iter(sorted(members, key=lambda i: _key(entries[i], 0)))) for leaf, members in by_leaf.items()
-        }
-        return VictimQueue(self.facts, leaves, entries.__getitem__).pops()
+        return VictimQueue(self.facts, _leaves(self.entries), self.entries.__getitem__).pops()
 
 
 def peel_order(tasks: Sequence[tuple[str, int | None]]) -> list[int]:

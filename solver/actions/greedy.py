@@ -29,7 +29,6 @@ from gpu_preempt.rules.kai_victim_queue import (
     VictimEntry,
     VictimQueue,
     cluster_facts,
-    entry_of,
     leaf_stream,
     peel_order,
 )
@@ -52,7 +51,7 @@ def solve_prepared(prepared: Prepared) -> tuple[Problem, Solution]:
     candidates of the first pops, given those pops in that order, is searched as the whole problem would be. The
     first prefix reaches a little past the pops whose tasks could free room for the whole chunk
     (:func:`_read_until_room`); when the search needs more pops than it holds
-    (:class:`~gpu_preempt.actions.kai_search.Truncated`), the next holds four times as many candidates, up to every
+    (:class:`~gpu_preempt.actions.kai_search.Truncated`), the next holds twice as many candidates, up to every
     one. On 100,000 nodes this builds one victim for a 1-GPU job and some 27,000 for a gang of eight whole nodes,
     instead of 324,000 (``tests/solver/actions/test_greedy.py`` checks that the answers are the same). Decisions that
     may move jobs, and Kueue's, are solved whole.
@@ -67,7 +66,7 @@ def solve_prepared(prepared: Prepared) -> tuple[Problem, Solution]:
     seen: dict[int, None] = {}
     hosts = _free_hosts(prepared)
     done = _read_until_room(prepared, candidates, pops, taken, seen)
-    size = FIRST_PREFIX + len(seen) + len(seen) // 4  # a little more than the count: recorded victims may add
+    size = FIRST_PREFIX + len(seen) + len(seen) // 16  # a little more than the count: recorded victims may add
     while True:
         while len(seen) < size and not done:
             pop = next(pops, None)
@@ -89,11 +88,15 @@ def solve_prepared(prepared: Prepared) -> tuple[Problem, Solution]:
         try:
             return problem, solve(problem)
         except kai_search.Truncated:
-            size *= 4
+            size *= 2
 
 
 def _read_until_room(
-    prepared: Prepared, candidates: list[Candidate], pops: Iterator[Pop], taken: list[Pop], seen: dict[int, None]
+    prepared: Prepared,
+    candidates: list[Candidate],
+    pops: Iterator[Pop],
+    taken: list[Pop],
+    seen: dict[int, None],
 ) -> bool:
     """Read ``pops`` (into ``taken`` and ``seen``) until the tasks popped so far would free room for every required
     task of a chunk of one task type (no search succeeds on fewer pops: every scenario is some of them); whether the
@@ -106,15 +109,13 @@ def _read_until_room(
     resources = tuple(sorted(request))
     needed = sum(1 for _, required in prepared.chunk if required)
     rooms, allowed, index = cluster.rooms(job.resolved_priority, resources), prepared.where.mask, cluster.node_index()
-    extra: dict[int, list[int]] = {}
-
-    def hosted(n: int) -> int:
-        room = [a + b for a, b in zip(rooms[n], extra.get(n, [0] * len(resources)), strict=True)]
-        return min(a // request[r] for a, r in zip(room, resources, strict=True))
+    extra: dict[int, list[int]] = {}  # per node, the room its popped tasks free
+    asks = [request[r] for r in resources]
 
     counted = {n: k for n, k in free_hosts(cluster, job.resolved_priority, request, resources, job.gpu_devices)}
     total = sum(k for n, k in counted.items() if allowed[n])
-    jobs = cluster.snapshot
+    jobs, node_of = cluster.snapshot, cluster.node_of
+    steps: dict[int, list[tuple[int, list[int]]]] = {}  # per candidate, its tasks' nodes and requests, peels first
     gone: dict[int, int] = {}  # per candidate, its tasks popped so far
     while total < needed:
         pop = next(pops, None)
@@ -123,20 +124,25 @@ def _read_until_room(
         taken.append(pop)
         c, peel = pop
         seen.setdefault(c)
-        owner = jobs.job(candidates[c].job)
-        running = cluster.tasks(owner, "running")
-        order = [running[i] for i in peel_order([(str(t.name), t.order) for t in running])]
+        order = steps.get(c)
+        if order is None:
+            owner = jobs.job(candidates[c].job)
+            tasks = prepared.running(owner)
+            order = steps[c] = [
+                (index[str(node_of[str(task.name)])], [owner.requests(task).get(r, 0) for r in resources])
+                for task in (tasks[i] for i in peel_order([(str(t.name), t.order) for t in tasks]))
+            ]
         first = gone.get(c, 0)
         gone[c] = first + 1 if peel else len(order)
-        for task in order[first : gone[c]]:
-            n = index[str(cluster.node_of[str(task.name)])]
+        for n, asked in order[first : gone[c]]:
             if not allowed[n]:
                 continue
-            asked = owner.requests(task)
-            room = extra.setdefault(n, [0] * len(resources))
-            for k, r in enumerate(resources):
-                room[k] += asked.get(r, 0)
-            now = hosted(n)
+            room = extra.get(n)
+            if room is None:
+                room = extra[n] = [0] * len(resources)
+            for k, a in enumerate(asked):
+                room[k] += a
+            now = min((a + b) // q for a, b, q in zip(rooms[n], room, asks, strict=True))
             total += now - counted.get(n, 0)
             counted[n] = now
     return False
@@ -160,9 +166,7 @@ def _candidate_queue(prepared: Prepared, candidates: list[Candidate]) -> VictimQ
         if known is None:
             candidate = candidates[i]
             job: Job = jobs[int(rows[i])]
-            known = made[i] = entry_of(
-                cluster, job, cluster.tasks(job, "running"), candidate.surplus, candidate.whole_job
-            )
+            known = made[i] = prepared.victim_entry(job, candidate)
         return known
 
     surplus = np.fromiter((c.surplus for c in candidates), dtype=np.int64, count=len(candidates))

@@ -201,13 +201,14 @@ def _search(
     need = (sum(counts.values()) if counts is not None else problem.chunk[0].required) if single else 0
     asked = counts or _required(problem)
     unread = dict(victims)  # a pop's tasks recorded already are skipped (KAI pushes the job back without them)
+    recorded_jobs = {v for v, _ in victims}
     position = -1
     while True:
         position += 1
         pop = walk.get(position)
         if pop is None:
             break
-        if not _unrecorded(pop[1], unread):
+        if pop[0] in recorded_jobs and not _unrecorded(pop[1], unread):
             continue  # nothing KAI would add: no new state
         if walk.hosted[max(position, reach)] < need:
             continue  # all the room popped so far (recorded victims within) cannot host the probe

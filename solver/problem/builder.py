@@ -14,6 +14,7 @@ of the job's path, and for reclaim the line of each leveled victim queue
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from operator import attrgetter, itemgetter
@@ -24,7 +25,7 @@ import numpy as np
 from gpu_preempt.models import MILLI, Job, Node, Resources, Task
 from gpu_preempt.models.quantity import add
 from gpu_preempt.rules.candidates import Candidate, CandidateSet, preempt_candidates, reclaim_candidates
-from gpu_preempt.rules.kai_victim_queue import VictimOrder, cluster_facts, entry_of
+from gpu_preempt.rules.kai_victim_queue import VictimEntry, VictimOrder, cluster_facts, entry_of
 from gpu_preempt.rules.kueue_preemption import KueueTerms, kueue_candidates, needing_preemption, quotas_of
 from gpu_preempt.rules.placement import Eligibility, eligibility
 from gpu_preempt.rules.reclaim_gate import reclaim_gate
@@ -91,6 +92,25 @@ class Prepared:
     _levels: tuple[int, ...] | None = field(default=None, init=False, repr=False)
     _moves: bool | None = field(default=None, init=False, repr=False)
     _where: Eligibility | None = field(default=None, init=False, repr=False)
+    _running: dict[str, list[Task]] = field(default_factory=dict, init=False, repr=False)
+    _entries: dict[tuple[str, int, bool], VictimEntry] = field(default_factory=dict, init=False, repr=False)
+
+    def running(self, job: Job) -> list[Task]:
+        """``job``'s running tasks, read once per decision (every prefix of the greedy baseline reads them again)."""
+        found = self._running.get(job.name)
+        if found is None:
+            found = self._running[job.name] = self.cluster.tasks(job, "running")
+        return found
+
+    def victim_entry(self, job: Job, candidate: Candidate) -> VictimEntry:
+        """``candidate`` (``job``) as KAI's victim queue sees it, made once per decision."""
+        key = (candidate.job, candidate.surplus, candidate.whole_job)
+        found = self._entries.get(key)
+        if found is None:
+            found = self._entries[key] = entry_of(
+                self.cluster, job, self.running(job), candidate.surplus, candidate.whole_job
+            )
+        return found
 
     @property
     def where(self) -> Eligibility:
@@ -147,13 +167,14 @@ class Prepared:
             if moves and self.candidates is not None:
                 movable = self.candidates.movable
         victims_jobs = [cluster.snapshot.job(c.job) for c in (*chosen, *movable)]
-        running = [cluster.tasks(j, "running") for j in victims_jobs]
+        running = [self.running(j) for j in victims_jobs]
         allowed = self.where
         nodes, index = _nodes(cluster, job, self.chunk, running, allowed.mask, only_nodes, moves=moves)
         where = nodes if moves else ()
         fitting: dict[tuple[object, ...], tuple[int, ...]] = {}
+        on_device = cluster.device_loads().placed if cluster.has_shares() else {}
         victims = tuple(
-            _victim(cluster, j, tasks, c, index, where, fitting, evictable=k < len(chosen))
+            _victim(cluster, j, tasks, c, index, where, fitting, on_device, evictable=k < len(chosen))
             for k, (j, tasks, c) in enumerate(zip(victims_jobs, running, (*chosen, *movable), strict=True))
         )
         positions = [cluster.node_index()[room.name] for room in nodes]
@@ -171,7 +192,10 @@ class Prepared:
             saturation=_saturation_rows(cluster, job, victims, required) if action == "reclaim" else (),
             objective=config.objective,
             keep_order=keep_order(cluster, [victim.job for victim in victims]),
-            victim_order=_victim_order(cluster, victims_jobs, running, [*chosen, *movable]),
+            victim_order=VictimOrder(  # movable ones too: KAI pops a job the reclaim line protects, to move it
+                cluster_facts(cluster, {victim.queue for victim in victims}),
+                tuple(self.victim_entry(j, c) for j, c in zip(victims_jobs, (*chosen, *movable), strict=True)),
+            ),
             time_limit=config.solver.time_limit,
             workers=config.solver.workers,
             seed=config.solver.seed,
@@ -471,6 +495,7 @@ def _victim(
     index: dict[str, int],
     nodes: tuple[NodeRoom, ...],
     fitting: dict[tuple[object, ...], tuple[int, ...]],
+    on_device: Mapping[str, tuple[int, ...]],
     *,
     evictable: bool = True,
 ) -> Victim:
@@ -478,11 +503,10 @@ def _victim(
     "Moves"). A job that is not ``evictable`` (only the reclaim line keeps it out of reach) may only be moved.
     ``fitting`` keeps, per task shape and placement, the nodes whose free room takes one such task (the same for
     every victim of one problem); a move lands only on a node eligible for the moved job (docs/rules.md,
-    "Placement")."""
+    "Placement"). ``on_device``: the devices of every task holding a share of a GPU."""
     slots: dict[tuple[int, tuple[tuple[str, int], ...], tuple[int, ...], int | None], list[str]] = {}
     node_of, shared = cluster.node_of, all(task.resources is None for task in running)
     every = tuple(sorted(job.task_resources.items()))  # what a task without its own requests asks for
-    on_device = cluster.device_loads().placed if cluster.has_shares() else {}
     for task in reversed(running):  # evict-first order: newest task first (KAI's reverse task order)
         name = str(task.name)
         requests = every if shared else tuple(sorted(job.requests(task).items()))
@@ -598,10 +622,19 @@ def whole_chunk(job: Job, running: list[Task], *, shared: bool | None = None) ->
     return largest
 
 
-def _under(cluster: ClusterState, queue: str, victims: tuple[Victim, ...]) -> tuple[int, ...]:
-    """Indices of victims whose leaf queue is ``queue`` or lies below it."""
-    inside = set(cluster.tree.leaves_under(queue))
-    return tuple(v for v, victim in enumerate(victims) if victim.queue in inside)
+def _under(cluster: ClusterState, queue: str, by_leaf: dict[str, list[int]]) -> tuple[int, ...]:
+    """Indices of the victims (``by_leaf``: per leaf queue, from :func:`_by_leaf`) whose leaf queue is ``queue`` or lies
+    below it."""
+    found = [v for leaf in cluster.tree.leaves_under(queue) for v in by_leaf.get(leaf, ())]
+    return tuple(sorted(found))
+
+
+def _by_leaf(victims: tuple[Victim, ...]) -> dict[str, list[int]]:
+    """Per leaf queue, the indices of its victims."""
+    out: dict[str, list[int]] = {}
+    for v, victim in enumerate(victims):
+        out.setdefault(victim.queue, []).append(v)
+    return out
 
 
 def _limit_rows(
@@ -609,6 +642,7 @@ def _limit_rows(
 ) -> tuple[LimitRow, ...]:
     most = _total(job, [t for t, _ in chunk])
     rows = []
+    by_leaf = _by_leaf(victims)
     for name in cluster.tree.upward(job.queue):
         queue = cluster.tree.queue(name)
         usage = cluster.usage[name]
@@ -617,7 +651,7 @@ def _limit_rows(
             if limit is not None:
                 headroom = limit - usage.allocated.get(resource, 0)
                 if headroom < most[resource]:
-                    rows.append(LimitRow(name, resource, headroom, _under(cluster, name, victims), "limit", limit))
+                    rows.append(LimitRow(name, resource, headroom, _under(cluster, name, by_leaf), "limit", limit))
             deserved = queue.quota_of(resource)
             if not job.is_preemptible and deserved is not None:
                 headroom = deserved - usage.allocated_non_preemptible.get(resource, 0)
@@ -642,8 +676,9 @@ def _line_rows(
         rq, vq = cluster.tree.leveled_pair(job.queue, victim.queue)
         leveled[vq] = rq
     rows: list[GuaranteeRow] = []
+    by_leaf = _by_leaf(victims)
     for vq, rq in sorted(leveled.items()):
-        members = _under(cluster, vq, victims)
+        members = _under(cluster, vq, by_leaf)
         held = cluster.usage[vq].allocated
         line = reclaim_line(cluster, rq, vq, chunk)
 
@@ -678,10 +713,11 @@ def _saturation_rows(
     tree = cluster.tree
     multiplier = Fraction(cluster.snapshot.config.reclaimer_saturation_multiplier)
     rows = []
+    by_leaf = _by_leaf(victims)
     for a in tree.upward(job.queue):
-        under_a = _under(cluster, a, victims)
+        under_a = _under(cluster, a, by_leaf)
         for s in tree.children(tree.parent(a)):
-            under_s = _under(cluster, s, victims)
+            under_s = _under(cluster, s, by_leaf)
             if s == a or not under_s:
                 continue
             held = {r for v in under_s for slot in victims[v].slots for r, x in slot.requests.items() if x > 0}
@@ -711,15 +747,3 @@ def _saturation_rows(
                     )
                 )
     return tuple(rows)
-
-
-def _victim_order(
-    cluster: ClusterState, jobs: list[Job], running: list[list[Task]], candidates: list[Candidate]
-) -> VictimOrder:
-    """KAI's victim queue over the victims (docs/rules.md, "The greedy baseline"): KAI pops a job the reclaim line
-    protects too, and a scenario then succeeds only if that job is placed again (moved)."""
-    entries = tuple(
-        entry_of(cluster, j, tasks, c.surplus, c.whole_job)
-        for j, tasks, c in zip(jobs, running, candidates, strict=True)
-    )
-    return VictimOrder(cluster_facts(cluster, {e.queue for e in entries}), entries)

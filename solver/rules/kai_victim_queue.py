@@ -103,6 +103,11 @@ class QueueFacts:
         """The first criteria of the reversed queue order, which no pop changes: smaller goes first."""
         return not self.over_fair_share, self.starved, self.priority, not self.zero_share_held
 
+    def share_terms(self) -> list[tuple[str, int, int]]:
+        """Per resource it holds: the resource, what it holds and its fair share (what :meth:`dominant_share`
+        reads)."""
+        return [(r, a, self.fair.get(r, 0)) for r, a in self.allocated.items()]
+
     def dominant_share(self, *taken: Resources) -> float:
         """The largest ``held / fair share`` over its resources, once the amounts ``taken`` are taken away."""
         share = 0.0
@@ -116,6 +121,11 @@ class QueueFacts:
         return share
 
 
+_Head = tuple[tuple[int, int, float, str] | None, int, int, Resources]
+"""A leaf's next job: its key (``None`` when no job was pushed back, as nothing is compared), entry index, surplus
+tasks already gone, and what it holds now."""
+
+
 class _Leaf:
     """A leaf's jobs: the entries in their order (read as far as asked), merged with the jobs pushed back after
     losing a surplus task."""
@@ -123,23 +133,23 @@ class _Leaf:
     def __init__(self, entries: _Stream[int]) -> None:
         self.entries, self.read = entries, 0
         self.pushed: list[tuple[tuple[int, int, float, str], int, int, Resources]] = []
-        self.popped: Resources = {}
-        self._head: tuple[tuple[int, int, float, str], int, int, Resources] | None = None
+        self.popped: dict[str, int] = {}
+        self._head: _Head | None = None
         self._known = False
 
-    def head(self, queue: VictimQueue) -> tuple[tuple[int, int, float, str], int, int, Resources] | None:
-        """The next job: its key, entry index, surplus tasks already gone, and what it holds now (found once per
-        pop)."""
+    def head(self, queue: VictimQueue) -> _Head | None:
+        """The next job (found once per pop)."""
         if self._known:
             return self._head
-        best = self.pushed[0] if self.pushed else None
+        pushed = self.pushed
+        best: _Head | None = pushed[0] if pushed else None
         found = self.entries.get(self.read)
         if found is not None:
-            index = found
-            entry = queue.entries(index)
-            own = (_key(entry, 0), index, 0, entry.held)
-            if best is None or own < best:
-                best = own
+            entry = queue.entries(found)
+            if not pushed:
+                best = (None, found, 0, entry.held)
+            elif (key := _key(entry, 0)) < pushed[0][0]:
+                best = (key, found, 0, entry.held)
         self._head, self._known = best, True
         return best
 
@@ -153,8 +163,9 @@ class _Leaf:
             heapq.heappop(self.pushed)
         else:
             self.read += 1
+        popped = self.popped
         for r, a in held.items():
-            self.popped[r] = self.popped.get(r, 0) + a
+            popped[r] = popped.get(r, 0) + a
         entry = queue.entries(index)
         if peeled < len(entry.peels):
             left = {r: a - entry.peels[peeled].get(r, 0) for r, a in held.items()}
@@ -252,22 +263,43 @@ class VictimQueue:
         children: dict[str | None, list[str]] = {}
         for name in facts:
             children.setdefault(facts[name].parent, []).append(name)
-        static = {name: (f.static_order(), (-f.dominant_share(), name)) for name, f in facts.items()}
-        own: dict[str, tuple[tuple[object, ...], str] | None] = {}
+        parent = {name: f.parent for name, f in facts.items()}
+        first = {name: f.static_order() for name, f in facts.items()}
+        last = {name: (-f.dominant_share(), name) for name, f in facts.items()}
+        terms = {name: f.share_terms() for name, f in facts.items()}
+        # a queue's key: the static criteria, its dominant share after its best leaf's pops, the static ties (all
+        # queues' first parts are tuples of one length, so these compare as the criteria laid end to end), its leaf
+        own: dict[str, tuple[tuple[bool, bool, int, bool], float, tuple[float, str], str] | None] = {}
 
         def compute(name: str) -> None:
-            if name in leaves:
-                leaf: str | None = name if leaves[name].head(self) is not None else None
+            leaf = leaves.get(name)
+            if leaf is not None:
+                head = leaf.head(self)
+                if head is None:
+                    own[name] = None
+                    return
+                at = name
             else:
-                found = [k for c in children.get(name, ()) if (k := own.get(c)) is not None]
-                leaf = min(found)[1] if found else None
-            if leaf is None:
-                own[name] = None
-                return
-            head = leaves[leaf].head(self)
-            assert head is not None
-            first, last = static[name]
-            own[name] = (*first, -facts[name].dominant_share(leaves[leaf].popped, head[3]), *last), leaf
+                best = None
+                for child in children.get(name, ()):
+                    key = own.get(child)
+                    if key is not None and (best is None or key < best):
+                        best = key
+                if best is None:
+                    own[name] = None
+                    return
+                at = best[3]
+                leaf = leaves[at]
+                head = leaf.head(self)
+                assert head is not None
+            popped, held = leaf.popped, head[3]
+            share = 0.0
+            for resource, amount, fair in terms[name]:
+                left = amount - popped.get(resource, 0) - held.get(resource, 0)
+                value = left / fair if fair > 0 else left * NO_SHARE
+                if value > share:
+                    share = value
+            own[name] = (first[name], -share, last[name], at)
 
         def settle(name: str | None) -> None:
             for child in children.get(name, ()):
@@ -276,19 +308,24 @@ class VictimQueue:
                 compute(name)
 
         settle(None)
+        top = children.get(None, [])
         while True:
-            found = [k for c in children.get(None, ()) if (k := own.get(c)) is not None]
-            if not found:
+            best = None
+            for name in top:
+                key = own.get(name)
+                if key is not None and (best is None or key < best):
+                    best = key
+            if best is None:
                 return
-            leaf = min(found)[1]
-            popped = leaves[leaf].pop(self)
+            at = best[3]
+            popped = leaves[at].pop(self)
             if popped is None:
                 return
             yield popped
-            current: str | None = leaf
+            current: str | None = at
             while current is not None:
                 compute(current)
-                current = facts[current].parent
+                current = parent[current]
 
 
 def _leaves(entries: Sequence[VictimEntry]) -> dict[str, _Stream[int]]:

@@ -52,7 +52,7 @@ def solve_prepared(prepared: Prepared) -> tuple[Problem, Solution]:
     first prefix reaches a little past the pops whose tasks could free room for the whole chunk
     (:func:`_read_until_room`); when the search needs more pops than it holds
     (:class:`~gpu_preempt.actions.kai_search.Truncated`), the next holds twice as many candidates, up to every
-    one. On 100,000 nodes this builds one victim for a 1-GPU job and some 27,000 for a gang of eight whole nodes,
+    one. On 100,000 nodes this builds 65 victims for a 1-GPU job and some 23,000 for a gang of eight whole nodes,
     instead of 324,000 (``tests/solver/actions/test_greedy.py`` checks that the answers are the same). Decisions that
     may move jobs, and Kueue's, are solved whole.
     """

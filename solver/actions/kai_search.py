@@ -385,10 +385,8 @@ def _place_again(
     victims, order = problem.victims, problem.victim_order
     free: OnDemand[dict[str, int]] = OnDemand(lambda n: dict(problem.nodes[n].free_room()))
     before: OnDemand[DeviceFit] = OnDemand(lambda n: _fit_before(problem, n))
-    in_scenario = {v for (v, _), n in evicted.items() if n}
-    for v in problem.keep_order:
-        if v not in in_scenario:
-            continue
+    rank = _keep_rank(problem)
+    for v in sorted({v for (v, _), n in evicted.items() if n and v in rank}, key=rank.__getitem__):
         victim = victims[v]
         taken = {s: evicted.get((v, s), 0) for s in range(len(victim.slots))}
         total = sum(taken.values())
@@ -399,9 +397,10 @@ def _place_again(
             wanted = taken
         else:  # an elastic job its min_available tasks when evicted whole, else one task (KAI's GetTasksToAllocate)
             wanted = _some(victim, taken, victim.running - surplus if total == victim.running else 1)
-        kept = {key: n - wanted.get(key[1], 0) if key[0] == v else n for key, n in evicted.items()}
-        if any(excess_of(problem, Solution("feasible", kept, fitted.placed), row) for row in problem.limits):
-            continue  # KAI re-allocates a victim only within its queues' limits
+        if problem.limits:
+            kept = {key: n - wanted.get(key[1], 0) if key[0] == v else n for key, n in evicted.items()}
+            if any(excess_of(problem, Solution("feasible", kept, fitted.placed), row) for row in problem.limits):
+                continue  # KAI re-allocates a victim only within its queues' limits
         if _home(problem, fitted, v, wanted):
             for s, n in wanted.items():
                 evicted[v, s] -= n
@@ -417,6 +416,14 @@ def _place_again(
             moved[v, s, m] = moved.get((v, s, m), 0) + n
         for (s, m, d), n in devices.items():
             moved_devices[v, s, m, d] = moved_devices.get((v, s, m, d), 0) + n
+
+
+def _keep_rank(problem: Problem) -> dict[int, int]:
+    """Per victim, its place in ``keep_order`` (found once per problem)."""
+    found: dict[int, int] | None = problem.__dict__.get("_keep_rank")
+    if found is None:
+        found = problem.__dict__["_keep_rank"] = {v: k for k, v in enumerate(problem.keep_order)}
+    return found
 
 
 def _home(problem: Problem, fitted: Fitted, v: int, wanted: dict[int, int]) -> bool:

@@ -63,7 +63,7 @@ def run(command: str, cwd: Path) -> list[str]:
     if argv[0] != "gpu-preempt":
         raise ValueError(f"a README example runs gpu-preempt, not {argv[0]!r}: {command}")
     executable = Path(sys.executable).with_name("gpu-preempt")
-    env = {**os.environ, "NO_COLOR": "1", "TERM": "dumb"}
+    env = {**os.environ, "NO_COLOR": "1", "TERM": "dumb", "GPU_PREEMPT_HEARTBEAT": "off"}  # output, not progress
     done = subprocess.run([str(executable), *argv[1:]], cwd=cwd, env=env, capture_output=True, text=True)
     return [line.rstrip() for line in (done.stdout + done.stderr).rstrip("\n").splitlines()]
 

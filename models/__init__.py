@@ -15,7 +15,9 @@ from .duration import format_time as format_time
 from .duration import parse_duration as parse_duration
 from .duration import parse_time as parse_time
 from .errors import FieldError as FieldError
+from .errors import GpuPreemptError as GpuPreemptError
 from .errors import SnapshotError as SnapshotError
+from .errors import UnknownJobError as UnknownJobError
 from .job import Job as Job
 from .job import Task as Task
 from .job import TaskStatus as TaskStatus
@@ -38,3 +40,41 @@ from .queue import Queue as Queue
 from .requeue import RequeueConfig as RequeueConfig
 from .requeue import RequeueState as RequeueState
 from .snapshot import Snapshot as Snapshot
+
+__all__ = [
+    "DEFAULT_OBJECTIVE",
+    "FOREVER",
+    "MILLI",
+    "UNLIMITED",
+    "Config",
+    "Criterion",
+    "FieldError",
+    "GpuPreemptError",
+    "Job",
+    "Node",
+    "PreemptionToleration",
+    "PriorityClass",
+    "Queue",
+    "RequeueConfig",
+    "RequeueState",
+    "Resources",
+    "Snapshot",
+    "SnapshotError",
+    "SolverConfig",
+    "Task",
+    "TaskStatus",
+    "Toleration",
+    "UnknownJobError",
+    "format_duration",
+    "format_quantity",
+    "format_resources",
+    "format_time",
+    "is_gpu_resource",
+    "load_snapshot",
+    "parse_duration",
+    "parse_quantity",
+    "parse_snapshot",
+    "parse_time",
+    "read_document",
+    "snapshot_from_data",
+]

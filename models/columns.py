@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from .job import Job
     from .node import Node
 
+__all__ = ["CODES", "JobColumns", "Requests", "TaskColumns", "grouped"]
+
 CODES = {"pending": 0, "running": 1, "releasing": 2, "nominated": 3}
 """Status -> the code in :attr:`TaskColumns.status`."""
 

@@ -10,6 +10,8 @@ from pydantic import BeforeValidator, Field, ValidationInfo, WithJsonSchema, fie
 from .fields import MAX_WEIGHT, Duration, Int32, Name, SnapshotModel
 from .requeue import RequeueConfig
 
+__all__ = ["DEFAULT_OBJECTIVE", "Config", "Criterion", "QuotaMiss", "ReclaimLine", "SolverConfig"]
+
 Criterion = Literal["priority", "jobs", "tasks", "lost_work", "moves"]
 """A victim-choice criterion (docs/snapshot-format.md, "Rules", *Victim choice*)."""
 

@@ -7,6 +7,18 @@ from typing import Any, Literal, NamedTuple
 
 from gpu_preempt.models import RequeueState, format_time
 
+__all__ = [
+    "CYCLE_ACTIONS",
+    "BelowLine",
+    "Decision",
+    "Move",
+    "Outcome",
+    "Override",
+    "Protected",
+    "VictimTasks",
+    "requeue_dict",
+]
+
 CYCLE_ACTIONS: tuple[str, ...] = ("enforce-quota", "allocate", "reclaim", "preempt")
 """Every action a cycle may run, in their default order."""
 

@@ -26,6 +26,18 @@ from typing import Final
 
 from .errors import shown
 
+__all__ = [
+    "FOREVER",
+    "MAX_DURATION",
+    "MAX_INSTANT",
+    "MIN_INSTANT",
+    "format_duration",
+    "format_end",
+    "format_time",
+    "parse_duration",
+    "parse_time",
+]
+
 FOREVER: Final = -1.0
 """Stored value of a duration of ``-1`` (forever)."""
 

@@ -1,4 +1,5 @@
-"""Errors a user can cause, each tied to the path of the offending field."""
+"""The errors gpu-preempt raises: one root, :class:`GpuPreemptError`; those a user can cause are tied to the path of
+the offending field."""
 
 from __future__ import annotations
 
@@ -7,6 +8,17 @@ import reprlib
 from dataclasses import dataclass
 
 from pydantic import ValidationError
+
+__all__ = [
+    "MAX_MESSAGE",
+    "FieldError",
+    "GpuPreemptError",
+    "SnapshotError",
+    "UnknownJobError",
+    "format_loc",
+    "kind_of",
+    "shown",
+]
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
@@ -35,8 +47,28 @@ class FieldError:
         return f"{self.path}: {self.message}" if self.path else self.message
 
 
-class SnapshotError(Exception):
-    """A snapshot that cannot be used; ``errors`` lists every problem found."""
+class GpuPreemptError(Exception):
+    """The root of every error gpu-preempt raises on purpose: ``except GpuPreemptError`` catches them all."""
+
+
+class UnknownJobError(GpuPreemptError, KeyError):
+    """A job name the snapshot does not hold (a :class:`KeyError` too, as a mapping's lookup raises).
+
+    >>> str(UnknownJobError("nope"))
+    "'nope': no such job in the snapshot"
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        super().__init__(name)
+
+    def __str__(self) -> str:
+        return f"{self.name!r}: no such job in the snapshot"
+
+
+class SnapshotError(GpuPreemptError):
+    """A snapshot (or a scenario, a sweep, a trace, a Kubernetes dump) that cannot be used; ``errors`` lists every
+    problem found."""
 
     def __init__(self, errors: list[FieldError]) -> None:
         self.errors = errors

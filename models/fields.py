@@ -23,6 +23,26 @@ from .duration import MAX_DURATION, MAX_INSTANT, MIN_INSTANT, parse_duration, pa
 from .errors import shown
 from .quantity import MAX_AMOUNT, MAX_GPUS, MILLI, UNLIMITED, is_gpu_resource, parse_quantity
 
+__all__ = [
+    "MAX_FREE_DEPTH",
+    "MAX_WEIGHT",
+    "QUANTITY_SCHEMA",
+    "AmountMap",
+    "BoundMap",
+    "Count",
+    "Duration",
+    "DurationOrForever",
+    "FreeMap",
+    "Int32",
+    "Name",
+    "Quantity",
+    "SnapshotModel",
+    "Time",
+    "bounded_depth",
+    "parsed_resource_map",
+    "raise_errors",
+]
+
 QUANTITY_SCHEMA = {
     "anyOf": [
         {"type": "number", "minimum": 0, "maximum": MAX_AMOUNT // MILLI},

@@ -25,6 +25,21 @@ from .placement import Placement
 from .quantity import MAX_GPUS, MILLI, Resources
 from .requeue import RequeueState
 
+__all__ = [
+    "NODE_ONLY",
+    "ON_NODE",
+    "Job",
+    "LazyPartsModel",
+    "Task",
+    "TaskStatus",
+    "running_tasks",
+    "set_dict",
+    "set_extra",
+    "set_given",
+    "set_private",
+    "share_of",
+]
+
 TaskStatus = Literal["running", "pending", "releasing", "nominated"]
 """Status of a task in a snapshot. ``nominated`` (docs/rules.md, "Nominations"): promised to its node by an earlier
 decision,

@@ -8,6 +8,8 @@ from .fields import AmountMap, FreeMap, Name, Quantity, SnapshotModel, raise_err
 from .placement import Taint
 from .quantity import MILLI, is_gpu_resource
 
+__all__ = ["Node"]
+
 
 class Node(SnapshotModel):
     """A node with allocatable resources (``resources``, milli-units)."""

@@ -25,6 +25,19 @@ from pydantic import Field, model_validator
 
 from .fields import Name, SnapshotModel, raise_errors
 
+__all__ = [
+    "KEEPS_OUT",
+    "NODE_NAME",
+    "NO_PLACEMENT",
+    "NodeRequirement",
+    "Operator",
+    "Placement",
+    "Taint",
+    "TaintEffect",
+    "TaintToleration",
+    "TopologyRequest",
+]
+
 TaintEffect = Literal["NoSchedule", "NoExecute", "PreferNoSchedule"]
 KEEPS_OUT: tuple[TaintEffect, ...] = ("NoSchedule", "NoExecute")
 """Taint effects that keep an untolerating job off a node (``PreferNoSchedule`` is a preference, ignored)."""

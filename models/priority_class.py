@@ -25,6 +25,16 @@ from .duration import FOREVER, parse_duration
 from .errors import shown
 from .fields import DurationOrForever, FreeMap, Int32, Name, SnapshotModel, raise_errors
 
+__all__ = [
+    "ANNOTATION_PREFIX",
+    "MINIMUM_ANNOTATION",
+    "SECONDS_ANNOTATION",
+    "PreemptionPolicy",
+    "PreemptionToleration",
+    "PriorityClass",
+    "Toleration",
+]
+
 ANNOTATION_PREFIX = "preemption-toleration.scheduling.x-k8s.io/"
 MINIMUM_ANNOTATION = ANNOTATION_PREFIX + "minimum-preemptable-priority"
 SECONDS_ANNOTATION = ANNOTATION_PREFIX + "toleration-seconds"

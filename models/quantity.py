@@ -29,6 +29,19 @@ from typing import Final
 
 from .errors import shown
 
+__all__ = [
+    "MAX_AMOUNT",
+    "MAX_GPUS",
+    "MILLI",
+    "UNLIMITED",
+    "Resources",
+    "add",
+    "format_quantity",
+    "format_resources",
+    "is_gpu_resource",
+    "parse_quantity",
+]
+
 UNLIMITED: Final = -1
 """Stored value of an unlimited amount (``-1`` or ``unlimited`` in a snapshot)."""
 

@@ -10,6 +10,8 @@ from pydantic import Field, model_validator
 from .fields import MAX_WEIGHT, BoundMap, Duration, FreeMap, Int32, Name, SnapshotModel, Time, raise_errors
 from .quantity import UNLIMITED, format_quantity
 
+__all__ = ["KAI_FIELDS", "KUEUE_FIELDS", "BorrowWithinCohort", "Preemption", "Queue"]
+
 
 class BorrowWithinCohort(SnapshotModel):
     """Kueue's ``borrowWithinCohort``: whether a ClusterQueue that borrows may preempt in its cohort."""

@@ -20,6 +20,8 @@ from gpu_preempt.models import format_time
 
 from .decision import Decision
 
+__all__ = ["QuotaDecision", "QuotaResource"]
+
 
 @dataclass(frozen=True)
 class QuotaResource:

@@ -16,6 +16,8 @@ from pydantic import Field, model_validator
 
 from .fields import Count, Duration, SnapshotModel, Time, raise_errors
 
+__all__ = ["RequeueConfig", "RequeueState"]
+
 
 class RequeueConfig(SnapshotModel):
     """How evicted jobs are requeued (as Kueue's ``requeuingStrategy``)."""

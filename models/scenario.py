@@ -28,6 +28,28 @@ from .priority_class import PriorityClass
 from .quantity import MAX_GPUS, parse_quantity
 from .queue import Queue
 
+__all__ = [
+    "Assignment",
+    "ClusterShape",
+    "Durations",
+    "MachineTable",
+    "NodeGroup",
+    "Quantity",
+    "QueueSource",
+    "Restart",
+    "Scenario",
+    "ScheduledChange",
+    "Simulation",
+    "SizeClass",
+    "TraceFormat",
+    "TraceSpec",
+    "Weighted",
+    "Window",
+    "Workload",
+    "scenario_from_data",
+    "share_milli",
+]
+
 TraceFormat = Literal["itp", "csv"]
 
 

@@ -28,6 +28,20 @@ from .job import Job, share_of
 from .node import Node
 from .quantity import MILLI, Resources, format_quantity
 
+__all__ = [
+    "HOLDING_DEVICES",
+    "DeviceLedger",
+    "Loc",
+    "as_counted",
+    "counted_apart",
+    "counted_job",
+    "counted_share",
+    "device_ledger",
+    "fraction_on",
+    "has_shares",
+    "memory_size",
+]
+
 HOLDING_DEVICES = ("running", "releasing")
 """Statuses whose shares hold their devices now."""
 

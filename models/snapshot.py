@@ -15,6 +15,7 @@ from pydantic import Field, PrivateAttr, model_validator
 
 from .config import Config
 from .duration import format_time
+from .errors import UnknownJobError
 from .fields import FreeMap, Time, raise_errors
 from .job import ON_NODE, Job, LazyPartsModel, Task, share_of
 from .load.job_list import JobList
@@ -23,6 +24,8 @@ from .priority_class import PriorityClass, Toleration
 from .quantity import MILLI, UNLIMITED, format_quantity
 from .queue import KAI_FIELDS, KUEUE_FIELDS, Queue
 from .sharing import HOLDING_DEVICES, counted_apart, counted_job, device_ledger, has_shares, memory_size
+
+__all__ = ["COLUMNS_FROM", "Loc", "Snapshot", "placed_jobs", "resolution"]
 
 T = TypeVar("T")
 
@@ -67,7 +70,11 @@ class Snapshot(LazyPartsModel):
         return self.__pydantic_private__["_queues"][name]  # type: ignore[index,no-any-return]
 
     def job(self, name: str) -> Job:
-        return self.__pydantic_private__["_jobs"][name]  # type: ignore[index,no-any-return]
+        """The job named ``name``; :class:`UnknownJobError` (a :class:`KeyError`) when there is none."""
+        try:
+            return self.__pydantic_private__["_jobs"][name]  # type: ignore[index,no-any-return]
+        except KeyError:
+            raise UnknownJobError(name) from None
 
     def jobs_by_name(self) -> Mapping[str, Job]:
         """Job name -> job (the index lookups use; for loops over many jobs)."""

@@ -25,6 +25,8 @@ from pydantic import BeforeValidator, Field, model_validator
 
 from .fields import FreeMap, SnapshotModel, bounded_depth, raise_errors
 
+__all__ = ["PATH", "RESERVED", "SOLVERS", "SolverName", "Sweep"]
+
 PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.([A-Za-z_][A-Za-z0-9_-]*|[0-9]+))*$")
 """A dotted path into a scenario document: names, and list indexes as numbers."""
 

@@ -52,13 +52,20 @@ Capacity planning: :func:`simulate` replays a scenario (a cluster, queues, a job
 :func:`sweep` replays it over axes (sizes, policies, seeds); see their examples and docs/planning.md.
 """
 
-from __future__ import annotations
+import importlib as _importlib
+import importlib.metadata as _metadata
+import typing as _typing
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from gpu_preempt.models import Snapshot, SnapshotError, load_snapshot, parse_snapshot, snapshot_from_data
+if _typing.TYPE_CHECKING:
+    from gpu_preempt.models import (
+        GpuPreemptError,
+        Snapshot,
+        SnapshotError,
+        UnknownJobError,
+        load_snapshot,
+        parse_snapshot,
+        snapshot_from_data,
+    )
     from gpu_preempt.models.decision import Decision
     from gpu_preempt.models.quota_decision import QuotaDecision
 
@@ -72,11 +79,13 @@ __all__ = [
     "ClusterState",
     "CycleResult",
     "Decision",
+    "GpuPreemptError",
     "QuotaDecision",
     "SimulationResult",
     "Snapshot",
     "SnapshotError",
     "SweepResult",
+    "UnknownJobError",
     "decide",
     "load_snapshot",
     "parse_snapshot",
@@ -88,13 +97,18 @@ __all__ = [
     "verify_cycle",
 ]
 
+__version__: str = _metadata.version("gpu-preempt")
+"""The installed distribution's version (pyproject.toml's ``version``)."""
+
 _HOMES = {
     "ClusterState": "gpu_preempt.state.cluster",
     "CycleResult": "gpu_preempt.actions.cycle",
     "Decision": "gpu_preempt.models.decision",
+    "GpuPreemptError": "gpu_preempt.models",
     "QuotaDecision": "gpu_preempt.models.quota_decision",
     "Snapshot": "gpu_preempt.models",
     "SnapshotError": "gpu_preempt.models",
+    "UnknownJobError": "gpu_preempt.models",
     "decide": "gpu_preempt.api",
     "load_snapshot": "gpu_preempt.models",
     "parse_snapshot": "gpu_preempt.models",
@@ -111,17 +125,16 @@ _HOMES = {
 the plots) does not load OR-Tools and the whole engine."""
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _typing.Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
+    value = getattr(_importlib.import_module(home), name)
     globals()[name] = value
     return value
 
 
-__version__ = "0.1.0"
-
-
 def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+    """The public API, the version and the subpackages (no helper imported here)."""
+    packages = [name for name in globals() if not name.startswith("_") and name not in __all__]
+    return sorted([*__all__, "__version__", *packages])

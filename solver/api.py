@@ -11,6 +11,8 @@ from .check.verifier import verify as _verify
 from .check.verifier import verify_decisions
 from .state.cluster import ClusterState
 
+__all__ = ["decide", "verify", "verify_cycle"]
+
 
 def decide(snapshot: Snapshot, job: str, action: str = "auto", *, solver: SolverName = "cpsat") -> Decision:
     """One decision for the pending job named ``job``, in the state of ``snapshot``.
@@ -18,7 +20,7 @@ def decide(snapshot: Snapshot, job: str, action: str = "auto", *, solver: Solver
     ``action`` is ``allocate``, ``reclaim``, ``preempt``, or ``auto``: allocate,
     then reclaim, then preempt, until one places the job (when none does, the
     last attempt that was not skipped answers). ``solver`` is ``cpsat`` (exact)
-    or ``greedy`` (KAI-Scheduler's own search). Raises ``KeyError`` for an unknown job.
+    or ``greedy`` (KAI-Scheduler's own search). Raises :class:`UnknownJobError` (a ``KeyError``) for an unknown job.
     """
     cluster = ClusterState.of(snapshot)
     return final_decision(solve_one(cluster, cluster.snapshot.job(job), action, solver=solver))

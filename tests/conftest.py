@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 from typer.testing import CliRunner
 
 from gpu_preempt.cli import app
@@ -15,6 +16,16 @@ from gpu_preempt.models import Snapshot, snapshot_from_data
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 NOW = "2026-01-01T12:00:00Z"
+
+THOROUGH = "thorough"
+settings.register_profile(THOROUGH)
+
+
+def examples(thorough: int) -> int:
+    """How many random instances a costly property test draws: all ``thorough`` of them under ``pytest
+    --hypothesis-profile thorough`` (the long run CI adds, docs/development.md), a third in the README's test
+    command: the same properties, checked on fewer draws."""
+    return thorough if settings.get_current_profile_name() == THOROUGH else max(20, thorough // 3)
 
 
 def base_document() -> dict[str, Any]:

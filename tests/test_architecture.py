@@ -172,3 +172,62 @@ def test_tests_and_benchmarks_use_the_installed_name_and_no_private_helpers(path
                 if a.name.split(".")[0] in ("models", "solver")
             ]
     assert not wrong, wrong
+
+
+def public_names(tree: ast.Module) -> set[str]:
+    """The names a module defines at its top level without a leading underscore (classes, functions, constants)."""
+    found: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for name in target.elts if isinstance(target, ast.Tuple) else [target]:
+                    if isinstance(name, ast.Name):
+                        found.add(name.id)
+    return {name for name in found if not name.startswith("_") and len(name) > 1}
+
+
+def declared_all(tree: ast.Module) -> list[str] | None:
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return list(ast.literal_eval(node.value))
+    return None
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_module_declares_what_it_offers_in_all(path: Path) -> None:
+    """``__all__`` lists every public name the module defines (a module's own, not what it imports), in the order
+    ruff's RUF022 keeps, and every name it lists exists."""
+    import importlib
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    declared = declared_all(tree)
+    assert declared is not None, "no __all__"
+    module = importlib.import_module(module_name(path))
+    assert [name for name in declared if not hasattr(module, name)] == []
+    if path.name != "__init__.py":
+        assert public_names(tree) - set(declared) == set()
+
+
+def test_the_package_shows_its_api_and_nothing_imported_for_it() -> None:
+    import subprocess
+    import sys
+
+    shown = subprocess.run(
+        [sys.executable, "-c", "import gpu_preempt; print(' '.join(dir(gpu_preempt)))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    import gpu_preempt
+
+    assert shown == sorted([*gpu_preempt.__all__, "__version__"])
+    assert "GpuPreemptError" in shown and gpu_preempt.__version__ == metadata_version()
+
+
+def metadata_version() -> str:
+    import tomllib
+
+    return str(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"])

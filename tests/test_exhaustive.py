@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from conftest import examples
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
@@ -363,7 +364,7 @@ def check(document: dict[str, Any], action: str) -> None:
     assert verify(cluster, decision) == []
 
 
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS
@@ -378,7 +379,7 @@ def test_reclaim_matches_exhaustive_search(document):
     check(document, "reclaim")
 
 
-MOVES = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+MOVES = settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @MOVES
@@ -435,7 +436,7 @@ def by_memory(document: dict[str, Any]) -> dict[str, Any]:
     return document
 
 
-MEMORY = settings(SETTINGS, max_examples=100)
+MEMORY = settings(SETTINGS, max_examples=examples(100))
 
 
 @MEMORY

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from conftest import examples
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from test_exhaustive import NOW, exhaustive, key
@@ -106,7 +107,7 @@ def cohorts(draw: st.DrawFn, fair: bool = False) -> dict[str, Any]:
     return {"now": NOW, "config": config, "nodes": nodes, "queues": queues, "jobs": [*jobs, want]}
 
 
-SETTINGS = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(250), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS

@@ -27,6 +27,7 @@ def test_committed_without_outputs(path: Path):
     )
 
 
+@pytest.mark.slow
 def test_capacity_planning_answers_its_four_questions_with_plots():
     nbclient = pytest.importorskip("nbclient")
     import nbformat

@@ -19,17 +19,19 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, ROOT
 
+PIP_WHEEL = (sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q")
 LEFT_OUT = shutil.ignore_patterns(".*", "build", "dist", "*.egg-info", "__pycache__", "fixtures", "notebooks")
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``pip wheel .`` on a copy of the checkout (an in-tree build would reuse a stale ``build/`` folder)."""
+    """``pip wheel .`` on a copy of the checkout (an in-tree build would reuse a stale ``build/`` folder), built with
+    this environment's setuptools (the ``dev`` extra's), so that no package index is needed."""
     source = tmp_path_factory.mktemp("source") / "gpu-preempt"
     shutil.copytree(ROOT, source, ignore=LEFT_OUT)
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)],
+        [*PIP_WHEEL, "-w", str(out), str(source)],
         check=True,
         capture_output=True,
     )

@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from conftest import examples
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -177,7 +178,7 @@ def check(document: dict[str, Any]) -> None:
     assert score == partial, decision.to_dict()
 
 
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS

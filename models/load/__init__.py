@@ -11,3 +11,5 @@
 ``read_document``), re-exported by :mod:`gpu_preempt.models`. The package imports nothing at import time, so that
 the snapshot model can import the job list from it.
 """
+
+__all__ = []

@@ -54,6 +54,22 @@ from .document import decode_json_fast
 from .job_list import JobList
 from .structs import HEAD, UNSET, DataDocument, RawDocument
 
+__all__ = [
+    "EMPTY",
+    "EMPTY_LIST",
+    "REFUSED",
+    "Made",
+    "Refused",
+    "Seen",
+    "assembled",
+    "built_model",
+    "free_map",
+    "from_data",
+    "from_json",
+    "given_set",
+    "instant",
+]
+
 M = TypeVar("M", bound=BaseModel)
 
 _STATUSES = frozenset(("running", "pending", "releasing", "nominated"))

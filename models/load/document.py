@@ -39,6 +39,8 @@ import yaml
 
 from ..errors import SnapshotError, shown
 
+__all__ = ["MAX_ALIAS_NODES", "MAX_DEPTH", "decode_json_fast", "parse_document", "parse_stream"]
+
 try:  # the C parser is many times faster on large documents
     from yaml import CSafeLoader as _YamlLoader
 except ImportError:  # pragma: no cover - depends on how PyYAML was built

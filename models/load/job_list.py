@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, SupportsIndex, overload
 
+__all__ = ["JobIndex", "JobList"]
+
 _get, _set = list.__getitem__, list.__setitem__
 
 

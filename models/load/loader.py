@@ -25,6 +25,8 @@ from ..snapshot import Snapshot
 from .build import from_data, from_json
 from .document import decode_json_fast, parse_document
 
+__all__ = ["is_json", "load_snapshot", "parse_snapshot", "read_document", "snapshot_from_data"]
+
 
 def load_snapshot(path: str | Path) -> Snapshot:
     """Read and validate the snapshot in ``path`` (``.json`` as JSON, anything else as YAML)."""

@@ -24,7 +24,25 @@ from msgspec import UNSET, Meta, Struct, UnsetType
 
 from ..duration import MAX_INSTANT, MIN_INSTANT
 
-__all__ = ["UNSET", "DataJob", "DataNode", "RawJob", "RawNode", "Task", "convert", "decode"]
+__all__ = [
+    "HEAD",
+    "UNSET",
+    "DataDocument",
+    "DataJob",
+    "DataNode",
+    "Instant",
+    "Minimum",
+    "Name",
+    "Priority",
+    "RawDocument",
+    "RawJob",
+    "RawNode",
+    "Task",
+    "convert",
+    "decode",
+    "encode",
+    "given",
+]
 
 Name = Annotated[str, Meta(min_length=1)]
 Priority = Annotated[int, Meta(ge=-(2**31), le=2**31 - 1)]

@@ -7,3 +7,5 @@ within their limit (with :mod:`.quota_hint`); :mod:`.next_snapshot` writes the
 state a cycle leaves. Imports every layer below: models, state, rules, problem,
 reduce, cpsat, explain.
 """
+
+__all__ = []

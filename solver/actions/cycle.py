@@ -49,6 +49,8 @@ from .job_solver import SolverName, attempt
 from .memo import OutcomeMemo
 from .quota_enforcement import QUOTA_ACTION, enforce, enforcement_order
 
+__all__ = ["ACTIONS", "CycleResult", "default_actions", "final_decision", "job_actions", "run_cycle", "solve_one"]
+
 ACTIONS: tuple[Action, ...] = ("allocate", "reclaim", "preempt")
 
 

@@ -13,6 +13,8 @@ from typing import NamedTuple, TypeVar
 
 from gpu_preempt.problem.data import ChunkType, DeviceFit, Problem, Solution, broken_rows, device_fits
 
+__all__ = ["Capacity", "Evicted", "Fitted", "OnDemand", "Rooms", "fit", "fits_one", "hosts", "room_after"]
+
 V = TypeVar("V")
 Evicted = dict[tuple[int, int], int]
 """Tasks evicted per (victim, slot)."""

@@ -33,6 +33,8 @@ from gpu_preempt.rules.kai_victim_queue import (
     peel_order,
 )
 
+__all__ = ["FIRST_PREFIX", "solve", "solve_prepared"]
+
 FIRST_PREFIX = 64
 """How many candidates :func:`solve_prepared` builds at least, beyond those its count of freed room reaches."""
 

@@ -42,6 +42,8 @@ from gpu_preempt.state.cluster import ClusterState
 from . import greedy
 from .reduced_path import solve_reduced
 
+__all__ = ["SolverName", "attempt", "below_line", "named_moves", "named_victims"]
+
 SolverName = Literal["cpsat", "greedy"]
 
 

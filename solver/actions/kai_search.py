@@ -33,8 +33,10 @@ import copy
 from collections.abc import Callable, Iterable, Iterator
 
 from gpu_preempt.actions.first_fit import Capacity, Evicted, Fitted, OnDemand, fit
-from gpu_preempt.models import MILLI
+from gpu_preempt.models import MILLI, GpuPreemptError
 from gpu_preempt.problem.data import DeviceFit, Problem, Solution, Victim, broken_rows, excess_of, gpu_milli
+
+__all__ = ["OUT_OF_POPS", "Failed", "Generator", "Truncated", "Walk", "solve"]
 
 
 class Walk:
@@ -103,7 +105,7 @@ Failed = set[tuple[int, frozenset[tuple[tuple[int, int], int]]]]
 OUT_OF_POPS = "the greedy search ran out of victims without finding room"
 
 
-class Truncated(Exception):
+class Truncated(GpuPreemptError):
     """The problem's pops were the first of a longer queue, and the search needed more of them."""
 
 

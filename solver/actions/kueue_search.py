@@ -6,6 +6,8 @@ from __future__ import annotations
 from gpu_preempt.actions.first_fit import Fitted, fit
 from gpu_preempt.problem.data import GuaranteeRow, Problem, Solution, broken_rows, placed_amount, victim_freed
 
+__all__ = ["solve_cohort"]
+
 
 def solve_cohort(problem: Problem) -> Solution:
     """Kueue's own search (docs/rules.md, "Kueue's preemption"; ``preemption.go``, ``minimalPreemptions``): for

@@ -46,6 +46,8 @@ from gpu_preempt.rules.reclaim_gate import reclaim_gate
 from gpu_preempt.rules.requeue import backoff_reason
 from gpu_preempt.state.cluster import ClusterState
 
+__all__ = ["SKIPS", "Facts", "OutcomeMemo", "Standing"]
+
 Facts = tuple[object, ...]
 
 SKIPS = (

@@ -27,6 +27,8 @@ from gpu_preempt.models.decision import requeue_dict
 
 from .cycle import CycleResult
 
+__all__ = ["STATUS", "next_snapshot"]
+
 STATUS = {"allocated": "running", "pipelined": "nominated"}
 
 

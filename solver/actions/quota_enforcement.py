@@ -88,6 +88,16 @@ from gpu_preempt.state.cluster import ClusterState
 from .job_solver import named_victims
 from .quota_hint import greedy_hint
 
+__all__ = [
+    "QUOTA_ACTION",
+    "enforce",
+    "enforcement_order",
+    "enforcement_problem",
+    "over_limit",
+    "resource_order",
+    "tolerated",
+]
+
 QUOTA_ACTION = "enforce-quota"
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from gpu_preempt.models import is_gpu_resource
 from gpu_preempt.problem.data import Problem, Solution
 
+__all__ = ["greedy_hint"]
+
 
 def greedy_hint(problem: Problem) -> Solution:
     """A first answer for CP-SAT: victims by lowest priority, then largest, then least lost work, taken whole

@@ -20,6 +20,8 @@ from gpu_preempt.problem.builder import Prepared
 from gpu_preempt.problem.data import Problem, Solution, broken_rows
 from gpu_preempt.reduce.pipeline import Reduced, reduce_prepared
 
+__all__ = ["solve_reduced"]
+
 
 def solve_reduced(prepared: Prepared) -> tuple[Problem, Solution, Reduced] | None:
     """Solve ``prepared`` through the reductions, or ``None`` if they do not apply or the rows bind."""

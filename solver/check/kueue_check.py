@@ -18,6 +18,8 @@ from gpu_preempt.rules.requeue import queue_order_time
 from gpu_preempt.state.cluster import ClusterState
 from gpu_preempt.state.cohorts import CohortQuotas
 
+__all__ = ["check_kueue"]
+
 
 def check_kueue(cluster: ClusterState, job: Job, decision: Decision, placed: Resources) -> list[str]:
     """Every Kueue rule ``decision`` breaks."""

@@ -10,6 +10,8 @@ from gpu_preempt.models import is_gpu_resource
 from gpu_preempt.models.decision import Decision
 from gpu_preempt.state.cluster import ClusterState
 
+__all__ = ["check_objective"]
+
 
 def check_objective(cluster: ClusterState, decision: Decision) -> list[str]:
     """The objective a decision reports, recomputed from its victims (docs/snapshot-format.md, "Victim choice")."""

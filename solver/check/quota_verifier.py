@@ -31,6 +31,8 @@ from gpu_preempt.state.cluster import ClusterState
 from .objective_check import check_objective
 from .task_order import out_of_order
 
+__all__ = ["verify_quota"]
+
 
 def verify_quota(cluster: ClusterState, decision: QuotaDecision) -> list[str]:
     """Every rule the quota decision breaks, in words; an empty list when it is sound."""

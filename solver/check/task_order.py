@@ -7,6 +7,8 @@ from collections.abc import Iterable
 
 from gpu_preempt.models import Task
 
+__all__ = ["out_of_order"]
+
 
 def out_of_order(job: str, running: Iterable[Task], evicted: Iterable[str]) -> str | None:
     """Why losing ``evicted`` of the ``running`` tasks of ``job`` breaks its task order, or ``None``: a task of order

@@ -62,6 +62,8 @@ from .objective_check import check_objective
 from .quota_verifier import verify_quota
 from .task_order import out_of_order
 
+__all__ = ["verify", "verify_decisions"]
+
 
 def verify(cluster: ClusterState, decision: Decision) -> list[str]:
     """Every rule the decision breaks, in words; an empty list when it is sound."""

@@ -29,6 +29,38 @@ from gpu_preempt.models.duration import MAX_DURATION
 
 from .render import err, other_kind, print_problems
 
+__all__ = [
+    "JSON_PROBLEMS",
+    "SHOWN_NAMES",
+    "WRITTEN",
+    "Command",
+    "FileArg",
+    "ForceOpt",
+    "Group",
+    "JsonOpt",
+    "OwnProcess",
+    "SolverName",
+    "SolverOpt",
+    "TimeOpt",
+    "TimingOpt",
+    "VerifyOpt",
+    "WorkersOpt",
+    "app",
+    "check_file_out",
+    "check_limits",
+    "collector_off_if_ours",
+    "command",
+    "hold_until_exit",
+    "import_cpsat_without_pandas",
+    "job_to_decide",
+    "load",
+    "out_option",
+    "snapshot_to_solve",
+    "usage_error",
+    "with_solver_options",
+    "write_file",
+]
+
 
 def _plain(params: list[Any]) -> None:
     """Help shows ``FILE`` for an argument and nothing after a flag (not ``{file}``, ``<path>`` or ``<bool>``)."""

@@ -14,6 +14,8 @@ from gpu_preempt.inventory.nvml import RecordedNVML, inventory_as_node, read_inv
 from .app import JsonOpt, command
 from .render import err, print_inventory
 
+__all__ = ["inventory"]
+
 
 @command(example="gpu-preempt inventory --as-node gpu-node-1")
 def inventory(

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from gpu_preempt.kube.plan import PodEviction
     from gpu_preempt.models.decision import Decision
 
+__all__ = ["import_", "plan"]
+
 
 @command("import", example="gpu-preempt import fixtures/kube/kai-cluster.json -o kai.yaml")
 def import_(

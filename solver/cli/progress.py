@@ -20,8 +20,11 @@ from .render import err, other_kind, print_problems
 if TYPE_CHECKING:
     from rich.progress import Progress, ProgressColumn
 
+__all__ = ["HEARTBEAT", "Rate", "clock", "heartbeat", "nothing_written", "replay_progress"]
+
 HEARTBEAT = 5.0
-"""Seconds between two heartbeat lines when stderr is not a terminal (``GPU_PREEMPT_HEARTBEAT`` sets another)."""
+"""Seconds between two heartbeat lines when stderr is not a terminal (``GPU_PREEMPT_HEARTBEAT`` sets another, or
+``off`` for none)."""
 
 
 @contextmanager
@@ -61,12 +64,13 @@ def replay_progress(
 @contextmanager
 def heartbeat(describe: Callable[[], str]) -> Iterator[None]:
     """While the block runs, ``describe()`` on stderr every :data:`HEARTBEAT` seconds, when stderr is not a
-    terminal (where the progress display shows nothing)."""
-    if err.is_terminal:
+    terminal (where the progress display shows nothing) and ``GPU_PREEMPT_HEARTBEAT`` is not ``off``."""
+    setting = os.environ.get("GPU_PREEMPT_HEARTBEAT", "")
+    if err.is_terminal or setting.strip().lower() == "off":
         yield
         return
     try:
-        every = float(os.environ.get("GPU_PREEMPT_HEARTBEAT", HEARTBEAT))
+        every = float(setting or HEARTBEAT)
     except ValueError:
         every = HEARTBEAT
     stop = threading.Event()

@@ -33,6 +33,24 @@ if TYPE_CHECKING:
     from gpu_preempt.planning.run_sweep import SweepResult
     from gpu_preempt.state.cluster import ClusterState
 
+__all__ = [
+    "KINDS",
+    "PERCENTILES",
+    "PROTECTED_ROWS",
+    "PROTECTED_SHOWN",
+    "SHOWN_PROBLEMS",
+    "VICTIM_ROWS",
+    "err",
+    "other_kind",
+    "out",
+    "print_decision",
+    "print_inventory",
+    "print_problems",
+    "print_simulation",
+    "print_summary",
+    "print_sweep",
+]
+
 # Names, reasons and messages are printed as they are: no rich markup (a queue "team[gpu]" lost its "[gpu]" as a
 # style tag) and no emoji codes.
 out = Console(highlight=False, markup=False, emoji=False)

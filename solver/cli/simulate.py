@@ -13,6 +13,8 @@ from .app import ForceOpt, command, out_option
 from .progress import Rate, clock, nothing_written, replay_progress
 from .render import err, print_simulation
 
+__all__ = ["simulate"]
+
 
 @command(example="gpu-preempt simulate fixtures/scenarios/itp-cluster10.yaml --out runs/cluster10")
 def simulate(

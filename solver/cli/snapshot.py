@@ -13,6 +13,8 @@ from gpu_preempt.models.scenario import Scenario
 from .app import FileArg, JsonOpt, collector_off_if_ours, command, load
 from .render import print_summary
 
+__all__ = ["schema", "validate"]
+
 
 @command(example="gpu-preempt validate fixtures/example-cluster.yaml")
 def validate(file: FileArg, as_json: JsonOpt = False) -> None:

@@ -15,6 +15,8 @@ from .render import print_sweep
 if TYPE_CHECKING:
     from gpu_preempt.planning.sweep import Run
 
+__all__ = ["sweep"]
+
 
 @command(example="gpu-preempt sweep fixtures/scenarios/sweep-cluster10-size.yaml --out runs/size --workers 2")
 def sweep(

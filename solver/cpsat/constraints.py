@@ -18,6 +18,26 @@ from gpu_preempt.problem.data import S2A, S2B, Problem
 
 from .variables import LinearExpr, Variables
 
+__all__ = [
+    "FAMILIES",
+    "INFINITE_SHARE",
+    "Flow",
+    "add_all",
+    "capacity",
+    "cohort",
+    "devices",
+    "excess",
+    "fair",
+    "gang",
+    "guarantee",
+    "limits",
+    "moves",
+    "quota_unit",
+    "saturation",
+    "topology",
+    "victim_choices",
+]
+
 FAMILIES = ("limits", "guarantee", "saturation", "cohort", "fair")
 """Rule families that :func:`add_all` can leave out."""
 

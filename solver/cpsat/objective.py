@@ -32,6 +32,8 @@ from gpu_preempt.problem.data import gpu_milli
 
 from .variables import LinearExpr, Variables
 
+__all__ = ["LIMIT", "Stage", "fold", "folded", "stages", "unfold"]
+
 
 @dataclass(frozen=True)
 class Stage:

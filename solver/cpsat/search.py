@@ -40,12 +40,14 @@ from multiprocessing.connection import Connection
 
 from ortools.sat.python import cp_model
 
-from gpu_preempt.models import MILLI
+from gpu_preempt.models import MILLI, GpuPreemptError
 from gpu_preempt.problem.data import Problem, Solution, assign_devices, device_fits
 
 from . import constraints
 from .objective import fold, folded, stages, unfold
 from .variables import LinearExpr, Variables
+
+__all__ = ["FOLD_VICTIMS", "GRACE", "GUARDED_SIZE", "HINTED_SETTLE", "WORK_WALL", "ModelError", "solve", "too_large"]
 
 
 class _Model(cp_model.CpModel):
@@ -134,7 +136,7 @@ class _Runner:
         self.model.add(expr == value)
 
 
-class ModelError(RuntimeError):
+class ModelError(GpuPreemptError, RuntimeError):
     """CP-SAT rejected a model (e.g. coefficients beyond 64-bit integers)."""
 
 

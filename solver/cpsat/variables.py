@@ -27,6 +27,8 @@ from ortools.sat.python import cp_model
 from gpu_preempt.models import MILLI
 from gpu_preempt.problem.data import Problem, Slot, Solution
 
+__all__ = ["LinearExpr", "Variables", "resource_scales"]
+
 LinearExpr = cp_model.LinearExpr | int
 """A linear expression of the model, or a constant."""
 

@@ -4,3 +4,5 @@
 above the solver (imports up to ``solver.cpsat``); :mod:`.summary` is what
 ``gpu-preempt validate`` reports.
 """
+
+__all__ = []

@@ -26,6 +26,8 @@ from gpu_preempt.rules.placement import placement_matters
 from gpu_preempt.rules.reclaim_line import reclaim_line
 from gpu_preempt.state.cluster import ClusterState
 
+__all__ = ["PROTECTIONS", "device_note", "protected_jobs", "why_infeasible", "why_victim"]
+
 PROTECTIONS = ("non-preemptible", "min-runtime", "toleration", "guarantee")
 _RESTRICTIONS, _JOB = attrgetter("restrictions"), attrgetter("job")
 

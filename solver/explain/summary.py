@@ -22,6 +22,8 @@ from gpu_preempt.rules.min_runtime import preempt_min_runtime, protected_until, 
 from gpu_preempt.state.cluster import ClusterState
 from gpu_preempt.state.cohorts import CohortQuotas
 
+__all__ = ["ProtectedJob", "QueueRow", "Summary", "protected_jobs", "summarize"]
+
 
 @dataclass(frozen=True)
 class QueueRow:

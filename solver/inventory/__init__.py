@@ -3,3 +3,5 @@
 Imports ``models`` at most; ``pynvml`` is imported lazily, so nothing here needs
 a GPU or a driver to load.
 """
+
+__all__ = []

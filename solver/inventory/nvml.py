@@ -19,6 +19,23 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+__all__ = [
+    "DRIVER_NOT_LOADED",
+    "FUNCTION_NOT_FOUND",
+    "GPU_IS_LOST",
+    "LIBRARY_NOT_FOUND",
+    "LIB_RM_VERSION_MISMATCH",
+    "NOT_FOUND",
+    "NOT_SUPPORTED",
+    "NO_PERMISSION",
+    "GpuDevice",
+    "Inventory",
+    "MigDevice",
+    "RecordedNVML",
+    "inventory_as_node",
+    "read_inventory",
+]
+
 # NVML return codes (nvml.h); the adapter compares ``NVMLError.value`` with them.
 NOT_SUPPORTED = 3
 NO_PERMISSION = 4

@@ -8,3 +8,5 @@
 
 Nothing here talks to a cluster: it reads dumps and writes files.
 """
+
+__all__ = []

@@ -28,6 +28,30 @@ from gpu_preempt.models.job import share_of
 
 from .read import KubeObject
 
+__all__ = [
+    "GPU",
+    "GPU_GROUP",
+    "KEPT",
+    "MIG",
+    "RESERVATION_NAMESPACE",
+    "TOLERATION",
+    "Pod",
+    "Report",
+    "amount",
+    "effective_requests",
+    "instant",
+    "is_share",
+    "node_entry",
+    "pod",
+    "priority_class_entry",
+    "quantities",
+    "replicas_of",
+    "resource_map",
+    "scheduled_at",
+    "share_devices",
+    "time_sliced",
+]
+
 GPU = "nvidia.com/gpu"
 MIG = "nvidia.com/mig-"
 """MIG slices (``nvidia.com/mig-1g.10gb``, ...): each profile a resource of its own, kept under its name (a slice is

@@ -48,6 +48,23 @@ from .placement import kai_topology, node_taints, pod_placement, pod_topology, t
 from .queues import KAI_GROUP, KUEUE_GROUP, VOLCANO_GROUP, kai_queue, kueue_cluster_queue, kueue_cohort, volcano_queue
 from .read import KubeObject
 
+__all__ = [
+    "DEFAULT_QUEUE",
+    "DELAY_AT",
+    "HANDLED",
+    "IGNORED_KINDS",
+    "KAI_PRIORITY_LABEL",
+    "KAI_TOPOLOGY",
+    "MAX_MEMBERS",
+    "PREEMPTION_DELAY",
+    "QUEUE_LABELS",
+    "STUCK_RELEASING",
+    "TASK_ORDER",
+    "Group",
+    "QueueSource",
+    "import_objects",
+]
+
 QueueSource = Literal["kai", "kueue", "volcano", "labels"]
 DEFAULT_QUEUE = "default"
 QUEUE_LABELS = ("kai.scheduler/queue", "kueue.x-k8s.io/queue-name", "scheduling.volcano.sh/queue-name")
@@ -514,6 +531,9 @@ def _job(group: Group, classes: dict[str, int], queues: set[str], report: Report
     shape = gpu_pods[0].requests if gpu_pods else group.template or {}
     for i in range(len(tasks), group.expected):
         tasks.append({"name": f"{group.name}/member-{i}", "status": "pending", "resources": quantities(shape)})
+    if not tasks:  # a group of zero members (a pod set's count of 0) with no pod: nothing to schedule
+        report.ignore(group.source.kind if group.source is not None else "Pod", f"{group.name} (no pods and 0 members)")
+        return None
     if len(tasks) > len(gpu_pods):
         report.notes.append(f"{where}: {len(tasks) - len(gpu_pods)} member(s) without a pod yet are pending tasks")
     job: dict[str, Any] = {"name": group.name, "queue": group.queue}

@@ -23,6 +23,22 @@ from gpu_preempt.models.errors import shown
 from .core import Report
 from .read import KubeObject
 
+__all__ = [
+    "EFFECTS",
+    "KAI_PREFERRED",
+    "KAI_REQUIRED",
+    "KUEUE_PREFERRED",
+    "KUEUE_REQUIRED",
+    "OPERATORS",
+    "REQUIRED",
+    "kai_topology",
+    "node_taints",
+    "pod_placement",
+    "pod_topology",
+    "topology_levels",
+    "workload_topology",
+]
+
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"

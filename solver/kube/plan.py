@@ -20,6 +20,8 @@ from typing import Any
 from gpu_preempt.models import Snapshot
 from gpu_preempt.models.decision import Decision
 
+__all__ = ["REASON", "PodEviction", "eviction_list", "eviction_object", "evictions", "kubectl_script"]
+
 REASON = "gpu-preempt/reason"
 
 

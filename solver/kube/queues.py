@@ -23,6 +23,20 @@ from gpu_preempt.models.errors import shown
 from .core import Report, amount, resource_map
 from .read import KubeObject
 
+__all__ = [
+    "KAI_GROUP",
+    "KAI_UNITS",
+    "KUEUE_GROUP",
+    "KUEUE_RESOURCES",
+    "PREEMPTION_FIELDS",
+    "VOLCANO_GROUP",
+    "kai_queue",
+    "kueue_cluster_queue",
+    "kueue_cohort",
+    "kueue_quotas",
+    "volcano_queue",
+]
+
 KAI_GROUP = "scheduling.run.ai"
 KUEUE_GROUP = "kueue.x-k8s.io"
 VOLCANO_GROUP = "scheduling.volcano.sh"

@@ -26,6 +26,8 @@ from gpu_preempt.models.load.document import parse_document, parse_stream
 
 from .shapes import wrong_types
 
+__all__ = ["KubeObject", "parse_objects", "read_objects"]
+
 
 @dataclass(frozen=True)
 class KubeObject:

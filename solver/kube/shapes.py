@@ -22,6 +22,8 @@ from typing import Any
 
 from gpu_preempt.models.errors import shown
 
+__all__ = ["KAI", "KUEUE", "SHAPES", "VOLCANO", "wrong_types"]
+
 KAI = "scheduling.run.ai"
 KUEUE = "kueue.x-k8s.io"
 VOLCANO = "scheduling.volcano.sh"

@@ -11,3 +11,5 @@
   :mod:`.size_search` (``--target``), :mod:`.table` (the compared figures), :mod:`.sweep_output` (the folder),
   :mod:`.run_sweep` (one sweep from file to folder).
 """
+
+__all__ = []

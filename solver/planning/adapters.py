@@ -40,6 +40,8 @@ from typing import Any
 from gpu_preempt.models import SnapshotError
 from gpu_preempt.models.errors import shown
 
+__all__ = ["Quotas", "fit_quotas", "helios_queues", "read_machines", "read_quotas", "read_runtimes", "runtime_at"]
+
 
 def read_runtimes(path: Path, where: str) -> list[float]:
     """The sorted runtimes of a Philly runtime file; ``where`` names the scenario field in errors."""

@@ -22,6 +22,8 @@ from .workload import EPOCH
 if TYPE_CHECKING:
     from .simulator import Simulator
 
+__all__ = ["apply_cycle", "leave", "place", "schedule_completion"]
+
 
 def apply_cycle(sim: Simulator, result: CycleResult) -> None:
     """Carry out ``result``'s decisions on ``sim``'s jobs, nodes and events."""

@@ -23,6 +23,8 @@ from gpu_preempt.models import SnapshotError
 
 from .sweep import Cache, Run, replay_document
 
+__all__ = ["Backend", "Done", "replay_runs"]
+
 Backend = Literal["local", "ray"]
 Done = Callable[[Run, bool], None]
 """Called after each run with whether it came from the cache."""

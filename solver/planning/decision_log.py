@@ -22,6 +22,8 @@ from typing import IO, Any
 
 from gpu_preempt.models.decision import Decision
 
+__all__ = ["DecisionLog"]
+
 
 class DecisionLog:
     """Counters of every decision, the changing ones, and (with ``lines``) every decision's JSON line."""

@@ -18,6 +18,8 @@ import itertools
 from enum import IntEnum
 from typing import Any
 
+__all__ = ["EventQueue", "Kind"]
+
 
 class Kind(IntEnum):
     """What happens at an event, in the order events at equal times are handled."""

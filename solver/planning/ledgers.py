@@ -12,6 +12,8 @@ from gpu_preempt.models import MILLI
 from .progress import SimJob
 from .replay_cluster import ReplayCluster
 
+__all__ = ["Counters", "Ledgers", "invariants"]
+
 
 @dataclass
 class Counters:

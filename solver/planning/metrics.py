@@ -33,6 +33,8 @@ from gpu_preempt.models import MILLI
 from .progress import SimJob
 from .simulator import Simulator
 
+__all__ = ["BOUND", "POINTS", "job_figures", "percentiles", "summary"]
+
 BOUND = 10.0
 """Seconds: the bound of the bounded slowdown."""
 

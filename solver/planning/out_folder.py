@@ -31,6 +31,8 @@ from types import TracebackType
 
 from gpu_preempt.models import SnapshotError
 
+__all__ = ["MANIFEST", "SHOWN", "OutFolder", "check_out", "foreign_entries"]
+
 MANIFEST = ".gpu-preempt.json"
 """The file of an output folder that lists what the run wrote there (and which command)."""
 SHOWN = 3

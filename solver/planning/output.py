@@ -23,6 +23,8 @@ from gpu_preempt.models import MILLI
 
 from .simulator import Simulator
 
+__all__ = ["Plotter", "jobs_table", "plot_data", "write_outputs", "write_rows"]
+
 
 class Plotter:
     """Draws a replay's plots in a child process, started before the replay so that it imports matplotlib (about

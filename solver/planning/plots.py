@@ -17,6 +17,8 @@ from matplotlib.axes import Axes
 from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
 
+__all__ = ["METADATA", "plot_all", "serve"]
+
 METADATA = {"Software": None}
 """No version string in the files: same inputs, same bytes."""
 

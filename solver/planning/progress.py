@@ -24,6 +24,8 @@ from gpu_preempt.models.scenario import Restart
 
 from .workload import JobSpec
 
+__all__ = ["SimJob", "after_change", "lose"]
+
 
 @dataclass
 class SimJob:

@@ -19,6 +19,8 @@ from gpu_preempt.models.scenario import ScheduledChange
 from .progress import SimJob
 from .workload import EPOCH, GPU_MODEL_LABEL, ReplayInput, node_documents
 
+__all__ = ["ReplayCluster", "job_document", "job_model"]
+
 
 class ReplayCluster:
     """Nodes and queues (models, and the documents they are validated from), and GPUs used and held per node, shares

@@ -36,6 +36,8 @@ from .output import Plotter, jobs_table, write_outputs
 from .simulator import Simulator
 from .workload import ReplayInput, load_workload
 
+__all__ = ["SimulationResult", "load_scenario", "simulate"]
+
 
 @dataclass
 class SimulationResult:

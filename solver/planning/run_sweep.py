@@ -16,6 +16,8 @@ from .sweep import Cache, Run, SweepPlan, default_cache, load_sweep
 from .sweep_output import result_rows, write_sweep
 from .table import Target, parse_target
 
+__all__ = ["SweepResult", "sweep"]
+
 
 @dataclass
 class SweepResult:

@@ -43,6 +43,8 @@ from .progress import SimJob
 from .replay_cluster import ReplayCluster
 from .workload import EPOCH, ReplayInput, StartingJob
 
+__all__ = ["Simulator"]
+
 
 class Simulator:
     """One replay of a scenario's workload; :meth:`run` returns when every job has finished (or no event is left

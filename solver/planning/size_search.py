@@ -18,6 +18,8 @@ from typing import Any
 from .sweep import Axes, Run, SweepPlan
 from .table import Target, figure
 
+__all__ = ["Replay", "SizeSearch", "smallest_sizes"]
+
 Replay = Callable[[list[Run]], dict[str, dict[str, Any]]]
 
 

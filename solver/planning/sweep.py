@@ -35,6 +35,20 @@ from .metrics import summary
 from .simulator import Simulator
 from .workload import load_workload
 
+__all__ = [
+    "Axes",
+    "Cache",
+    "Run",
+    "SweepPlan",
+    "code_hash",
+    "default_cache",
+    "inputs",
+    "load_sweep",
+    "replay_document",
+    "run_key",
+    "set_path",
+]
+
 Axes = tuple[tuple[str, Any], ...]
 """A run's point: (path, value) pairs in axis order."""
 

@@ -17,6 +17,8 @@ from .size_search import SizeSearch
 from .sweep import Run
 from .table import FIGURES, Target, figures
 
+__all__ = ["PLOTTED", "SHARES", "axis_label", "figure_label", "result_rows", "target_rows", "write_sweep"]
+
 PLOTTED = ("wait.p95", "preemptions", "lost_gpu_h", "utilisation")
 """Figures drawn against each axis (and the target's figure, when it is another)."""
 SHARES = ("utilisation", "jain_index", "jobs_preempted_share", "proved_optimal_share")

@@ -19,6 +19,8 @@ from typing import Any
 from gpu_preempt.models import SnapshotError, parse_duration
 from gpu_preempt.models.errors import shown
 
+__all__ = ["FIGURES", "OPERATORS", "Target", "figure", "figures", "parse_target"]
+
 FIGURES: dict[str, tuple[str, ...]] = {
     "wait.p50": ("overall", "wait", "p50"),
     "wait.p90": ("overall", "wait", "p90"),

@@ -33,6 +33,8 @@ from gpu_preempt.models.duration import MAX_DURATION
 from gpu_preempt.models.errors import shown
 from gpu_preempt.models.scenario import TraceSpec
 
+__all__ = ["ITP_COLUMNS", "MAX_JOB_GPUS", "OPTIONAL", "REQUIRED", "TraceJob", "read_rows", "read_trace"]
+
 ITP_COLUMNS = {"id": "job_id", "submit": "submission_time", "duration": "duration", "gpus": "num_gpu"}
 REQUIRED = ("id", "submit", "duration", "gpus")
 OPTIONAL = ("queue", "priority_class")

@@ -54,6 +54,20 @@ from gpu_preempt.models.scenario import (
 from .adapters import helios_queues, read_machines, read_quotas, read_runtimes, runtime_at
 from .trace import TraceJob, read_trace
 
+__all__ = [
+    "EPOCH",
+    "GPU_MODEL_LABEL",
+    "JobSpec",
+    "ReplayInput",
+    "StartingJob",
+    "draw",
+    "load_workload",
+    "node_documents",
+    "pick",
+    "starting_jobs",
+    "tasks_of",
+]
+
 EPOCH = 1_767_225_600.0
 """Simulated time 0 as a snapshot instant: 2026-01-01T00:00:00Z."""
 
@@ -209,7 +223,11 @@ def load_workload(scenario: Scenario, raw: dict[str, Any], base_dir: Path) -> Re
     except SnapshotError as err:
         raise SnapshotError([type(e)(f"cluster: {e.path}", e.message) for e in err.errors]) from None
     initial = [] if start is None else starting_jobs(start, scenario.cluster, snapshot)
-    trace = _window(read_trace(scenario.workload.trace, base_dir), scenario)
+    read = read_trace(scenario.workload.trace, base_dir)
+    trace = _window(read, scenario)
+    if not trace and not initial:
+        within = " within workload.window" if read else ""
+        raise SnapshotError.single("workload.trace", f"no job to replay: the trace has no job{within}")
     jobs, synthetic = _jobs(scenario, snapshot, trace)
     clash = sorted({j.spec.name for j in initial} & {j.name for j in jobs})
     if clash:

@@ -5,3 +5,5 @@ the candidates' slots, the rows of every rule) and its solution; :mod:`.builder`
 turns a pending job, an action and the cluster state into one. Imports
 ``models``, ``solver.state`` and ``solver.rules``.
 """
+
+__all__ = []

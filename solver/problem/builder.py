@@ -52,6 +52,8 @@ from .data import (
     share_size,
 )
 
+__all__ = ["MOVE_CANDIDATES", "MOVE_PAIRS", "NodeRooms", "Prepared", "node_devices", "prepare", "whole_chunk"]
+
 _JOB, _PRIORITY = attrgetter("job"), itemgetter("_resolved_priority")
 
 MOVE_CANDIDATES = 64

@@ -24,6 +24,52 @@ from gpu_preempt.models import MILLI, Criterion, Resources, is_gpu_resource
 from gpu_preempt.rules.kai_victim_queue import VictimOrder, peel_order
 from gpu_preempt.state.cohorts import CohortQuotas
 
+__all__ = [
+    "S2A",
+    "S2B",
+    "Action",
+    "ChunkType",
+    "CohortRows",
+    "DeviceFit",
+    "Devices",
+    "FairRows",
+    "GuaranteeRow",
+    "LimitRow",
+    "MoveMode",
+    "NodeRoom",
+    "Problem",
+    "QuotaAction",
+    "SaturationRow",
+    "Slot",
+    "Solution",
+    "Status",
+    "Victim",
+    "assign_devices",
+    "at_most",
+    "below",
+    "broken_rows",
+    "chunk_size",
+    "could_fit",
+    "device_fits",
+    "devices_broken",
+    "excess_of",
+    "freed",
+    "freed_on_devices",
+    "gpu_milli",
+    "gpus_of",
+    "line_allows",
+    "lost_work",
+    "objective_values",
+    "placed_amount",
+    "placed_domains",
+    "saturation_rejects",
+    "share_size",
+    "spread_of",
+    "task_devices",
+    "topology_broken",
+    "victim_freed",
+]
+
 Action = Literal["allocate", "preempt", "reclaim"]
 QuotaAction = Literal["enforce-quota"]
 """The action of a decision for a queue rather than a job (docs/rules.md, "Quota enforcement")."""

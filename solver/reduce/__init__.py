@@ -23,3 +23,5 @@ The reductions never solve: :mod:`gpu_preempt.actions.reduced_path` hands their
 classes to the class model. Imports ``models``, ``solver.state``,
 ``solver.rules`` and ``solver.problem``.
 """
+
+__all__ = []

@@ -18,6 +18,8 @@ from gpu_preempt.problem.data import Problem, Solution, assign_devices
 
 from .units import free_hosts
 
+__all__ = ["solve_allocation"]
+
 
 def solve_allocation(prepared: Prepared) -> tuple[Problem, Solution, str | None] | None:
     """Place ``prepared``'s chunk without victims on the nodes it may use; ``None`` when the chunk has several task

@@ -37,6 +37,8 @@ from gpu_preempt.rules.victim_order import NO_VICTIMS
 
 from .units import CandidateTasks, Cost, CostModel, Loss, Member, SingleNodeUnits, TooComplex, Unit, add, tasks_fitting
 
+__all__ = ["ENUMERATION_LIMIT", "Hosting", "lower_bound", "lower_bounds", "node_options", "unit_options"]
+
 _PRIORITY, _SECOND = itemgetter("_resolved_priority"), itemgetter(1)
 
 ENUMERATION_LIMIT = 4096

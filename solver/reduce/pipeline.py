@@ -25,6 +25,8 @@ from gpu_preempt.problem.data import Problem
 from .select import select
 from .units import CostModel, DeviceView, TooComplex, Unit, build_units
 
+__all__ = ["Reduced", "Reduction", "reduce_prepared"]
+
 
 @dataclass
 class Reduced:

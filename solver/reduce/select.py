@@ -37,6 +37,8 @@ from gpu_preempt.rules.victim_order import NO_VICTIMS
 from .options import Hosting, lower_bounds, unit_options
 from .units import Cost, CostModel, Unit, most_hosted
 
+__all__ = ["BATCHED_LEVELS", "Selection", "level_bounds", "select", "spread_bounds"]
+
 BATCHED_LEVELS = 4096
 """Up to this many (unit, level) pairs beyond the first level, :func:`select` bounds every level in one pass (a
 numpy pass costs about a millisecond however small); past that, level by level, on the units still in the scan."""

@@ -33,12 +33,31 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from gpu_preempt.models import MILLI, Job, Resources, is_gpu_resource
+from gpu_preempt.models import MILLI, GpuPreemptError, Job, Resources, is_gpu_resource
 from gpu_preempt.problem.builder import node_devices
 from gpu_preempt.problem.data import DeviceFit, Devices, gpus_of, share_size
 from gpu_preempt.rules.candidates import Candidate
 from gpu_preempt.rules.victim_order import NO_VICTIMS, EvictKey, Keep, evict_key
 from gpu_preempt.state.cluster import ClusterState
+
+__all__ = [
+    "CandidateTasks",
+    "Cost",
+    "CostModel",
+    "DeviceView",
+    "FreeHosts",
+    "Loss",
+    "Member",
+    "Signature",
+    "SingleNodeUnits",
+    "TooComplex",
+    "Unit",
+    "add",
+    "build_units",
+    "free_hosts",
+    "most_hosted",
+    "tasks_fitting",
+]
 
 Cost = tuple[Any, ...]
 """An additive cost vector: the criteria of ``config.objective`` (priority levels expanded), then the victims as a
@@ -50,7 +69,7 @@ _WIDE = 2**62
 """Amounts from here on are handled in Python integers (sums of them could overflow int64)."""
 
 
-class TooComplex(Exception):
+class TooComplex(GpuPreemptError):
     """The reductions do not apply (a victim's tasks differ, or a unit has too many combinations)."""
 
 

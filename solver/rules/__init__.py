@@ -7,3 +7,5 @@ nominations (:mod:`.nominations`), requeue with backoff (:mod:`.requeue`) and th
 quota-enforcement timer (:mod:`.quota_timer`). Rules read the state; they import
 ``models`` and ``solver.state`` only.
 """
+
+__all__ = []

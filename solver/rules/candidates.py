@@ -42,6 +42,19 @@ from .protection import Action, Protection, protections, queue_min_runtime
 from .reclaim_line import Line, reclaim_line
 from .toleration import tolerated_until
 
+__all__ = [
+    "Candidate",
+    "CandidateSet",
+    "Excluded",
+    "Exclusion",
+    "Names",
+    "OtherQueues",
+    "PreemptCandidates",
+    "Unprotected",
+    "preempt_candidates",
+    "reclaim_candidates",
+]
+
 Exclusion = Literal[
     "own-queue", "other-queue", "priority", "non-preemptible", "min-runtime", "toleration", "guarantee", "policy"
 ]

@@ -52,6 +52,17 @@ from gpu_preempt.state.queue_tree import ROOT
 from .placement import Eligibility, eligibility, placement_matters
 from .requeue import queue_order_time
 
+__all__ = [
+    "INFINITE",
+    "PROMISE_ROOMS",
+    "FitsSomeNode",
+    "Placeable",
+    "PromiseRooms",
+    "WaitingOrder",
+    "chunk_request",
+    "next_job",
+]
+
 INFINITE = Fraction(10**18)
 
 

@@ -44,6 +44,21 @@ import numpy as np
 from gpu_preempt.models import UNLIMITED, Job, Resources, Task
 from gpu_preempt.state.cluster import ClusterState
 
+__all__ = [
+    "KAI_RESOURCES",
+    "NO_SHARE",
+    "Descending",
+    "Pop",
+    "QueueFacts",
+    "VictimEntry",
+    "VictimOrder",
+    "VictimQueue",
+    "cluster_facts",
+    "entry_of",
+    "leaf_stream",
+    "peel_order",
+]
+
 NO_SHARE = 1e9
 """What a unit held of a resource whose fair share is 0 counts for in the dominant share (KAI's
 ``noFairShareDrfMultiplier``)."""

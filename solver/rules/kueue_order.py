@@ -17,6 +17,8 @@ from gpu_preempt.state.cluster import ClusterState
 from .kueue_preemption import quotas_of
 from .requeue import queue_order_time
 
+__all__ = ["KueueOrder"]
+
 
 class KueueOrder:
     """The waiting jobs of one state in Kueue's entry order (:meth:`pop_run` hands them all at once: the keys hold

@@ -35,6 +35,8 @@ from .candidates import Candidate, CandidateSet, Excluded
 from .protection import Action, protections
 from .requeue import queue_order_time
 
+__all__ = ["KueueTerms", "Variant", "kueue_candidates", "needing_preemption", "policy_of", "quotas_of"]
+
 Variant = Literal["in-queue", "hierarchical", "without-borrowing", "while-borrowing", "fair"]
 """A candidate's class (Kueue's ``WithinCQ``, ``HiearchicalReclaim``, ``ReclaimWithoutBorrowing``,
 ``ReclaimWhileBorrowing``; ``fair``: a cohort candidate under fair sharing)."""

@@ -44,6 +44,8 @@ from __future__ import annotations
 from gpu_preempt.models import Config
 from gpu_preempt.state.queue_tree import QueueTree
 
+__all__ = ["preempt_min_runtime", "protected_until", "reclaim_min_runtime"]
+
 
 def preempt_min_runtime(tree: QueueTree, config: Config, victim_leaf: str) -> float:
     """Resolved preempt-min-runtime (seconds) for a victim in ``victim_leaf``."""

@@ -33,6 +33,8 @@ from gpu_preempt.state.cluster import ClusterState
 from gpu_preempt.state.devices import fits_now
 from gpu_preempt.state.node_loads import PROMISED
 
+__all__ = ["claim", "held_against", "overrides"]
+
 
 class _Devices:
     """The devices of ``node`` once ``decision`` is carried out with every promise kept (docs/snapshot-format.md, "GPU

@@ -23,6 +23,21 @@ from gpu_preempt.models.placement import KEEPS_OUT, NO_PLACEMENT, NODE_NAME, Pla
 from gpu_preempt.state.cluster import ClusterState
 from gpu_preempt.state.queue_usage import HOLDING
 
+__all__ = [
+    "NO_DOMAIN",
+    "Eligibility",
+    "EligibleNodes",
+    "domains",
+    "eligibility",
+    "eligible",
+    "excluded_text",
+    "exclusions",
+    "held_nodes",
+    "placement_key",
+    "placement_mask",
+    "placement_matters",
+]
+
 NO_DOMAIN = -1
 """The domain of a node without the level's label."""
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 from gpu_preempt.models import Job
 from gpu_preempt.models.duration import format_time
 
+__all__ = ["delay_ends", "delay_reason"]
+
 
 def delay_ends(job: Job) -> float | None:
     """When ``job``'s preemption delay ends (``None``: it gives none): its delay after its creation, or after its

@@ -23,6 +23,8 @@ from gpu_preempt.state.cluster import ClusterState
 from .min_runtime import preempt_min_runtime, protected_until, reclaim_min_runtime
 from .toleration import tolerated_until
 
+__all__ = ["Action", "MinRuntimes", "Protection", "Rule", "min_runtime", "protections", "queue_min_runtime"]
+
 Action = Literal["preempt", "reclaim"]
 Rule = Literal["non-preemptible", "min-runtime", "toleration"]
 

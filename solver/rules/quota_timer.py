@@ -12,6 +12,8 @@ from __future__ import annotations
 from gpu_preempt.models import format_time
 from gpu_preempt.state.cluster import ClusterState
 
+__all__ = ["due_time", "not_due"]
+
 
 def due_time(cluster: ClusterState, queue: str) -> float | None:
     """``limit_changed_at + quota_preemption_delay``; ``None`` when there is no timer."""

@@ -16,6 +16,8 @@ from gpu_preempt.models import Job, Resources, format_quantity
 from gpu_preempt.models.quantity import add
 from gpu_preempt.state.cluster import ClusterState
 
+__all__ = ["reclaim_gate"]
+
 
 def reclaim_gate(cluster: ClusterState, reclaimer: Job, chunk: Resources) -> str | None:
     """``None`` when ``reclaimer`` may reclaim ``chunk``; otherwise the reason, in words."""

@@ -51,6 +51,8 @@ from gpu_preempt.models import Job, Resources, Task
 from gpu_preempt.models.quantity import add
 from gpu_preempt.state.cluster import ClusterState
 
+__all__ = ["Line", "above_before_last", "chunks_of", "reclaim_line", "within_deserved"]
+
 
 def within_deserved(cluster: ClusterState, queue: str, chunk: Resources) -> bool:
     """Whether ``queue`` plus ``chunk`` stays within its deserved quota in every resource it holds or asks for.

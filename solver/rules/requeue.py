@@ -32,6 +32,16 @@ from gpu_preempt.models import Job, RequeueConfig, RequeueState, Snapshot, forma
 from gpu_preempt.models.decision import Decision
 from gpu_preempt.models.duration import MAX_INSTANT
 
+__all__ = [
+    "JITTER",
+    "backoff_delay",
+    "backoff_reason",
+    "evicted_states",
+    "jitter_draw",
+    "next_state",
+    "queue_order_time",
+]
+
 JITTER = 0.0001
 """Kueue's fixed jitter factor (not configurable there either)."""
 

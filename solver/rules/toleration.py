@@ -35,6 +35,8 @@ import math
 
 from gpu_preempt.models import Toleration
 
+__all__ = ["tolerated_until"]
+
 
 def tolerated_until(
     policy: Toleration | None, *, started_at: float | None, preemptor_priority: int, now: float

@@ -35,6 +35,8 @@ from typing import Any
 from gpu_preempt.models import Job
 from gpu_preempt.state.cluster import ClusterState
 
+__all__ = ["INFINITE", "NO_VICTIMS", "EvictKey", "Keep", "evict_key", "keep_order", "over_share", "ranked"]
+
 INFINITE = Fraction(10**18)
 """The share of a queue holding something whose fair share is 0 (above any real share)."""
 

@@ -5,3 +5,5 @@ snapshot's queue tree (:mod:`.queue_tree`), what each queue holds and asks for
 (:mod:`.queue_usage`), fair shares (:mod:`.fair_share`), and where every task is
 and in which status. Imports ``gpu_preempt.models`` only.
 """
+
+__all__ = []

@@ -54,6 +54,8 @@ from .running import Running, counted, one_node, patched
 from .scan import Count, count_columns, count_since, count_tasks, job_statuses
 from .snapshot_index import SnapshotIndex
 
+__all__ = ["GROUPED_IN_NUMPY", "ClusterState", "decidable"]
+
 T = TypeVar("T")
 K = TypeVar("K")
 _QUEUE_OF = attrgetter("queue")

@@ -37,6 +37,8 @@ from fractions import Fraction
 
 from gpu_preempt.models import Queue, Resources
 
+__all__ = ["CohortQuotas"]
+
 
 @dataclass
 class CohortQuotas:

@@ -24,6 +24,8 @@ from .running import Running, patched
 if TYPE_CHECKING:
     from .cluster import ClusterState
 
+__all__ = ["changed_nodes", "derived"]
+
 
 def derived(
     parent: ClusterState, changes: Iterable[tuple[str, str, str | None]], devices: Mapping[str, tuple[int, ...]]

@@ -23,6 +23,8 @@ from .node_loads import CURRENT, FINAL, PROMISED
 if TYPE_CHECKING:
     from .cluster import ClusterState
 
+__all__ = ["DeviceLoads", "Entry", "Holding", "SnapshotDevices", "device_loads", "fits_now"]
+
 
 @dataclass
 class DeviceLoads:

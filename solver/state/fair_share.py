@@ -54,6 +54,8 @@ from gpu_preempt.models import MILLI, Resources, Snapshot
 from .queue_tree import ROOT, QueueTree
 from .queue_usage import QueueUsage, queue_usage
 
+__all__ = ["Claim", "cluster_capacity", "divide", "fair_shares", "unit_of"]
+
 
 @dataclass(frozen=True)
 class Claim:

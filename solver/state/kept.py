@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import TypeVar
 
+__all__ = ["Kept"]
+
 K = TypeVar("K")
 
 

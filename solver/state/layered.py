@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, MutableMapping
 from typing import TypeVar
 
+__all__ = ["FLATTEN", "Layered"]
+
 K = TypeVar("K")
 V = TypeVar("V")
 

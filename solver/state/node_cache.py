@@ -17,6 +17,8 @@ from typing import Any, TypeVar
 
 from gpu_preempt.models import Node
 
+__all__ = ["NodeCache", "NodeKey"]
+
 T = TypeVar("T")
 
 

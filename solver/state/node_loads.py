@@ -16,6 +16,19 @@ import numpy as np
 from gpu_preempt.models import Resources
 from gpu_preempt.models.columns import CODES, TaskColumns
 
+__all__ = [
+    "CURRENT",
+    "CURRENT_CODES",
+    "FINAL",
+    "FINAL_CODES",
+    "NODE_LOOKUPS",
+    "PROMISED",
+    "Loads",
+    "NodeLoads",
+    "Overlay",
+    "shift",
+]
+
 FINAL = ("running", "allocated", "pipelined", "nominated")
 """Statuses that hold node capacity once releasing tasks are gone."""
 CURRENT = ("running", "allocated", "releasing")

@@ -30,6 +30,8 @@ import networkx as nx
 
 from gpu_preempt.models import Queue, Snapshot
 
+__all__ = ["ROOT", "QueueTree"]
+
 ROOT: Final = ""
 """Name of the virtual root above the top-level queues."""
 

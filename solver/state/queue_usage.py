@@ -19,6 +19,8 @@ from gpu_preempt.models.quantity import add
 
 from .queue_tree import QueueTree
 
+__all__ = ["HOLDING", "QueueUsage", "queue_usage", "roll_up"]
+
 HOLDING = ("running", "allocated", "pipelined", "nominated")
 """Statuses whose resources count as the queue's allocation (a nomination holds quota like a pipelined task)."""
 

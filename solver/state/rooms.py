@@ -23,6 +23,8 @@ from .node_cache import NodeKey
 if TYPE_CHECKING:
     from .cluster import ClusterState
 
+__all__ = ["BaseRooms", "RoomMatrix", "RoomsAt", "base_rooms", "room", "room_matrix", "rooms"]
+
 _NAME, _RESOURCES = attrgetter("name"), attrgetter("resources")
 
 

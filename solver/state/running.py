@@ -10,6 +10,8 @@ import numpy as np
 
 from gpu_preempt.models import Job
 
+__all__ = ["Running", "counted", "one_node", "only_nodes", "patched"]
+
 
 @dataclass
 class Running:

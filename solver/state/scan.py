@@ -18,6 +18,8 @@ from .queue_usage import HOLDING, QueueUsage, roll_up
 from .running import Running, only_nodes
 from .snapshot_index import SnapshotIndex
 
+__all__ = ["Count", "count_columns", "count_since", "count_tasks", "job_statuses"]
+
 
 @dataclass
 class Count:

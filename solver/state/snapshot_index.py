@@ -20,6 +20,8 @@ from gpu_preempt.models.load.job_list import JobIndex
 
 from .kept import Kept
 
+__all__ = ["SCANNED", "Owners", "SnapshotIndex"]
+
 SCANNED = 8
 """Up to this many jobs, :meth:`SnapshotIndex.job_positions` scans the names rather than build a map of them."""
 

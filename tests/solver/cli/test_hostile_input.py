@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import FIXTURES, base_document
+from conftest import FIXTURES, base_document, examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -433,7 +433,7 @@ RICH = yaml.safe_load((FIXTURES / "example-cluster.yaml").read_text(encoding="ut
 PLACES = _places(RICH)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.lists(st.tuples(st.sampled_from(PLACES), st.sampled_from(HOSTILE)), min_size=1, max_size=3),
     st.booleans(),
@@ -516,7 +516,7 @@ def test_a_member_count_no_cluster_holds_is_refused_before_any_task_is_made(tmp_
     assert not (tmp_path / "out.yaml").exists()
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(sorted(DUMPS)), st.data())
 def test_hostile_values_anywhere_in_a_dump_exit_0_or_2_and_never_crash(tmp_path: Path, name: str, data):
     import copy

@@ -79,6 +79,18 @@ def test_a_kueue_cluster_reclaims_for_the_cohort_member_below_its_quota():
     assert any("Kueue's classical preemption" in n for n in report.notes)
 
 
+def test_a_workload_of_zero_pods_is_left_out_and_said_so(tmp_path: Path):
+    """A pod set's count may be 0 (the API's minimum): a workload of no members and no pods has nothing to place."""
+    dump = json.loads((KUBE / "kueue-cluster.json").read_text())
+    (workload,) = [o for o in dump["items"] if o["kind"] == "Workload" and o["metadata"]["name"] == "job-b1-5b2c1"]
+    workload["spec"]["podSets"][0]["count"] = 0
+    (tmp_path / "dump.json").write_text(json.dumps(dump))
+    document, report = import_objects(read_objects([str(tmp_path / "dump.json")], io.StringIO()), now=NOW)
+    assert "team-b/job-b1-5b2c1" not in {j["name"] for j in document["jobs"]}
+    assert report.ignored["Workload"] == ["team-b/job-b1-5b2c1 (no pods and 0 members)"]
+    snapshot_from_data(document)
+
+
 def test_a_kueue_cluster_with_lending_and_borrowing_limits():
     """Cohort ml: team-a (8 GPUs nominal, lends 4) runs a1 (4 GPUs); team-b (4 nominal, borrows up to 8) runs b1 and
     b2 (4 GPUs each, class spot, 50); team-c (4, fair-sharing weight 2) runs c1 (4). The cohort pools 12 GPUs

@@ -164,25 +164,42 @@ def test_the_progress_callback_counts_jobs_done(tmp_path: Path):
 
 
 def test_ctrl_c_to_the_process_says_what_was_kept_and_leaves_no_staging_folder(tmp_path: Path):
-    """SIGINT to a real ``gpu-preempt simulate`` mid-replay: exit 130, one line saying nothing was written, the
-    earlier folder as it was, no staging folder."""
+    """SIGINT to a real ``gpu-preempt simulate`` mid-run: exit 130, one line saying nothing was written, the earlier
+    folder as it was, no staging folder. The trace is a named pipe: the child is interrupted while it reads the trace,
+    after its staging folder is made (the test waits on the pipe's open, an event, not on a poll)."""
+    import os
     import signal
     import subprocess
-    import time
 
-    scenario = write_scenario(tmp_path, workload={**contended_workload(400), "time_scale": 20})
+    trace = tmp_path / "trace.csv"
+    os.mkfifo(trace)
+    scenario = write_scenario(
+        tmp_path, workload={**contended_workload(400), "trace": {"format": "itp", "path": str(trace)}}
+    )
     out = tmp_path / "out"
     out.mkdir()  # an empty folder: refused by nobody, left as it was
     command = [str(Path(sys.executable).parent / "gpu-preempt"), "simulate", str(scenario), "--out", str(out)]
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not any(p.name.startswith(".out.") for p in tmp_path.iterdir()) and time.monotonic() < deadline:
-        time.sleep(0.01)  # the staging folder exists: the scenario is being read or replayed, not yet written
-    child.send_signal(signal.SIGINT)
+
+    def as_from_a_shell() -> None:  # the test process may block or ignore SIGINT (a library it loaded), not a shell
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    child = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=as_from_a_shell
+    )
+    with trace.open("w") as pipe:  # returns once the child opens the trace for reading
+        pipe.write(CLUSTER10.read_text().splitlines(keepends=True)[0])
+        pipe.flush()
+        assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.")]  # staging: the replay has begun
+        child.send_signal(signal.SIGINT)
     _, stderr = child.communicate(timeout=60)
     assert child.returncode == 130, stderr
     assert f"interrupted: nothing was written to {out}" in " ".join(stderr.split()) and "Traceback" not in stderr
-    assert list(out.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == ["out", "scenario.yaml"]
+    assert list(out.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == [
+        "out",
+        "scenario.yaml",
+        "trace.csv",
+    ]
 
 
 def test_the_plots_are_titled_and_show_each_queue_s_waits(tmp_path: Path):
@@ -192,3 +209,19 @@ def test_the_plots_are_titled_and_show_each_queue_s_waits(tmp_path: Path):
     data = plot_data(result.simulator, "small, cpsat, seed 1")
     assert data["title"] == "small, cpsat, seed 1" and set(data["queue_waits"]) == {"a", "b"}
     assert sorted(w for waits in data["queue_waits"].values() for w in waits) == sorted(data["waits"])
+
+
+@pytest.mark.parametrize("window", [None, {"start": 10**9}], ids=["a header alone", "a window past every job"])
+def test_a_trace_with_no_job_to_replay_is_refused_naming_it(tmp_path: Path, window: dict[str, int] | None):
+    trace = tmp_path / "trace.csv"
+    trace.write_text(CLUSTER10.read_text().splitlines(keepends=True)[0] if window is None else CLUSTER10.read_text())
+    workload: dict[str, object] = {"trace": {"format": "itp", "path": str(trace)}}
+    if window is not None:
+        workload["window"] = window
+    result = RUN.invoke(
+        app, ["simulate", str(write_scenario(tmp_path, workload=workload)), "--out", str(tmp_path / "o")]
+    )
+    assert result.exit_code == 2, result.output
+    assert "workload.trace: no job to replay: the trace has no job" in result.stderr
+    assert ("within workload.window" in result.stderr) == (window is not None)
+    assert not (tmp_path / "o").exists()

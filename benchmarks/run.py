@@ -43,8 +43,8 @@ def measure(nodes: int, seed: int) -> dict[str, object]:
 
     from gpu_preempt.actions.job_solver import attempt
     from gpu_preempt.actions.reduced_path import solve_reduced
+    from gpu_preempt.formulate.builder import prepare
     from gpu_preempt.models import load_snapshot
-    from gpu_preempt.problem.builder import prepare
     from gpu_preempt.state.cluster import ClusterState
 
     document = generate(nodes, seed=seed, pending=3)

@@ -25,7 +25,7 @@ from generate import pending_decisions
 
 from gpu_preempt.cpsat import search
 from gpu_preempt.cpsat.constraints import FAMILIES
-from gpu_preempt.problem.builder import prepare
+from gpu_preempt.formulate.builder import prepare
 from gpu_preempt.reduce.pipeline import reduce_prepared
 
 SETTINGS = {

@@ -6,12 +6,14 @@ vocabulary).
 A folder per role, and imports go one way only (docs/architecture.md; the test
 ``tests/test_architecture.py`` fails on an import against the flow)::
 
-    models <- state <- rules <- problem <- reduce <- cpsat <- explain <- actions <- planning <- cli
+    models <- state <- rules <- formulate <- reduce <- actions <- planning <- cli
+    models <- problem <- cpsat <- explain <- actions
     check (the verifiers): models, state and rules only (planning may use them)
     inventory (NVML): models only
 
 ``state`` is the cluster, queue tree, usage and fair share; ``rules`` one module
-a rule; ``problem`` the victim problem in numbers and its builder; ``reduce`` the
+a rule; ``problem`` the victim problem in numbers, closed (it imports ``models`` only);
+``formulate`` makes one from the state and the rules; ``reduce`` the
 exact reductions; ``cpsat`` the only code that imports OR-Tools; ``explain``
 reasons in words (it may re-solve a relaxed problem); ``actions`` the job
 solver, the cycle, quota enforcement and the greedy baseline; ``planning`` the

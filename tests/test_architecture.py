@@ -20,11 +20,12 @@ MAY_IMPORT: dict[str, set[str]] = {
     "models": set(),
     "state": {"models"},
     "rules": {"models", "state"},
-    "problem": {"models", "state", "rules"},
-    "reduce": {"models", "state", "rules", "problem"},
-    "cpsat": {"models", "problem.data"},
-    "explain": {"models", "state", "rules", "problem.data", "cpsat"},
-    "actions": {"models", "state", "rules", "problem", "reduce", "cpsat", "explain"},
+    "problem": {"models"},
+    "formulate": {"models", "state", "rules", "problem"},
+    "reduce": {"models", "state", "rules", "problem", "formulate"},
+    "cpsat": {"models", "problem"},
+    "explain": {"models", "state", "rules", "problem", "cpsat"},
+    "actions": {"models", "state", "rules", "problem", "formulate", "reduce", "cpsat", "explain"},
     "check": {"models", "state", "rules"},
     "inventory": {"models"},
     "kube": {"models"},
@@ -33,7 +34,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "api": {"models", "state", "actions", "check", "planning"},
 }
 """Folder (``api``: the package's ``__init__.py`` and ``api.py``) -> what it may import besides itself. An entry
-with a dot allows one module of a folder only: the CP-SAT backend reads the problem's data, never its builder."""
+with a dot would allow one module of a folder only."""
 
 
 def layer_of(module: str) -> str:
@@ -126,10 +127,35 @@ def test_the_check_refuses_what_the_graph_leaves_out() -> None:
     assert allowed("gpu_preempt.rules.protection", "gpu_preempt.state.cluster")
     assert not allowed("gpu_preempt.rules.protection", "gpu_preempt.actions.job_solver")
     assert allowed("gpu_preempt.cpsat.search", "gpu_preempt.problem.data")
-    assert not allowed("gpu_preempt.cpsat.search", "gpu_preempt.problem.builder")
+    assert not allowed("gpu_preempt.cpsat.search", "gpu_preempt.formulate.builder")
     assert not allowed("gpu_preempt.cpsat.search", "gpu_preempt.reduce.units")
     assert not allowed("gpu_preempt.check.verifier", "gpu_preempt.cpsat")
     assert layer_of("gpu_preempt.models.decision") == "models" and layer_of("gpu_preempt") == "api"
+
+
+CLOSED = {"problem": {"models", "problem"}, "cpsat": {"models", "problem", "cpsat"}}
+"""What each closed folder pulls in when imported, through every import of every module it loads: the problem and
+its solver see nothing of the state, the rules, the formulation or the actions."""
+
+
+@pytest.mark.parametrize("folder", sorted(CLOSED))
+def test_the_problem_and_its_solver_are_closed_under_their_imports(folder: str) -> None:
+    import subprocess
+    import sys
+
+    modules = sorted(
+        module_name(path)
+        for path in SOURCES
+        if module_name(path).startswith(f"gpu_preempt.{folder}.") or module_name(path) == f"gpu_preempt.{folder}"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", f"import sys; import {', '.join(modules)}; print(' '.join(sorted(sys.modules)))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    reached = {layer_of(m) for m in loaded if m.startswith("gpu_preempt.")}  # the package itself loads nothing
+    assert reached <= CLOSED[folder], sorted(reached - CLOSED[folder])
 
 
 def drawn_graph() -> dict[str, set[str]]:

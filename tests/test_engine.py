@@ -61,7 +61,7 @@ def test_unknown_outcome_is_reported_as_such(monkeypatch):
     solver = snapshot.config.solver.model_copy(update={"time_limit": 1e-6})
     rushed = snapshot.model_copy(update={"config": snapshot.config.model_copy(update={"solver": solver})})
     import gpu_preempt.actions.greedy as greedy_module
-    from gpu_preempt.problem.data import Solution
+    from gpu_preempt.problem.solution import Solution
 
     monkeypatch.setattr(greedy_module, "solve", lambda problem: Solution("unknown"))
     decision = attempt(ClusterState.of(rushed), rushed.job("a"), "reclaim")

@@ -39,7 +39,7 @@ from typing import Any
 
 from gpu_preempt.models import Job, RequeueState, Snapshot
 from gpu_preempt.models.decision import CYCLE_ACTIONS, Decision, requeue_dict
-from gpu_preempt.problem.data import Action
+from gpu_preempt.problem.records import Action
 from gpu_preempt.rules.job_order import Placeable, WaitingOrder
 from gpu_preempt.rules.kueue_order import KueueOrder
 from gpu_preempt.rules.requeue import queue_order_time

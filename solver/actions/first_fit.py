@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple, TypeVar
 
-from gpu_preempt.problem.data import ChunkType, DeviceFit, Problem, Solution, broken_rows, device_fits
+from gpu_preempt.problem.devices import DeviceFit, device_fits
+from gpu_preempt.problem.records import ChunkType, Problem
+from gpu_preempt.problem.solution import Solution, broken_rows
 
 __all__ = ["Capacity", "Evicted", "Fitted", "OnDemand", "Rooms", "fit", "fits_one", "hosts", "room_after"]
 

@@ -18,20 +18,15 @@ from dataclasses import replace
 import numpy as np
 
 from gpu_preempt.actions import kai_search, kueue_search
+from gpu_preempt.formulate.builder import Prepared
+from gpu_preempt.formulate.queue_facts import cluster_facts
 from gpu_preempt.models import Job
 from gpu_preempt.models.columns import grouped
-from gpu_preempt.problem.builder import Prepared
-from gpu_preempt.problem.data import Problem, Solution
+from gpu_preempt.problem.records import Problem
+from gpu_preempt.problem.solution import Solution
+from gpu_preempt.problem.victim_queue import Pop, VictimEntry, VictimQueue, leaf_stream, peel_order
 from gpu_preempt.reduce.units import free_hosts
 from gpu_preempt.rules.candidates import Candidate
-from gpu_preempt.rules.kai_victim_queue import (
-    Pop,
-    VictimEntry,
-    VictimQueue,
-    cluster_facts,
-    leaf_stream,
-    peel_order,
-)
 
 __all__ = ["FIRST_PREFIX", "solve", "solve_prepared"]
 

@@ -2,7 +2,7 @@
 
 ``allocate`` places the job's next chunk without evicting anything;
 ``preempt`` and ``reclaim`` may evict candidates (see :mod:`gpu_preempt.rules.candidates`).
-The steps: decide the chunk and the candidates (:mod:`gpu_preempt.problem.builder`),
+The steps: decide the chunk and the candidates (:mod:`gpu_preempt.formulate.builder`),
 take the greedy baseline's answer (:mod:`gpu_preempt.actions.greedy`), hand both to CP-SAT
 (:mod:`gpu_preempt.cpsat`), and turn the counts it returns into named victims and
 placements, with the objective recomputed from them and reasons in words.
@@ -17,20 +17,14 @@ from typing import Literal
 from gpu_preempt import cpsat
 from gpu_preempt.cpsat.search import ModelError, too_large
 from gpu_preempt.explain.reasons import device_note, protected_jobs, why_infeasible
+from gpu_preempt.formulate.builder import prepare
 from gpu_preempt.models import Job, Resources
 from gpu_preempt.models.decision import BelowLine, Decision, Move, Outcome, VictimTasks
 from gpu_preempt.models.quantity import add
-from gpu_preempt.problem.builder import prepare
-from gpu_preempt.problem.data import (
-    Action,
-    DeviceFit,
-    Devices,
-    Problem,
-    Solution,
-    could_fit,
-    objective_values,
-    task_devices,
-)
+from gpu_preempt.problem.bounds import could_fit
+from gpu_preempt.problem.devices import DeviceFit, task_devices
+from gpu_preempt.problem.records import Action, Devices, Problem
+from gpu_preempt.problem.solution import Solution, objective_values
 from gpu_preempt.reduce.allocate import solve_allocation
 from gpu_preempt.rules.nominations import claim, held_against, overrides
 from gpu_preempt.rules.placement import excluded_text, exclusions, placement_matters

@@ -34,7 +34,9 @@ from collections.abc import Callable, Iterable, Iterator
 
 from gpu_preempt.actions.first_fit import Capacity, Evicted, Fitted, OnDemand, fit
 from gpu_preempt.models import MILLI, GpuPreemptError
-from gpu_preempt.problem.data import DeviceFit, Problem, Solution, Victim, broken_rows, excess_of, gpu_milli
+from gpu_preempt.problem.devices import DeviceFit
+from gpu_preempt.problem.records import Problem, Victim, gpu_milli
+from gpu_preempt.problem.solution import Solution, broken_rows, excess_of
 
 __all__ = ["OUT_OF_POPS", "Failed", "Generator", "Truncated", "Walk", "solve"]
 

@@ -4,7 +4,8 @@ preemption"; Kueue's ``pkg/scheduler/preemption/preemption.go``, ``minimalPreemp
 from __future__ import annotations
 
 from gpu_preempt.actions.first_fit import Fitted, fit
-from gpu_preempt.problem.data import GuaranteeRow, Problem, Solution, broken_rows, placed_amount, victim_freed
+from gpu_preempt.problem.records import GuaranteeRow, Problem
+from gpu_preempt.problem.solution import Solution, broken_rows, placed_amount, victim_freed
 
 __all__ = ["solve_cohort"]
 

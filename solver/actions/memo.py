@@ -19,7 +19,7 @@ under which the outcome cannot change (docs/planning.md, "How the replay stays f
   needs: the room still takes no more, the reclaim gate is still open (else it would be skipped), and the victims,
   judged again (once per queue and priority in a state), are still none;
 * ``reclaim`` ``infeasible`` because even every victim leaving would leave too little room: the gate is still open
-  and that is still so (:func:`gpu_preempt.problem.data.could_fit` on the problem built again, once per queue,
+  and that is still so (:func:`gpu_preempt.problem.bounds.could_fit` on the problem built again, once per queue,
   priority, request and placement in a state).
 
 Under ``config.policy: kueue`` nothing is kept: a job's quota depends on every queue of its cohort.
@@ -34,10 +34,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from gpu_preempt.formulate.builder import Prepared, prepare
 from gpu_preempt.models import Job, RequeueState
 from gpu_preempt.models.decision import Decision
-from gpu_preempt.problem.builder import Prepared, prepare
-from gpu_preempt.problem.data import Action, could_fit
+from gpu_preempt.problem.bounds import could_fit
+from gpu_preempt.problem.records import Action
 from gpu_preempt.reduce.units import free_hosts
 from gpu_preempt.rules.candidates import preempt_candidates, reclaim_candidates
 from gpu_preempt.rules.job_order import chunk_request

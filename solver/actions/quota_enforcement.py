@@ -70,16 +70,8 @@ from gpu_preempt.cpsat.search import ModelError, too_large
 from gpu_preempt.models import MILLI, Job, Resources, Task, format_quantity, format_resources, is_gpu_resource
 from gpu_preempt.models.decision import Outcome, Protected
 from gpu_preempt.models.quota_decision import QuotaDecision, QuotaResource
-from gpu_preempt.problem.data import (
-    GuaranteeRow,
-    LimitRow,
-    Problem,
-    Slot,
-    Solution,
-    Victim,
-    freed,
-    objective_values,
-)
+from gpu_preempt.problem.records import GuaranteeRow, LimitRow, Problem, Slot, Victim
+from gpu_preempt.problem.solution import Solution, freed, objective_values
 from gpu_preempt.rules.quota_timer import due_time, not_due
 from gpu_preempt.rules.requeue import evicted_states
 from gpu_preempt.rules.victim_order import keep_order

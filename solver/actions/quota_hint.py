@@ -7,7 +7,8 @@ point, so that the LP bound can prove it optimal at once.
 from __future__ import annotations
 
 from gpu_preempt.models import is_gpu_resource
-from gpu_preempt.problem.data import Problem, Solution
+from gpu_preempt.problem.records import Problem
+from gpu_preempt.problem.solution import Solution
 
 __all__ = ["greedy_hint"]
 

@@ -16,8 +16,9 @@ import time
 
 from gpu_preempt.cpsat.constraints import FAMILIES
 from gpu_preempt.cpsat.search import FOLD_VICTIMS, solve
-from gpu_preempt.problem.builder import Prepared
-from gpu_preempt.problem.data import Problem, Solution, broken_rows
+from gpu_preempt.formulate.builder import Prepared
+from gpu_preempt.problem.records import Problem
+from gpu_preempt.problem.solution import Solution, broken_rows
 from gpu_preempt.reduce.pipeline import Reduced, reduce_prepared
 
 __all__ = ["solve_reduced"]

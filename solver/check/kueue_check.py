@@ -11,12 +11,12 @@ from __future__ import annotations
 from fractions import Fraction
 
 from gpu_preempt.models import Job, Resources
+from gpu_preempt.models.cohort_quotas import CohortQuotas
 from gpu_preempt.models.decision import Decision
 from gpu_preempt.models.queue import Preemption
 from gpu_preempt.rules.protection import protections
 from gpu_preempt.rules.requeue import queue_order_time
 from gpu_preempt.state.cluster import ClusterState
-from gpu_preempt.state.cohorts import CohortQuotas
 
 __all__ = ["check_kueue"]
 

@@ -1,7 +1,7 @@
 """An independent check of any decision against the rules: plain Python, no solver, no model.
 
 It re-derives everything from the cluster state and the rule modules, not from
-the :class:`~gpu_preempt.problem.data.Problem` the solver saw, so a bug in building or
+the :class:`~gpu_preempt.problem.records.Problem` the solver saw, so a bug in building or
 solving the model shows up here as a violation. Every check names the rule it
 enforces:
 

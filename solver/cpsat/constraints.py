@@ -14,7 +14,8 @@ from math import gcd
 from ortools.sat.python import cp_model
 
 from gpu_preempt.models import MILLI
-from gpu_preempt.problem.data import S2A, S2B, Problem
+from gpu_preempt.problem.quota_rows import FINAL_SHARE, INITIAL_SHARE
+from gpu_preempt.problem.records import Problem
 
 from .variables import LinearExpr, Variables
 
@@ -212,7 +213,7 @@ expression), milli-GPUs per device of each (GPUs per task when whole), and the m
 def devices(vars: Variables) -> None:
     """docs/snapshot-format.md, "GPU sharing": on a node with devices where tasks may arrive (placed or moved), every
     share that arrives goes to as many distinct devices as it is spread over (``sum_d dev[t, n, d] = spread *
-    place[t, n]``, each ``dev[t, n, d] <= place[t, n]``: :func:`~gpu_preempt.problem.data.task_devices` deals
+    place[t, n]``, each ``dev[t, n, d] <= place[t, n]``: :func:`~gpu_preempt.problem.devices.task_devices` deals
     them to distinct tasks; a moved share goes to one device, likewise); on every
     device, the shares left after the evictions and moves plus those arriving are at most one GPU, and only on a
     device that carries shares (``used``); the devices that carry shares and the whole GPUs left and arriving are
@@ -481,7 +482,7 @@ def saturation(vars: Variables) -> None:
 
 
 def cohort(vars: Variables) -> None:
-    """Kueue's quota (docs/rules.md, "Kueue's preemption"; :class:`~gpu_preempt.problem.data.CohortRows`): per
+    """Kueue's quota (docs/rules.md, "Kueue's preemption"; :class:`~gpu_preempt.problem.quota_rows.CohortRows`): per
     resource the chunk asks for, ``placed <= max(0, available)`` of the preemptor's ClusterQueue once the victims
     go, written as Kueue's ``resource_node.go`` computes it: a Cohort's usage is what each child uses beyond its
     local quota, and what a queue has available is its local quota left plus its parent's available, capped by its
@@ -666,7 +667,7 @@ INFINITE_SHARE = 2**60
 
 
 def fair(vars: Variables) -> None:
-    """Kueue's fair sharing (docs/rules.md, "Kueue's fair sharing"; :class:`~gpu_preempt.problem.data.FairRows`):
+    """Kueue's fair sharing (docs/rules.md, "Kueue's fair sharing"; :class:`~gpu_preempt.problem.quota_rows.FairRows`):
     shares rounded up as Kueue's strategies compare them, ``ceil(borrowed x 1000 / lendable / weight)`` per resource
     in integers (a division equality; the ratio is the same in any unit), the largest over resources (a max
     equality)."""
@@ -754,11 +755,11 @@ def fair(vars: Variables) -> None:
         taken = model.new_bool_var(f"fair_taken_{target}")
         model.add_max_equality(taken, [vars.victim[v] for v in members])
         ways: list[cp_model.IntVar] = [within]
-        if S2A in rows.strategies:
+        if FINAL_SHARE in rows.strategies:
             final = model.new_bool_var(f"fair_final_{target}")
             model.add(ours <= share(after, theirs, "")).only_enforce_if(final)
             ways.append(final)
-        if S2B in rows.strategies:
+        if INITIAL_SHARE in rows.strategies:
             lent = any(
                 quotas.local_quota(q, r) for q in _under(children, theirs) if q != theirs for r in rows.resources
             )
@@ -780,7 +781,7 @@ def fair(vars: Variables) -> None:
                     back[r] = {q: (e + last if q == theirs else e) for q, e in after[r].items()}
                 initial = model.new_bool_var(f"fair_initial_{target}")
                 model.add(ours + 1 <= share(back, theirs, f"_initial_{target}")).only_enforce_if(initial)
-            if S2A not in rows.strategies:
+            if FINAL_SHARE not in rows.strategies:
                 model.add(cp_model.LinearExpr.sum([vars.victim[v] for v in members]) <= 1).only_enforce_if(initial)
             ways.append(initial)
         model.add_bool_or(ways).only_enforce_if(taken)

@@ -28,7 +28,7 @@ from typing import Literal
 
 from ortools.sat.python import cp_model
 
-from gpu_preempt.problem.data import gpu_milli
+from gpu_preempt.problem.records import gpu_milli
 
 from .variables import LinearExpr, Variables
 

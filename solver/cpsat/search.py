@@ -28,7 +28,7 @@
    the newest tasks first; the jobs moved are the least worth keeping, their
    tasks going to the earliest nodes (docs/snapshot-format.md, "Moves") and devices; a topology's domains are the
    earliest ones; placements fill types and nodes in order, as much as possible (lexicographically largest), shares
-   on devices as :class:`~gpu_preempt.problem.data.DeviceFit` packs them.
+   on devices as :class:`~gpu_preempt.problem.devices.DeviceFit` packs them.
 """
 
 from __future__ import annotations
@@ -41,7 +41,9 @@ from multiprocessing.connection import Connection
 from ortools.sat.python import cp_model
 
 from gpu_preempt.models import MILLI, GpuPreemptError
-from gpu_preempt.problem.data import Problem, Solution, assign_devices, device_fits
+from gpu_preempt.problem.devices import assign_devices, device_fits
+from gpu_preempt.problem.records import Problem
+from gpu_preempt.problem.solution import Solution
 
 from . import constraints
 from .objective import fold, folded, stages, unfold

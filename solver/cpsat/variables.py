@@ -25,7 +25,8 @@ from math import gcd
 from ortools.sat.python import cp_model
 
 from gpu_preempt.models import MILLI
-from gpu_preempt.problem.data import Problem, Slot, Solution
+from gpu_preempt.problem.records import Problem, Slot
+from gpu_preempt.problem.solution import Solution
 
 __all__ = ["LinearExpr", "Variables", "resource_scales"]
 

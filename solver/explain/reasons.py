@@ -19,7 +19,8 @@ from gpu_preempt import cpsat
 from gpu_preempt.models import MILLI, Job, Resources, format_quantity, format_resources, format_time
 from gpu_preempt.models.decision import Decision, Protected
 from gpu_preempt.models.quantity import add
-from gpu_preempt.problem.data import ChunkType, GuaranteeRow, Problem, could_fit
+from gpu_preempt.problem.bounds import could_fit
+from gpu_preempt.problem.records import ChunkType, GuaranteeRow, Problem
 from gpu_preempt.rules.candidates import CandidateSet, Exclusion
 from gpu_preempt.rules.kueue_preemption import quotas_of
 from gpu_preempt.rules.placement import placement_matters

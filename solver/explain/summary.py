@@ -15,12 +15,12 @@ from typing import Any
 import numpy as np
 
 from gpu_preempt.models import Job, Queue, Toleration, format_duration, is_gpu_resource
+from gpu_preempt.models.cohort_quotas import CohortQuotas
 from gpu_preempt.models.columns import JobColumns
 from gpu_preempt.models.duration import format_end
 from gpu_preempt.rules.kueue_preemption import quotas_of
 from gpu_preempt.rules.min_runtime import preempt_min_runtime, protected_until, reclaim_min_runtime
 from gpu_preempt.state.cluster import ClusterState
-from gpu_preempt.state.cohorts import CohortQuotas
 
 __all__ = ["ProtectedJob", "QueueRow", "Summary", "protected_jobs", "summarize"]
 

@@ -12,9 +12,11 @@ the same answer.
 
 from __future__ import annotations
 
+from gpu_preempt.formulate.builder import Prepared
 from gpu_preempt.models import format_quantity, format_resources
-from gpu_preempt.problem.builder import Prepared
-from gpu_preempt.problem.data import Problem, Solution, assign_devices
+from gpu_preempt.problem.devices import assign_devices
+from gpu_preempt.problem.records import Problem
+from gpu_preempt.problem.solution import Solution
 
 from .units import free_hosts
 

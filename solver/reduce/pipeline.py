@@ -2,7 +2,7 @@
 
 Applies when the chunk is one kind of task, all required (preempt, reclaim, or
 a gang that must start whole), moves are not considered
-(:attr:`~gpu_preempt.problem.builder.Prepared.moves_possible`: a move lands on
+(:attr:`~gpu_preempt.formulate.builder.Prepared.moves_possible`: a move lands on
 free room of another node, which binds units together), and no topology domain is
 to be chosen or counted (that binds units too).
 :func:`reduce_prepared` returns ``None`` when it does not apply; otherwise the
@@ -19,8 +19,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 
-from gpu_preempt.problem.builder import Prepared
-from gpu_preempt.problem.data import Problem
+from gpu_preempt.formulate.builder import Prepared
+from gpu_preempt.problem.records import Problem
 
 from .select import select
 from .units import CostModel, DeviceView, TooComplex, Unit, build_units

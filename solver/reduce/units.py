@@ -33,9 +33,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from gpu_preempt.formulate.builder import node_devices
 from gpu_preempt.models import MILLI, GpuPreemptError, Job, Resources, is_gpu_resource
-from gpu_preempt.problem.builder import node_devices
-from gpu_preempt.problem.data import DeviceFit, Devices, gpus_of, share_size
+from gpu_preempt.problem.devices import DeviceFit
+from gpu_preempt.problem.records import Devices, gpus_of, share_size
 from gpu_preempt.rules.candidates import Candidate
 from gpu_preempt.rules.victim_order import NO_VICTIMS, EvictKey, Keep, evict_key
 from gpu_preempt.state.cluster import ClusterState

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from gpu_preempt.models import Job, Resources, format_quantity
+from gpu_preempt.models.cohort_quotas import CohortQuotas
 from gpu_preempt.models.queue import Preemption
 from gpu_preempt.state.cluster import ClusterState
-from gpu_preempt.state.cohorts import CohortQuotas
 
 from .candidates import Candidate, CandidateSet, Excluded
 from .protection import Action, protections

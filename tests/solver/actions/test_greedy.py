@@ -9,9 +9,10 @@ from conftest import FIXTURES, generated_cases
 
 from gpu_preempt.actions import greedy
 from gpu_preempt.actions.job_solver import named_victims
+from gpu_preempt.formulate.builder import Prepared, prepare
 from gpu_preempt.models import load_snapshot, snapshot_from_data
-from gpu_preempt.problem.builder import Prepared, prepare
-from gpu_preempt.problem.data import Problem, Solution
+from gpu_preempt.problem.records import Problem
+from gpu_preempt.problem.solution import Solution
 from gpu_preempt.state.cluster import ClusterState
 
 

@@ -22,7 +22,7 @@ from gpu_preempt.check.verifier import verify
 from gpu_preempt.models import parse_quantity, snapshot_from_data
 from gpu_preempt.models.decision import VictimTasks
 from gpu_preempt.models.quota_decision import QuotaDecision
-from gpu_preempt.problem.data import broken_rows
+from gpu_preempt.problem.solution import broken_rows
 from gpu_preempt.state.cluster import ClusterState
 
 NOW = "2026-01-01T12:00:00Z"

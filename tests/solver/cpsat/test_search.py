@@ -9,9 +9,9 @@ from conftest import FIXTURES
 
 from gpu_preempt import cpsat
 from gpu_preempt.cpsat.search import GUARDED_SIZE
+from gpu_preempt.formulate.builder import prepare
 from gpu_preempt.models import load_snapshot
-from gpu_preempt.problem.builder import prepare
-from gpu_preempt.problem.data import ChunkType, NodeRoom, Problem, Slot, Victim
+from gpu_preempt.problem.records import ChunkType, NodeRoom, Problem, Slot, Victim
 from gpu_preempt.state.cluster import ClusterState
 
 

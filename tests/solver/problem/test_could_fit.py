@@ -5,9 +5,9 @@ from __future__ import annotations
 from conftest import FIXTURES, base_document, build
 
 from gpu_preempt import cpsat
+from gpu_preempt.formulate.builder import prepare
 from gpu_preempt.models import load_snapshot
-from gpu_preempt.problem.builder import prepare
-from gpu_preempt.problem.data import could_fit
+from gpu_preempt.problem.bounds import could_fit
 from gpu_preempt.state.cluster import ClusterState
 
 

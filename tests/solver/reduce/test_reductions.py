@@ -18,9 +18,10 @@ from conftest import generated_cases
 from gpu_preempt import cpsat
 from gpu_preempt.actions.job_solver import named_victims
 from gpu_preempt.actions.reduced_path import solve_reduced
+from gpu_preempt.formulate.builder import prepare
 from gpu_preempt.models import Job, is_gpu_resource, parse_snapshot
-from gpu_preempt.problem.builder import prepare
-from gpu_preempt.problem.data import Problem, Solution, objective_values
+from gpu_preempt.problem.records import Problem
+from gpu_preempt.problem.solution import Solution, objective_values
 from gpu_preempt.reduce.options import lower_bound, lower_bounds, unit_options
 from gpu_preempt.reduce.select import level_bounds, spread_bounds
 from gpu_preempt.reduce.units import CostModel, TooComplex, Unit, build_units, free_hosts, most_hosted

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpu_preempt.state.cohorts import CohortQuotas
+from gpu_preempt.models.cohort_quotas import CohortQuotas
 
 
 def pool(**used: int) -> dict[str, Any]:

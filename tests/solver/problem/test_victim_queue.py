@@ -3,8 +3,9 @@ KAI's reversed job order, elastic jobs one surplus task at a time."""
 
 from __future__ import annotations
 
+from gpu_preempt.formulate.queue_facts import cluster_facts, entry_of
 from gpu_preempt.models import snapshot_from_data
-from gpu_preempt.rules.kai_victim_queue import VictimEntry, VictimOrder, VictimQueue, cluster_facts, entry_of
+from gpu_preempt.problem.victim_queue import VictimEntry, VictimOrder, VictimQueue
 from gpu_preempt.state.cluster import ClusterState
 
 

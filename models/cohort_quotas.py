@@ -35,7 +35,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from gpu_preempt.models import Queue, Resources
+from .quantity import Resources
+from .queue import Queue
 
 __all__ = ["CohortQuotas"]
 

@@ -1,4 +1,4 @@
-"""From the cluster state and the rules to a :class:`~gpu_preempt.problem.data.Problem` for one job, one action.
+"""From the cluster state and the rules to a :class:`~gpu_preempt.problem.records.Problem` for one job, one action.
 
 What the pending job needs (docs/snapshot-format.md, "Gang and elastic"; KAI ``GetTasksToAllocate``):
 while fewer than ``min_available`` of its tasks hold capacity, the *gang chunk*
@@ -24,24 +24,11 @@ import numpy as np
 
 from gpu_preempt.models import MILLI, Job, Node, Resources, Task
 from gpu_preempt.models.quantity import add
-from gpu_preempt.rules.candidates import Candidate, CandidateSet, preempt_candidates, reclaim_candidates
-from gpu_preempt.rules.kai_victim_queue import VictimEntry, VictimOrder, cluster_facts, entry_of
-from gpu_preempt.rules.kueue_preemption import KueueTerms, kueue_candidates, needing_preemption, quotas_of
-from gpu_preempt.rules.placement import Eligibility, eligibility
-from gpu_preempt.rules.reclaim_gate import reclaim_gate
-from gpu_preempt.rules.reclaim_line import reclaim_line
-from gpu_preempt.rules.victim_order import keep_order
-from gpu_preempt.state.cluster import ClusterState
-from gpu_preempt.state.node_cache import NodeKey
-
-from .data import (
-    S2A,
-    S2B,
+from gpu_preempt.problem.quota_rows import FINAL_SHARE, INITIAL_SHARE, CohortRows, FairRows
+from gpu_preempt.problem.records import (
     Action,
     ChunkType,
-    CohortRows,
     Devices,
-    FairRows,
     GuaranteeRow,
     LimitRow,
     NodeRoom,
@@ -51,6 +38,17 @@ from .data import (
     Victim,
     share_size,
 )
+from gpu_preempt.problem.victim_queue import VictimEntry, VictimOrder
+from gpu_preempt.rules.candidates import Candidate, CandidateSet, preempt_candidates, reclaim_candidates
+from gpu_preempt.rules.kueue_preemption import KueueTerms, kueue_candidates, needing_preemption, quotas_of
+from gpu_preempt.rules.placement import Eligibility, eligibility
+from gpu_preempt.rules.reclaim_gate import reclaim_gate
+from gpu_preempt.rules.reclaim_line import reclaim_line
+from gpu_preempt.rules.victim_order import keep_order
+from gpu_preempt.state.cluster import ClusterState
+from gpu_preempt.state.node_cache import NodeKey
+
+from .queue_facts import cluster_facts, entry_of
 
 __all__ = ["MOVE_CANDIDATES", "MOVE_PAIRS", "NodeRooms", "Prepared", "node_devices", "prepare", "whole_chunk"]
 
@@ -264,7 +262,7 @@ def _fair_rows(cluster: ClusterState, terms: KueueTerms, victims: dict[str, tupl
         victims=victims,
         pairs={t: tree.leveled_pair(terms.queue, t) for t in victims if t != terms.queue},
         weights={q.name: Fraction(q.fair_sharing_weight).limit_denominator(10**6) for q in queues},
-        strategies=tuple(config.fair_sharing_strategies or (S2A, S2B)),
+        strategies=tuple(config.fair_sharing_strategies or (FINAL_SHARE, INITIAL_SHARE)),
         needs=terms.needs,
         resources=tuple(sorted({r for q in queues for r in q.nominal})),
     )

@@ -1,5 +1,6 @@
 """KAI-Scheduler's victim queue: the order in which its reclaim and preempt take victims (docs/rules.md, "The greedy
-baseline").
+baseline"), as a pure function of the candidates' entries and their queues' facts (:mod:`.queue_facts` reads them
+off the cluster).
 
 KAI keeps the candidate jobs in a tree of queues (``pkg/scheduler/actions/utils/job_order_by_queue.go``, built with
 ``VictimQueue``) and, for every pop, walks it from the top-level queues down to a leaf, at each level taking the
@@ -35,14 +36,13 @@ when popped.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Generic, NamedTuple, TypeVar
 
 import numpy as np
 
-from gpu_preempt.models import UNLIMITED, Job, Resources, Task
-from gpu_preempt.state.cluster import ClusterState
+from gpu_preempt.models import UNLIMITED, Resources
 
 __all__ = [
     "KAI_RESOURCES",
@@ -53,8 +53,6 @@ __all__ = [
     "VictimEntry",
     "VictimOrder",
     "VictimQueue",
-    "cluster_facts",
-    "entry_of",
     "leaf_stream",
     "peel_order",
 ]
@@ -413,42 +411,3 @@ def peel_order(tasks: Sequence[tuple[str, int | None]]) -> list[int]:
     """
     by_name = sorted(range(len(tasks)), key=lambda i: tasks[i][0], reverse=True)
     return sorted(by_name, key=lambda i: (tasks[i][1] is not None, tasks[i][1] or 0))
-
-
-def entry_of(cluster: ClusterState, job: Job, running: Sequence[Task], surplus: int, whole: bool) -> VictimEntry:
-    """``job``, running ``running``, as the victim queue sees it."""
-    if all(task.resources is None for task in running):  # every task asks for the job's own requests
-        held = {r: a * len(running) for r, a in job.task_resources.items()}
-        peels = (job.task_resources,) * min(surplus, len(running))
-    else:
-        held = {}
-        asked = [job.requests(task) for task in running]
-        for requests in asked:
-            for r, a in requests.items():
-                held[r] = held.get(r, 0) + a
-        order = peel_order([(str(t.name), t.order) for t in running]) if surplus else []
-        peels = tuple(asked[i] for i in order[:surplus])
-    created = job.created_at if job.created_at is not None else job.started_at
-    return VictimEntry(
-        job.queue, job.resolved_priority, created if created is not None else -1e300, job.name, held, peels, whole
-    )
-
-
-def cluster_facts(cluster: ClusterState, leaves: Iterable[str]) -> dict[str, QueueFacts]:
-    """:class:`QueueFacts` of the queues ``leaves`` and of their ancestors, as ``cluster`` has them."""
-    facts: dict[str, QueueFacts] = {}
-    tree = cluster.tree
-    for name in leaves:
-        current: str | None = name
-        while current is not None and current not in facts:
-            spec = tree.queue(current)
-            facts[current] = QueueFacts(
-                current,
-                tree.parent(current),
-                spec.priority,
-                cluster.usage[current].allocated,
-                cluster.shares[current],
-                spec.deserved,
-            )
-            current = tree.parent(current)
-    return facts

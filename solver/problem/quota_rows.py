@@ -1,0 +1,130 @@
+"""Kueue's quota for one preemptor, as rows of a problem (docs/rules.md, "Kueue's preemption" and "Kueue's fair
+sharing"): the cohort quota the chunk must fit once the victims go, and the shares each victim's ClusterQueue must
+keep. Each row checks a set of freed amounts in exact integers; the CP-SAT model states the same rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from gpu_preempt.models import Resources
+from gpu_preempt.models.cohort_quotas import CohortQuotas
+
+__all__ = ["FINAL_SHARE", "INITIAL_SHARE", "CohortRows", "FairRows", "at_most", "below"]
+
+
+@dataclass(frozen=True)
+class CohortRows:
+    """Kueue's quota for one preemptor (docs/rules.md, "Kueue's preemption"): after the victims go, the chunk fits
+    what its ClusterQueue ``queue`` has available (``quotas``, evaluated with each ClusterQueue's usage less what its
+    victims free), in one of the attempts ``modes`` allows: with borrowing (``True``), or without, when the queue
+    also ends within its nominal quota. A victim of ``while_nominal`` may go only in an attempt without borrowing.
+    """
+
+    quotas: CohortQuotas
+    queue: str
+    victims: dict[str, tuple[int, ...]]
+    """Per ClusterQueue, the victims in it."""
+    modes: tuple[bool, ...] = (True,)
+    while_nominal: tuple[int, ...] = ()
+
+    def fits(self, freed: dict[int, Resources], placed: Resources, *, borrowing: bool) -> bool:
+        """Whether ``placed`` fits once the victims free ``freed`` (per victim), in the attempt ``borrowing``."""
+        used = {queue: dict(amounts) for queue, amounts in self.quotas.used.items()}
+        for queue, members in self.victims.items():
+            for v in members:
+                for r, a in freed.get(v, {}).items():
+                    used.setdefault(queue, {})[r] = used.get(queue, {}).get(r, 0) - a
+        return self.quotas.with_used(used).fits(self.queue, placed, borrowing=borrowing)
+
+    def available_after(self, freed: dict[int, Resources], resource: str) -> int:
+        """What the preemptor's ClusterQueue has available of ``resource`` once ``freed`` is freed."""
+        used = {queue: dict(amounts) for queue, amounts in self.quotas.used.items()}
+        for queue, members in self.victims.items():
+            for v in members:
+                amount = freed.get(v, {}).get(resource, 0)
+                used.setdefault(queue, {})[resource] = used.get(queue, {}).get(resource, 0) - amount
+        return max(0, self.quotas.with_used(used).available(self.queue, resource))
+
+    def allows(self, freed: dict[int, Resources], placed: Resources) -> bool:
+        """Whether some attempt ``modes`` allows admits ``placed`` once ``freed`` is freed."""
+        taken = {v for v, amounts in freed.items() if any(a > 0 for a in amounts.values())}
+        return any(
+            self.fits(freed, placed, borrowing=borrowing)
+            for borrowing in self.modes
+            if not (borrowing and taken & set(self.while_nominal))
+        )
+
+
+FINAL_SHARE = "LessThanOrEqualToFinalShare"
+"""Kueue's fair-sharing strategy: the preemptor's share after the preemption at most the target's."""
+INITIAL_SHARE = "LessThanInitialShare"
+"""Kueue's fair-sharing strategy: the preemptor's share after below the target's before its last victim goes."""
+
+
+@dataclass(frozen=True)
+class FairRows:
+    """Kueue's fair sharing for one preemptor (docs/rules.md, "Kueue's fair sharing"). Once the victims go and the
+    chunk is added to ClusterQueue ``queue``: if the queue then borrows in no resource of ``needs``, any victim may go;
+    otherwise each other ClusterQueue losing victims passes one of ``strategies``, comparing the shares of the pair
+    ``pairs[t]`` (the children of their lowest common ancestor on the preemptor's and the target's side):
+    ``LessThanOrEqualToFinalShare``, the preemptor's share at most the target's after; ``LessThanInitialShare``,
+    below the target's before its last victim goes (one victim only when it is the sole strategy)."""
+
+    quotas: CohortQuotas
+    queue: str
+    victims: dict[str, tuple[int, ...]]
+    pairs: dict[str, tuple[str, str]]
+    weights: dict[str, Fraction]
+    strategies: tuple[str, ...]
+    needs: tuple[str, ...]
+    resources: tuple[str, ...]
+    """The resources shares are counted in: every resource of a quota."""
+
+    def state(self, freed: dict[int, Resources], placed: Resources, back: int | None = None) -> CohortQuotas:
+        """The quota once ``freed`` is freed (but ``back``'s part) and ``placed`` is added to the queue."""
+        used = {queue: dict(amounts) for queue, amounts in self.quotas.used.items()}
+        for queue, members in self.victims.items():
+            for v in members:
+                if v == back:
+                    continue
+                for r, a in freed.get(v, {}).items():
+                    used.setdefault(queue, {})[r] = used.get(queue, {}).get(r, 0) - a
+        for r, a in placed.items():
+            used.setdefault(self.queue, {})[r] = used.get(self.queue, {}).get(r, 0) + a
+        return self.quotas.with_used(used)
+
+    def share(self, quotas: CohortQuotas, queue: str) -> int | None:
+        return quotas.share(queue, self.weights.get(queue, Fraction(1)), self.resources)
+
+    def allows(self, freed: dict[int, Resources], placed: Resources) -> bool:
+        after = self.state(freed, placed)
+        nominal = self.quotas.nominal.get(self.queue, {})
+        if all(after.usage(self.queue, r) <= nominal.get(r, 0) for r in self.needs):
+            return True  # Kueue's FairSharingPreemptWithinNominal
+        for target, members in self.victims.items():
+            taken = [v for v in members if any(a > 0 for a in freed.get(v, {}).values())]
+            if target == self.queue or not taken:
+                continue
+            mine, theirs = self.pairs[target]
+            ours = self.share(after, mine)
+            if FINAL_SHARE in self.strategies and at_most(ours, self.share(after, theirs)):
+                continue
+            lasts = taken if FINAL_SHARE in self.strategies or len(taken) == 1 else []
+            if INITIAL_SHARE in self.strategies and any(
+                below(ours, self.share(self.state(freed, placed, back=w), theirs)) for w in lasts
+            ):
+                continue
+            return False
+        return True
+
+
+def at_most(a: int | None, b: int | None) -> bool:
+    """``a <= b`` between shares, ``None`` being infinite."""
+    return b is None or (a is not None and a <= b)
+
+
+def below(a: int | None, b: int | None) -> bool:
+    """``a < b`` between shares, ``None`` being infinite."""
+    return a is not None and (b is None or a < b)

@@ -293,7 +293,6 @@ class SaturationRow:
     requested: bool
 
 
-
 @dataclass(frozen=True)
 class Problem:
     """Everything one decision needs; indices refer to ``nodes``, ``chunk`` and ``victims``."""

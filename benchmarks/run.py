@@ -43,6 +43,7 @@ def measure(nodes: int, seed: int) -> dict[str, object]:
 
     from gpu_preempt.actions.job_solver import attempt
     from gpu_preempt.actions.reduced_path import solve_reduced
+    from gpu_preempt.cpsat.params import SolveParams
     from gpu_preempt.formulate.builder import prepare
     from gpu_preempt.models import load_snapshot
     from gpu_preempt.state.cluster import ClusterState
@@ -76,7 +77,7 @@ def measure(nodes: int, seed: int) -> dict[str, object]:
         started = time.perf_counter()
         prepared = prepare(cluster, snapshot.job(job_name), action)  # type: ignore[arg-type]
         rules_s = time.perf_counter() - started
-        reduced = solve_reduced(prepared) if prepared.skip is None else None
+        reduced = solve_reduced(prepared, SolveParams.of(snapshot.config.solver)) if prepared.skip is None else None
         decides = []
         for _ in range(repeat):
             started = time.perf_counter()

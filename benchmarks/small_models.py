@@ -17,7 +17,6 @@ Prints the total and the slowest solve per setting, and checks that the answers 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import gc
 import time
 
@@ -25,6 +24,7 @@ from generate import pending_decisions
 
 from gpu_preempt.cpsat import search
 from gpu_preempt.cpsat.constraints import FAMILIES
+from gpu_preempt.cpsat.params import SolveParams
 from gpu_preempt.formulate.builder import prepare
 from gpu_preempt.reduce.pipeline import reduce_prepared
 
@@ -34,7 +34,8 @@ SETTINGS = {
     "level 2": {"full_linearization": True},
     "level 2, light presolve (used)": {"full_linearization": True, "light_presolve": True},
 }
-"""Problem fields (``full_linearization``, ``light_presolve``), or a linearization level set on the solver."""
+"""Search settings (``full_linearization``, ``light_presolve`` of :class:`SolveParams`), or a linearization level set on
+the solver."""
 
 
 class _Solver(search.cp_model.CpSolver):
@@ -68,14 +69,14 @@ def main() -> None:
                     reduction = None if prepared.skip is not None else reduce_prepared(prepared)
                     if reduction is None or not reduction.units:
                         continue
-                    base = dataclasses.replace(reduction.problem(), workers=1)
+                    base = reduction.problem()
                     answers = set()
                     for name, setting in SETTINGS.items():
                         _LEVEL[0] = setting.get("linearization_level")
                         fields = {k: v for k, v in setting.items() if k != "linearization_level"}
-                        problem = dataclasses.replace(base, **fields)
+                        params = SolveParams(workers=1, **fields)
                         started = time.perf_counter()
-                        solution = search.solve(problem, skip=FAMILIES)
+                        solution = search.solve(base, params, skip=FAMILIES)
                         took = time.perf_counter() - started
                         total[name] += took
                         slowest[name] = max(slowest[name], took)

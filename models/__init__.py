@@ -9,6 +9,7 @@ from .config import DEFAULT_OBJECTIVE as DEFAULT_OBJECTIVE
 from .config import Config as Config
 from .config import Criterion as Criterion
 from .config import SolverConfig as SolverConfig
+from .config import SolverName as SolverName
 from .duration import FOREVER as FOREVER
 from .duration import format_duration as format_duration
 from .duration import format_time as format_time

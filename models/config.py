@@ -10,7 +10,15 @@ from pydantic import BeforeValidator, Field, ValidationInfo, WithJsonSchema, fie
 from .fields import MAX_WEIGHT, Duration, Int32, Name, SnapshotModel
 from .requeue import RequeueConfig
 
-__all__ = ["DEFAULT_OBJECTIVE", "Config", "Criterion", "QuotaMiss", "ReclaimLine", "SolverConfig"]
+__all__ = [
+    "DEFAULT_OBJECTIVE",
+    "Config",
+    "Criterion",
+    "QuotaMiss",
+    "ReclaimLine",
+    "SolverConfig",
+    "SolverName",
+]
 
 Criterion = Literal["priority", "jobs", "tasks", "lost_work", "moves"]
 """A victim-choice criterion (docs/snapshot-format.md, "Rules", *Victim choice*)."""
@@ -44,6 +52,10 @@ QuotaMiss = Annotated[
         }
     ),
 ]
+
+
+SolverName = Literal["cpsat", "greedy"]
+"""Who decides: CP-SAT (exact, proved) or the greedy baseline (the peer's own search)."""
 
 
 class SolverConfig(SnapshotModel):

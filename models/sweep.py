@@ -19,18 +19,18 @@ Examples
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, model_validator
 
+from .config import SolverName
 from .fields import FreeMap, SnapshotModel, bounded_depth, raise_errors
 
-__all__ = ["PATH", "RESERVED", "SOLVERS", "SolverName", "Sweep"]
+__all__ = ["PATH", "RESERVED", "SOLVERS", "Sweep"]
 
 PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\.([A-Za-z_][A-Za-z0-9_-]*|[0-9]+))*$")
 """A dotted path into a scenario document: names, and list indexes as numbers."""
 
-SolverName = Literal["cpsat", "greedy"]
 SOLVERS: tuple[SolverName, ...] = ("cpsat", "greedy")
 
 RESERVED = ("simulation.seed", "simulation.solver")

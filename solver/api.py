@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from gpu_preempt.models import Snapshot
+from gpu_preempt.models import Snapshot, SolverName
 from gpu_preempt.models.decision import Decision
 
 from .actions.cycle import CycleResult, final_decision, solve_one
-from .actions.job_solver import SolverName
 from .check.verifier import verify as _verify
 from .check.verifier import verify_decisions
 from .state.cluster import ClusterState

@@ -37,7 +37,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gpu_preempt.models import Job, RequeueState, Snapshot
+from gpu_preempt.models import Job, RequeueState, Snapshot, SolverName
 from gpu_preempt.models.decision import CYCLE_ACTIONS, Decision, requeue_dict
 from gpu_preempt.problem.records import Action
 from gpu_preempt.rules.job_order import Placeable, WaitingOrder
@@ -45,7 +45,7 @@ from gpu_preempt.rules.kueue_order import KueueOrder
 from gpu_preempt.rules.requeue import queue_order_time
 from gpu_preempt.state.cluster import ClusterState
 
-from .job_solver import SolverName, attempt
+from .job_solver import attempt
 from .memo import OutcomeMemo
 from .quota_enforcement import QUOTA_ACTION, enforce, enforcement_order
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Literal
 
 from gpu_preempt import cpsat
+from gpu_preempt.cpsat.params import SolveParams
 from gpu_preempt.cpsat.search import ModelError, too_large
 from gpu_preempt.explain.reasons import device_note, protected_jobs, why_infeasible
 from gpu_preempt.formulate.builder import prepare
-from gpu_preempt.models import Job, Resources
+from gpu_preempt.models import Job, Resources, SolverName
 from gpu_preempt.models.decision import BelowLine, Decision, Move, Outcome, VictimTasks
 from gpu_preempt.models.quantity import add
 from gpu_preempt.problem.bounds import could_fit
@@ -36,9 +36,7 @@ from gpu_preempt.state.cluster import ClusterState
 from . import greedy
 from .reduced_path import solve_reduced
 
-__all__ = ["SolverName", "attempt", "below_line", "named_moves", "named_victims"]
-
-SolverName = Literal["cpsat", "greedy"]
+__all__ = ["attempt", "below_line", "named_moves", "named_victims"]
 
 
 def attempt(cluster: ClusterState, job: Job, action: Action, *, solver: SolverName = "cpsat") -> Decision:
@@ -65,6 +63,7 @@ def _attempt(cluster: ClusterState, job: Job, action: Action, solver: SolverName
         return Decision(job.name, action, "skipped", reason=prepared.skip, solver=solver, solve_ms=_ms(start))
     reason: str | None = None
     reduced = None
+    params = SolveParams.of(cluster.snapshot.config.solver)
     if action == "allocate":  # one task type: exact and search-free, so the greedy baseline uses it too
         allocated = solve_allocation(prepared)
         if allocated is not None:
@@ -80,7 +79,7 @@ def _attempt(cluster: ClusterState, job: Job, action: Action, solver: SolverName
         pass  # Kueue's quota binds victims wherever they run: the full model decides
     elif solver == "cpsat":
         try:
-            found = solve_reduced(prepared)
+            found = solve_reduced(prepared, params)
         except ModelError as error:
             return Decision(job.name, action, "unknown", reason=too_large(error), solver=solver, solve_ms=_ms(start))
         reduced = None if found is None else found[:2]
@@ -97,7 +96,7 @@ def _attempt(cluster: ClusterState, job: Job, action: Action, solver: SolverName
         else:
             baseline = greedy.solve(problem)
             try:
-                solution = baseline if solver == "greedy" else cpsat.solve(problem, hint=baseline)
+                solution = baseline if solver == "greedy" else cpsat.solve(problem, params, hint=baseline)
             except ModelError as error:
                 solution = Solution("unknown", reason=too_large(error))
     decision = _assemble(cluster, problem, solution, solver)
@@ -110,7 +109,7 @@ def _attempt(cluster: ClusterState, job: Job, action: Action, solver: SolverName
         if reason is None:
             full = prepared.problem
             assert full is not None
-            reason = why_infeasible(full, prepared.candidates)
+            reason = why_infeasible(full, prepared.candidates, params)
         excluded = exclusions(cluster, job) if placement_matters(cluster, job) else None
         if excluded:
             reason = f"{reason}; {excluded_text(excluded)}"

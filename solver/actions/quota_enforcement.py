@@ -61,13 +61,23 @@ independent check :mod:`gpu_preempt.check.quota_verifier`.
 
 from __future__ import annotations
 
-import dataclasses
 import time
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from gpu_preempt import cpsat
+from gpu_preempt.cpsat.params import SolveParams
 from gpu_preempt.cpsat.search import ModelError, too_large
-from gpu_preempt.models import MILLI, Job, Resources, Task, format_quantity, format_resources, is_gpu_resource
+from gpu_preempt.models import (
+    MILLI,
+    Job,
+    Resources,
+    SolverConfig,
+    Task,
+    format_quantity,
+    format_resources,
+    is_gpu_resource,
+)
 from gpu_preempt.models.decision import Outcome, Protected
 from gpu_preempt.models.quota_decision import QuotaDecision, QuotaResource
 from gpu_preempt.problem.records import GuaranteeRow, LimitRow, Problem, Slot, Victim
@@ -170,32 +180,32 @@ def _enforce(cluster: ClusterState, queue: str) -> QuotaDecision:
     if waiting is not None:
         result.reason = waiting
         return result
-    deadline = time.perf_counter() + config.solver.time_limit
+    budget = _Budget.of(config.solver)
     victims, protected = _candidates(cluster, queue, over)
     result.protected, result.candidates = protected, len(victims)
     guarantees = _guarantee_rows(cluster, queue, victims)
     if config.quota_overshoot == "never":
-        return _within_excess(cluster, result, queue, over, victims, guarantees, protected, deadline)
+        return _within_excess(cluster, result, queue, over, victims, guarantees, protected, budget)
     exact = _problem(cluster, queue, victims, guarantees, bounds={r: limit for r, (_, limit) in over.items()})
-    found = _solve(exact, deadline)
+    found = budget.solve(exact)
     if found.feasible:
-        return _settle(cluster, result, exact, found, "enforced")
+        return _filled(cluster, result, exact, found, "enforced")
     if found.status == "unknown":
         result.outcome, result.reason = "unknown", found.reason or "time limit reached before an answer or a proof"
         return result
     closest = _problem(cluster, queue, victims, guarantees, bounds=None, best_effort=over)
-    nearest = _solve(closest, deadline)
+    nearest = budget.solve(closest)
     partial: Problem | None = None
     if fraction is None:  # best_effort: the closest allowed set, whatever remains
         partial, found = closest, nearest
     elif fraction > 0:  # the closest allowed set, if within the tolerated bound
         bounds = {r: tolerated(r, limit, fraction) for r, (_, limit) in over.items()}
         partial = _problem(cluster, queue, victims, guarantees, bounds=bounds, best_effort=over)
-        found = _solve(partial, deadline)
+        found = budget.solve(partial)
     if partial is not None:
         if found.feasible and found.victims():
             result.reason = _does_not_help(queue, over, victims, guarantees, protected, partial, found, fraction)
-            return _settle(cluster, result, partial, found, "partial")
+            return _filled(cluster, result, partial, found, "partial")
         if found.status == "unknown":
             result.outcome, result.reason = "unknown", found.reason
             return result
@@ -212,7 +222,7 @@ def _within_excess(
     victims: tuple[Victim, ...],
     guarantees: tuple[GuaranteeRow, ...],
     protected: list[Protected],
-    deadline: float,
+    budget: _Budget,
 ) -> QuotaDecision:
     """``quota_overshoot: never`` (YuniKorn's enforcement, docs/rules.md, "Quota enforcement"): free at most the
     excess in every over resource (a row per resource: ``freed <= usage - limit``); among such sets the one closest to
@@ -220,7 +230,7 @@ def _within_excess(
     everyone = tuple(range(len(victims)))
     ceilings = tuple(GuaranteeRow(queue, r, used, limit, "limit", everyone) for r, (used, limit) in over.items())
     problem = _problem(cluster, queue, victims, guarantees + ceilings, bounds=None, best_effort=over)
-    found = _solve(problem, deadline)
+    found = budget.solve(problem)
     if found.status == "unknown":
         result.outcome, result.reason = "unknown", found.reason or "time limit reached before an answer or a proof"
         return result
@@ -233,7 +243,7 @@ def _within_excess(
         outcome: Outcome = "partial" if any(remains.values()) else "enforced"
         if outcome == "partial":
             result.reason = f"quota_overshoot never: the closest set that frees no more than the excess; {above}"
-        return _settle(cluster, result, problem, found, outcome)
+        return _filled(cluster, result, problem, found, outcome)
     result.outcome = "infeasible"
     held = f"; held back by {len(protected)} non-preemptible or guaranteed job(s)" if protected else ""
     result.reason = (
@@ -242,7 +252,7 @@ def _within_excess(
     return result
 
 
-def _settle(
+def _filled(
     cluster: ClusterState, result: QuotaDecision, problem: Problem, solution: Solution, outcome: Outcome
 ) -> QuotaDecision:
     """Fill ``result`` with the victims of ``solution``, its objective and the usage it leaves."""
@@ -258,18 +268,32 @@ def _settle(
     return result
 
 
-def _solve(problem: Problem, deadline: float) -> Solution:
-    """Solve within what is left of the decision's budget (``config.solver.time_limit`` covers every solve); on the
-    ``work`` clock each solve has the whole budget, so that none depends on the machine."""
-    if problem.clock == "wall":
-        remaining = deadline - time.perf_counter()
-        if remaining <= 0:
-            return Solution("unknown", reason="time limit reached before an answer or a proof")
-        problem = dataclasses.replace(problem, time_limit=remaining)
-    try:
-        return cpsat.solve(problem, hint=greedy_hint(problem))
-    except ModelError as error:
-        return Solution("unknown", reason=too_large(error))
+@dataclass(frozen=True)
+class _Budget:
+    """What is left of a queue decision's budget: ``config.solver.time_limit`` covers every solve of it (one worker
+    with the full LP, which proves these covering problems; a 2-worker portfolio did not)."""
+
+    params: SolveParams
+    deadline: float
+
+    @classmethod
+    def of(cls, solver: SolverConfig) -> _Budget:
+        params = replace(SolveParams.of(solver), workers=1, full_linearization=True)
+        return cls(params, time.perf_counter() + params.time_limit)
+
+    def solve(self, problem: Problem) -> Solution:
+        """Solve within what is left; on the ``work`` clock each solve has the whole budget, so that none depends on
+        the machine."""
+        params = self.params
+        if params.clock == "wall":
+            remaining = self.deadline - time.perf_counter()
+            if remaining <= 0:
+                return Solution("unknown", reason="time limit reached before an answer or a proof")
+            params = replace(params, time_limit=remaining)
+        try:
+            return cpsat.solve(problem, params, hint=greedy_hint(problem))
+        except ModelError as error:
+            return Solution("unknown", reason=too_large(error))
 
 
 def _jobs_under(cluster: ClusterState, queue: str) -> list[Job]:
@@ -408,11 +432,6 @@ def _problem(
         guarantees=guarantees,
         objective=config.objective,
         keep_order=keep_order(cluster, [victim.job for victim in victims]),
-        time_limit=config.solver.time_limit,
-        workers=1,  # one worker with the full LP proves these covering problems; a 2-worker portfolio did not
-        seed=config.solver.seed,
-        clock=config.solver.clock,
-        full_linearization=True,
         excess=excess,
         least_freed=overshoot,
     )

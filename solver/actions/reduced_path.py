@@ -15,6 +15,7 @@ import dataclasses
 import time
 
 from gpu_preempt.cpsat.constraints import FAMILIES
+from gpu_preempt.cpsat.params import SolveParams
 from gpu_preempt.cpsat.search import FOLD_VICTIMS, solve
 from gpu_preempt.formulate.builder import Prepared
 from gpu_preempt.problem.records import Problem
@@ -24,8 +25,8 @@ from gpu_preempt.reduce.pipeline import Reduced, reduce_prepared
 __all__ = ["solve_reduced"]
 
 
-def solve_reduced(prepared: Prepared) -> tuple[Problem, Solution, Reduced] | None:
-    """Solve ``prepared`` through the reductions, or ``None`` if they do not apply or the rows bind."""
+def solve_reduced(prepared: Prepared, params: SolveParams) -> tuple[Problem, Solution, Reduced] | None:
+    """Solve ``prepared`` through the reductions with ``params``, or ``None`` if they do not apply or the rows bind."""
     reduction = reduce_prepared(prepared)
     if reduction is None:
         return None
@@ -38,8 +39,8 @@ def solve_reduced(prepared: Prepared) -> tuple[Problem, Solution, Reduced] | Non
     # objective sooner, and one light presolve pass costs less than CP-SAT's default presolve saves
     # (benchmarks/small_models.py; docs/performance.md).
     small = len(problem.victims) <= FOLD_VICTIMS
-    light = dataclasses.replace(problem, workers=1, full_linearization=small, light_presolve=small)
-    solution = solve(light, skip=FAMILIES)
+    light = dataclasses.replace(params, workers=1, full_linearization=small, light_presolve=small)
+    solution = solve(problem, light, skip=FAMILIES)
     reduction.report.solve_ms = (time.perf_counter() - started) * 1000
     if solution.feasible and broken_rows(problem, solution):
         return None

@@ -19,12 +19,12 @@ from collections import Counter
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, NoReturn, TypeVar
+from typing import Annotated, Any, ClassVar, NoReturn, TypeVar
 
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from gpu_preempt.models import Job, Snapshot, SnapshotError, load_snapshot
+from gpu_preempt.models import Job, Snapshot, SnapshotError, SolverName, load_snapshot
 from gpu_preempt.models.duration import MAX_DURATION
 
 from .render import err, other_kind, print_problems
@@ -39,7 +39,6 @@ __all__ = [
     "Group",
     "JsonOpt",
     "OwnProcess",
-    "SolverName",
     "SolverOpt",
     "TimeOpt",
     "TimingOpt",
@@ -141,8 +140,6 @@ def _main(
 ) -> None:
     """Exact, explainable victim selection for GPU batch clusters."""
 
-
-SolverName = Literal["cpsat", "greedy"]
 
 FileArg = Annotated[Path, typer.Argument(help="snapshot file (YAML, or JSON if it ends in .json)")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="print one JSON document for programs")]

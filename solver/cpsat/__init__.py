@@ -10,6 +10,7 @@ gpu-preempt: the job solver chooses between the full problem and the reduced one
 (:mod:`gpu_preempt.actions.reduced_path`).
 """
 
+from .params import SolveParams as SolveParams
 from .search import solve as solve
 
-__all__ = ["solve"]
+__all__ = ["SolveParams", "solve"]

@@ -10,7 +10,7 @@
    coefficients weaken the LP bound, so that a large quota decision is proved
    sooner staged than folded. The greedy answer, when given, hints the first
    solve.
-2. **Time**: one budget (``problem.time_limit``) covers the stages: on the wall
+2. **Time**: one budget (``params.time_limit``, :class:`~.params.SolveParams`) covers the stages: on the wall
    clock, or on the ``work`` clock (``config.solver.clock``) in CP-SAT's
    deterministic time with one worker, where it ends is a function of the input
    alone, not of the machine or its load (a replay's trajectory must not depend
@@ -47,6 +47,7 @@ from gpu_preempt.problem.solution import Solution
 
 from . import constraints
 from .objective import fold, folded, stages, unfold
+from .params import SolveParams
 from .variables import LinearExpr, Variables
 
 __all__ = ["FOLD_VICTIMS", "GRACE", "GUARDED_SIZE", "HINTED_SETTLE", "WORK_WALL", "ModelError", "solve", "too_large"]
@@ -64,14 +65,14 @@ class _Model(cp_model.CpModel):
 class _Runner:
     """One model, solved repeatedly under a shared deadline."""
 
-    def __init__(self, problem: Problem, skip: Collection[str]) -> None:
-        self.problem = problem
+    def __init__(self, problem: Problem, params: SolveParams, skip: Collection[str]) -> None:
+        self.problem, self.params = problem, params
         self.model = _Model()
         self.vars = Variables.build(self.model, problem)
         constraints.add_all(self.vars, skip)
-        self.deadline = time.perf_counter() + problem.time_limit
+        self.deadline = time.perf_counter() + params.time_limit
         self.timed_out = False
-        self.work_left = problem.time_limit
+        self.work_left = params.time_limit
         """Deterministic time left for the stages on the ``work`` clock."""
         self.tie_budget: float | None = None
         """Deterministic time left for the tie-break, once it started (``None``: the stages)."""
@@ -87,7 +88,7 @@ class _Runner:
             model.maximize(expr)
         solver = cp_model.CpSolver()
         work = self.tie_budget
-        if work is None and self.problem.clock == "work":
+        if work is None and self.params.clock == "work":
             work = self.work_left
         if work is None:
             remaining = self.deadline - time.perf_counter()
@@ -95,19 +96,19 @@ class _Runner:
                 self.timed_out = True
                 return "unknown", None, 0
             solver.parameters.max_time_in_seconds = remaining
-            solver.parameters.num_workers = self.problem.workers
+            solver.parameters.num_workers = self.params.workers
         else:
             if work <= 0:
                 self.timed_out = True
                 return "unknown", None, 0
             solver.parameters.max_deterministic_time = work
             solver.parameters.num_workers = 1  # one worker's deterministic time is the same on every machine
-        solver.parameters.random_seed = self.problem.seed
+        solver.parameters.random_seed = self.params.seed
         solver.parameters.log_search_progress = False
         solver.parameters.catch_sigint_signal = False  # Ctrl-C is the program's: CP-SAT's handler left it killing
-        if self.problem.full_linearization:
+        if self.params.full_linearization:
             solver.parameters.linearization_level = 2
-        if self.problem.light_presolve:
+        if self.params.light_presolve:
             solver.parameters.max_presolve_iterations = 1
             solver.parameters.cp_model_probing_level = 0
             solver.parameters.symmetry_level = 0
@@ -117,7 +118,7 @@ class _Runner:
         status = solver.solve(model)
         if self.tie_budget is not None:
             self.tie_budget -= solver.response_proto.deterministic_time
-        elif self.problem.clock == "work":
+        elif self.params.clock == "work":
             self.work_left -= solver.response_proto.deterministic_time
         if status == cp_model.OPTIMAL:
             name = "optimal"
@@ -172,12 +173,14 @@ killed (a stop for a runaway presolve, far beyond what the work takes on a loade
 
 def solve(
     problem: Problem,
+    params: SolveParams = SolveParams(),  # noqa: B008 (frozen: one shared default is safe)
     *,
     hint: Solution | None = None,
     skip: Collection[str] = (),
     feasibility_only: bool = False,
 ) -> Solution:
-    """Best solution of ``problem`` (see the module docstring); ``skip`` leaves rule families out.
+    """Best solution of ``problem`` searched with ``params`` (see the module docstring); ``skip`` leaves rule families
+    out.
 
     CP-SAT checks its time limit between steps, but presolve on a large model can
     overrun it by seconds. Large models are therefore
@@ -186,18 +189,21 @@ def solve(
     """
     size = sum(len(v.slots) for v in problem.victims) + len(problem.nodes) * len(problem.chunk)
     if size >= GUARDED_SIZE and "fork" in multiprocessing.get_all_start_methods():
-        return _guarded(problem, hint, skip, feasibility_only)
-    return _solve(problem, hint, skip, feasibility_only)
+        return _guarded(problem, params, hint, skip, feasibility_only)
+    return _solve(problem, params, hint, skip, feasibility_only)
 
 
-def _guarded(problem: Problem, hint: Solution | None, skip: Collection[str], feasibility_only: bool) -> Solution:
+def _guarded(
+    problem: Problem, params: SolveParams, hint: Solution | None, skip: Collection[str], feasibility_only: bool
+) -> Solution:
     context = multiprocessing.get_context("fork")
     receive, send = context.Pipe(duplex=False)
-    child = context.Process(target=_child, args=(send, problem, hint, tuple(skip), feasibility_only), daemon=True)
+    arguments = (send, problem, params, hint, tuple(skip), feasibility_only)
+    child = context.Process(target=_child, args=arguments, daemon=True)
     child.start()
     send.close()
     try:
-        wall = problem.time_limit if problem.clock == "wall" else WORK_WALL * problem.time_limit
+        wall = params.time_limit if params.clock == "wall" else WORK_WALL * params.time_limit
         if receive.poll(wall + GRACE):
             outcome = receive.recv()
         else:
@@ -214,17 +220,21 @@ def _guarded(problem: Problem, hint: Solution | None, skip: Collection[str], fea
     return outcome  # type: ignore[no-any-return]
 
 
-def _child(send: Connection, problem: Problem, hint: Solution | None, skip: tuple[str, ...], only: bool) -> None:
+def _child(
+    send: Connection, problem: Problem, params: SolveParams, hint: Solution | None, skip: tuple[str, ...], only: bool
+) -> None:
     try:
-        send.send(_solve(problem, hint, skip, only))
+        send.send(_solve(problem, params, hint, skip, only))
     except ModelError as error:
         send.send(error)
     finally:
         send.close()
 
 
-def _solve(problem: Problem, hint: Solution | None, skip: Collection[str], feasibility_only: bool) -> Solution:
-    runner = _Runner(problem, skip)
+def _solve(
+    problem: Problem, params: SolveParams, hint: Solution | None, skip: Collection[str], feasibility_only: bool
+) -> Solution:
+    runner = _Runner(problem, params, skip)
     if hint is not None and hint.feasible:
         runner.vars.hint(hint)
     plan = [] if feasibility_only else stages(runner.vars)
@@ -278,7 +288,7 @@ def _canonical(runner: _Runner, current: Solution) -> Solution:
     """Break ties among equal optima by the fixed rule of the module docstring."""
     problem, vars = runner.problem, runner.vars
     done = current.stages
-    runner.tie_budget = problem.time_limit
+    runner.tie_budget = runner.params.time_limit
     # 1. keep victims in keep_order
     current = _keep_in_order(runner, current)
     # 2. peel rather than evict whole, then peel the newest tasks first

@@ -16,6 +16,7 @@ from itertools import compress
 from operator import attrgetter
 
 from gpu_preempt import cpsat
+from gpu_preempt.cpsat.params import SolveParams
 from gpu_preempt.models import MILLI, Job, Resources, format_quantity, format_resources, format_time
 from gpu_preempt.models.decision import Decision, Protected
 from gpu_preempt.models.quantity import add
@@ -116,11 +117,12 @@ def _frees(cluster: ClusterState, decision: Decision, victim: Job, me: Job) -> s
     return out
 
 
-def why_infeasible(problem: Problem, candidates: CandidateSet | None) -> str:
-    """A sentence (or a few) on why no allowed victim set makes room for the chunk."""
+def why_infeasible(problem: Problem, candidates: CandidateSet | None, params: SolveParams) -> str:
+    """A sentence (or a few) on why no allowed victim set makes room for the chunk (each rule family left out in turn,
+    in a feasibility search with a quarter of ``params``' budget)."""
     need = _need(problem)
     families = ("limits", "guarantee", "saturation", "cohort", "fair") if could_fit(problem) else ()  # else capacity
-    blame = [family for family in families if _feasible_without(problem, family)]
+    blame = [family for family in families if _feasible_without(problem, family, params)]
     if blame:
         return "; ".join(_family_reason(problem, family) for family in blame)
     devices = device_note(problem)
@@ -206,7 +208,7 @@ def _need(problem: Problem) -> str:
     return " + ".join(parts)
 
 
-def _feasible_without(problem: Problem, family: str) -> bool:
+def _feasible_without(problem: Problem, family: str, params: SolveParams) -> bool:
     rows = {
         "limits": problem.limits,
         "guarantee": problem.guarantees,
@@ -216,8 +218,8 @@ def _feasible_without(problem: Problem, family: str) -> bool:
     }[family]
     if not rows:
         return False
-    relaxed = replace(problem, time_limit=max(0.2, problem.time_limit / 4))
-    return cpsat.solve(relaxed, skip=(family,), feasibility_only=True).feasible
+    relaxed = replace(params, time_limit=max(0.2, params.time_limit / 4))
+    return cpsat.solve(problem, relaxed, skip=(family,), feasibility_only=True).feasible
 
 
 def _family_reason(problem: Problem, family: str) -> str:

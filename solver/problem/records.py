@@ -313,21 +313,8 @@ class Problem:
     victim_order: VictimOrder | None = None
     """KAI's victim queue over the victims: the order the greedy baseline pops them (docs/rules.md, "The greedy
     baseline")."""
-    time_limit: float = 1.0
-    workers: int = 0
-    seed: int = 0
-    clock: Literal["wall", "work"] = "wall"
-    """``work``: ``time_limit`` counts CP-SAT's deterministic time, searched by one worker (``config.solver.clock``)."""
     levels: tuple[int, ...] | None = None
     """Priority levels of the ``priority`` vector; default: the victims' distinct priorities."""
-    full_linearization: bool = False
-    """Give CP-SAT's LP every constraint (``linearization_level`` 2). Victim choices without a chunk to place
-    (quota enforcement) are covering problems whose optimum is proved by the LP bound; with the default level
-    and one or two workers CP-SAT may not prove even a trivial one on a thousand candidates."""
-    light_presolve: bool = False
-    """One presolve pass, without probing or symmetry detection, and a search without inprocessing or cuts, its LP
-    given every row at once. On models of a few dozen victims, solved several times each (stages, then the
-    canonical tie-break), these cost more than the search they save (``benchmarks/small_models.py``)."""
     excess: tuple[LimitRow, ...] = ()
     """Rows to approach rather than satisfy: before the objective, one stage per row, in order, minimises
     the amount by which the row is broken (best-effort quota enforcement, docs/rules.md, "Quota enforcement")."""

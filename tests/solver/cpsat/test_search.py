@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 from conftest import FIXTURES
 
 from gpu_preempt import cpsat
+from gpu_preempt.cpsat.params import SolveParams
 from gpu_preempt.cpsat.search import GUARDED_SIZE
 from gpu_preempt.formulate.builder import prepare
 from gpu_preempt.models import load_snapshot
@@ -21,13 +20,12 @@ def test_a_tiny_time_limit_never_claims_optimality():
     cluster = ClusterState.of(snapshot)
     problem = prepare(cluster, snapshot.job("a-gang"), "reclaim").problem
     assert problem is not None
-    rushed = dataclasses.replace(problem, time_limit=1e-6)
-    solution = cpsat.solve(rushed)
+    solution = cpsat.solve(problem, SolveParams(time_limit=1e-6))
     assert solution.status in ("unknown", "feasible")
     assert cpsat.solve(problem).status == "optimal"
 
 
-def big_problem(nodes: int, time_limit: float) -> Problem:
+def big_problem(nodes: int) -> Problem:
     """A full model too big to prove quickly: many nodes, each with a few victims, and a wide gang."""
     rooms = tuple(NodeRoom(f"n{i}", {"gpu": 0}, {"gpu": 0}) for i in range(nodes))
     victims = tuple(
@@ -38,7 +36,7 @@ def big_problem(nodes: int, time_limit: float) -> Problem:
         for k in range(3)
     )
     chunk = (ChunkType({"gpu": 3000}, tuple(f"want-{t}" for t in range(64)), 64),)
-    return Problem("want", "preempt", rooms, chunk, victims, time_limit=time_limit, workers=2)
+    return Problem("want", "preempt", rooms, chunk, victims)
 
 
 def test_a_large_model_is_stopped_at_the_deadline(monkeypatch: pytest.MonkeyPatch):
@@ -48,10 +46,10 @@ def test_a_large_model_is_stopped_at_the_deadline(monkeypatch: pytest.MonkeyPatc
 
     from gpu_preempt.cpsat import search
 
-    problem = big_problem(3000, time_limit=0.2)
+    problem = big_problem(3000)
     assert len(problem.victims) >= GUARDED_SIZE
     monkeypatch.setattr(search, "_solve", lambda *args: threading.Event().wait())
-    solution = cpsat.solve(problem)
+    solution = cpsat.solve(problem, SolveParams(time_limit=0.2, workers=2))
     assert solution.status == "unknown"
     assert solution.reason == "time limit reached: the solver was stopped at the deadline"
 
@@ -82,10 +80,8 @@ def test_equal_optima_keep_the_victims_first_in_keep_order(light, workers):
     rooms = tuple(NodeRoom(f"n{i}", {"gpu": 0}, {"gpu": 0}) for i in range(6))
     victims = tuple(Victim(f"v{i}", "q", 10, True, 0, (Slot(i, {"gpu": 8000}, (f"v{i}-0",)),), 5000) for i in range(6))
     chunk = (ChunkType({"gpu": 8000}, ("want-0", "want-1", "want-2"), 3),)
-    problem = Problem(
-        "want", "reclaim", rooms, chunk, victims, keep_order=(4, 1, 5, 0, 3, 2), workers=workers, light_presolve=light
-    )
-    solution = cpsat.solve(problem)
+    problem = Problem("want", "reclaim", rooms, chunk, victims, keep_order=(4, 1, 5, 0, 3, 2))
+    solution = cpsat.solve(problem, SolveParams(workers=workers, light_presolve=light))
     assert solution.status == "optimal"
     assert solution.victims() == [0, 2, 3], solution.stages
     assert sorted(n for (_, n), count in solution.placed.items() if count) == [0, 2, 3]

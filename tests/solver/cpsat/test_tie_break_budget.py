@@ -68,8 +68,8 @@ def test_on_the_work_clock_a_stall_before_the_stages_does_not_change_the_answer(
 
     made = search._Runner.__init__
 
-    def make_then_stall(self, problem, skip):  # type: ignore[no-untyped-def]
-        made(self, problem, skip)
+    def make_then_stall(self, problem, params, skip):  # type: ignore[no-untyped-def]
+        made(self, problem, params, skip)
         Clock.stalled = True  # an hour passes on the wall clock once the budget is set
 
     monkeypatch.setattr(search, "time", Clock)

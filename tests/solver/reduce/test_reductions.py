@@ -18,6 +18,7 @@ from conftest import generated_cases
 from gpu_preempt import cpsat
 from gpu_preempt.actions.job_solver import named_victims
 from gpu_preempt.actions.reduced_path import solve_reduced
+from gpu_preempt.cpsat.params import SolveParams
 from gpu_preempt.formulate.builder import prepare
 from gpu_preempt.models import Job, is_gpu_resource, parse_snapshot
 from gpu_preempt.problem.records import Problem
@@ -89,7 +90,7 @@ def test_reduced_and_full_models_agree(seed, shared):
         prepared = prepare(cluster, job, action)
         if prepared.skip is not None:
             continue
-        reduced = solve_reduced(prepared)
+        reduced = solve_reduced(prepared, SolveParams.of(snapshot.config.solver))
         if reduced is None:
             continue  # not applicable, or the rows bind: the full model decides anyway
         full_problem = prepared.problem

@@ -44,30 +44,39 @@ class Stage:
     """The largest value ``expr`` can take (it is never negative): what folding stages needs."""
 
 
-def stages(vars: Variables) -> list[Stage]:
-    problem = vars.problem
+def stages(variables: Variables) -> list[Stage]:
+    problem = variables.problem
     out: list[Stage] = []
-    if any(chunk.optional for chunk in problem.chunk) and vars.place:
+    if any(chunk.optional for chunk in problem.chunk) and variables.place:
         out.append(
-            Stage("placed", cp_model.LinearExpr.sum(list(vars.place.values())), "max", sum(vars.place_bound.values()))
+            Stage(
+                "placed",
+                cp_model.LinearExpr.sum(list(variables.place.values())),
+                "max",
+                sum(variables.place_bound.values()),
+            )
         )
     for k, row in enumerate(problem.excess):
-        out.append(Stage(f"excess {row.queue} {row.resource}", vars.excess[k], "min", vars.excess_bound[k]))
+        out.append(Stage(f"excess {row.queue} {row.resource}", variables.excess[k], "min", variables.excess_bound[k]))
     if not problem.victims:
-        return out + _domains(vars)
+        return out + _domains(variables)
     victims = range(len(problem.victims))
     slots = [(v, s) for v in victims for s in range(len(problem.victims[v].slots))]
     count = {(v, s): problem.victims[v].slots[s].count for v, s in slots}
     for criterion in problem.objective:
         if criterion == "priority":
             for level in problem.priority_levels:
-                at_level = [vars.victim[v] for v in victims if problem.victims[v].priority == level]
+                at_level = [variables.victim[v] for v in victims if problem.victims[v].priority == level]
                 out.append(Stage(f"priority {level}", cp_model.LinearExpr.sum(at_level), "min", len(at_level)))
         elif criterion == "jobs":
-            out.append(Stage("jobs", cp_model.LinearExpr.sum([vars.victim[v] for v in victims]), "min", len(victims)))
+            out.append(
+                Stage("jobs", cp_model.LinearExpr.sum([variables.victim[v] for v in victims]), "min", len(victims))
+            )
         elif criterion == "tasks":
             total = sum(count.values())
-            out.append(Stage("tasks", cp_model.LinearExpr.sum([vars.evicted(v, s) for v, s in slots]), "min", total))
+            out.append(
+                Stage("tasks", cp_model.LinearExpr.sum([variables.evicted(v, s) for v, s in slots]), "min", total)
+            )
         elif criterion == "lost_work":
             # a task moved loses its progress as one evicted does (a moved gang moves, and restarts, whole)
             weighted = [
@@ -76,32 +85,32 @@ def stages(vars: Variables) -> list[Stage]:
             ]
             unit = gcd(*(w for _, _, w in weighted)) or 1  # whole GPUs: the same weights as GPU-milliseconds
             weighted = [(v, s, w // unit) for v, s, w in weighted]
-            terms = [(vars.evicted(v, s) + vars.moved_out(v, s)) * w for v, s, w in weighted if w > 0]
+            terms = [(variables.evicted(v, s) + variables.moved_out(v, s)) * w for v, s, w in weighted if w > 0]
             if terms:
                 bound = sum(count[v, s] * w for v, s, w in weighted if w > 0)
                 out.append(Stage("lost_work", cp_model.LinearExpr.sum(terms), "min", bound))
         elif criterion == "moves":
-            out.extend(_moves(vars))
+            out.extend(_moves(variables))
     for row in problem.least_freed:
-        bound = vars.max_freed(row.victims, row.resource)
-        out.append(Stage(f"freed {row.resource}", vars.freed(row.victims, row.resource), "min", bound))
+        bound = variables.max_freed(row.victims, row.resource)
+        out.append(Stage(f"freed {row.resource}", variables.freed(row.victims, row.resource), "min", bound))
     if "moves" not in problem.objective:
-        out.extend(_moves(vars))
-    return out + _domains(vars)
+        out.extend(_moves(variables))
+    return out + _domains(variables)
 
 
-def _moves(vars: Variables) -> list[Stage]:
+def _moves(variables: Variables) -> list[Stage]:
     """The moved tasks: where ``config.objective`` puts ``moves``, else below every other criterion."""
-    if not vars.move:
+    if not variables.move:
         return []
-    bound = sum(vars.problem.victims[v].slots[s].count for v, s, _ in vars.move)
-    return [Stage("moves", vars.moved(), "min", bound)]
+    bound = sum(variables.problem.victims[v].slots[s].count for v, s, _ in variables.move)
+    return [Stage("moves", variables.moved(), "min", bound)]
 
 
-def _domains(vars: Variables) -> list[Stage]:
-    if not vars.spread:
+def _domains(variables: Variables) -> list[Stage]:
+    if not variables.spread:
         return []
-    return [Stage("domains", cp_model.LinearExpr.sum(list(vars.spread.values())), "min", len(vars.spread))]
+    return [Stage("domains", cp_model.LinearExpr.sum(list(variables.spread.values())), "min", len(variables.spread))]
 
 
 LIMIT = 2**62

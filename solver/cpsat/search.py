@@ -68,8 +68,8 @@ class _Runner:
     def __init__(self, problem: Problem, params: SolveParams, skip: Collection[str]) -> None:
         self.problem, self.params = problem, params
         self.model = _Model()
-        self.vars = Variables.build(self.model, problem)
-        constraints.add_all(self.vars, skip)
+        self.variables = Variables.build(self.model, problem)
+        constraints.add_all(self.variables, skip)
         self.deadline = time.perf_counter() + params.time_limit
         self.timed_out = False
         self.work_left = params.time_limit
@@ -133,7 +133,7 @@ class _Runner:
             return "unknown", None, 0
         # objective_value is a double: folded objectives reach 2**62, so read the value back exactly
         value = int(solver.value(expr)) if expr is not None else 0
-        return name, self.vars.read(solver, name), value
+        return name, self.variables.read(solver, name), value
 
     def fix(self, expr: LinearExpr, value: int) -> None:
         self.model.add(expr == value)
@@ -236,8 +236,8 @@ def _solve(
 ) -> Solution:
     runner = _Runner(problem, params, skip)
     if hint is not None and hint.feasible:
-        runner.vars.hint(hint)
-    plan = [] if feasibility_only else stages(runner.vars)
+        runner.variables.hint(hint)
+    plan = [] if feasibility_only else stages(runner.variables)
     if not plan:
         status, solution, _ = runner.run()
         if solution is None:
@@ -267,9 +267,9 @@ def _solve(
             current.stages.append(f"{stage.name}={reached}")
             runner.fix(stage.expr, reached)
         if group is not groups[-1] or len(problem.victims) > HINTED_SETTLE:
-            runner.vars.hint(current)
+            runner.variables.hint(current)
         else:  # only tie-break solves follow, unhinted on small models (see HINTED_SETTLE)
-            runner.vars.unhint()
+            runner.variables.unhint()
     assert current is not None
     if not proved:
         current.status = "feasible"
@@ -286,7 +286,7 @@ def _why(status: str) -> str:
 
 def _canonical(runner: _Runner, current: Solution) -> Solution:
     """Break ties among equal optima by the fixed rule of the module docstring."""
-    problem, vars = runner.problem, runner.vars
+    problem, variables = runner.problem, runner.variables
     done = current.stages
     runner.tie_budget = runner.params.time_limit
     # 1. keep victims in keep_order
@@ -296,18 +296,20 @@ def _canonical(runner: _Runner, current: Solution) -> Solution:
         victim = problem.victims[v]
         if current.evicted_of(v) == 0:
             continue
-        if v in vars.whole and any((v, s) in vars.peel for s in range(len(victim.slots))):
-            current = _settle(runner, current, vars.whole[v], "min", int(current.evicted_of(v) == victim.running), 0)
+        if v in variables.whole and any((v, s) in variables.peel for s in range(len(victim.slots))):
+            current = _settle(
+                runner, current, variables.whole[v], "min", int(current.evicted_of(v) == victim.running), 0
+            )
         # else it cannot peel: being a victim (fixed above) is losing everything
         for s in sorted(range(len(victim.slots)), key=lambda s: victim.slots[s].tasks[0], reverse=True):
             taken = current.evicted.get((v, s), 0)
-            current = _settle(runner, current, vars.evicted(v, s), "max", taken, victim.slots[s].count)
+            current = _settle(runner, current, variables.evicted(v, s), "max", taken, victim.slots[s].count)
     # 3. moves: spare the jobs most worth keeping, move the newest tasks, to the earliest nodes
-    movers = {v for v, _, _ in vars.move}
+    movers = {v for v, _, _ in variables.move}
     movable = [v for v in problem.keep_order if v in movers]
     for v in movable:
         slots = range(len(problem.victims[v].slots))
-        expr = cp_model.LinearExpr.sum([vars.moved_out(v, s) for s in slots])
+        expr = cp_model.LinearExpr.sum([variables.moved_out(v, s) for s in slots])
         current = _settle(runner, current, expr, "min", sum(current.moved_of(v, s) for s in slots), 0)
     for v in movable:
         victim = problem.victims[v]
@@ -315,34 +317,36 @@ def _canonical(runner: _Runner, current: Solution) -> Solution:
             continue  # its moves are fixed at none: every slot's and destination's are none
         for s in sorted(range(len(victim.slots)), key=lambda s: victim.slots[s].tasks[0], reverse=True):
             most = victim.slots[s].count - current.evicted.get((v, s), 0)
-            current = _settle(runner, current, vars.moved_out(v, s), "max", current.moved_of(v, s), most)
+            current = _settle(runner, current, variables.moved_out(v, s), "max", current.moved_of(v, s), most)
             left = current.moved_of(v, s)
             for n in victim.slots[s].moves_to:
-                if (v, s, n) in vars.move:
+                if (v, s, n) in variables.move:
                     taken = current.moved.get((v, s, n), 0)
-                    current = _settle(runner, current, vars.move[v, s, n], "max", taken, left)
+                    current = _settle(runner, current, variables.move[v, s, n], "max", taken, left)
                     left -= current.moved.get((v, s, n), 0)
-    for landed in sorted(vars.move_dev):  # a moved share: to the earliest device
+    for landed in sorted(variables.move_dev):  # a moved share: to the earliest device
         most = current.moved.get(landed[:3], 0)
-        current = _settle(runner, current, vars.move_dev[landed], "max", current.moved_devices.get(landed, 0), most)
+        current = _settle(
+            runner, current, variables.move_dev[landed], "max", current.moved_devices.get(landed, 0), most
+        )
     # 4. domains of a topology: the earliest ones
-    allowed = _domains_in_order(runner, current) if vars.domain or vars.spread else None
+    allowed = _domains_in_order(runner, current) if variables.domain or variables.spread else None
     if allowed is not None:
         current = allowed[0]
     # 5. placements: per-type totals (when some tasks are optional), then fill nodes in order
     for t, chunk in enumerate(problem.chunk):
         if chunk.optional:
-            on_type = [var for (u, _), var in vars.place.items() if u == t]
+            on_type = [var for (u, _), var in variables.place.items() if u == t]
             total = sum(n for (u, _), n in current.placed.items() if u == t)
             current = _settle(runner, current, cp_model.LinearExpr.sum(on_type), "max", total, len(chunk.tasks))
     filled = _fill_in_order(problem, current, None if allowed is None else allowed[1])
     if filled is not None:
         current.placed, current.devices = filled
     else:
-        for key in sorted(vars.place):
-            var = vars.place[key]
-            current = _settle(runner, current, var, "max", current.placed.get(key, 0), vars.place_bound[key])
-        if vars.dev:
+        for key in sorted(variables.place):
+            var = variables.place[key]
+            current = _settle(runner, current, var, "max", current.placed.get(key, 0), variables.place_bound[key])
+        if variables.dev:
             current = _devices_in_order(runner, current)
     current.stages = done
     current.status = "optimal"
@@ -352,9 +356,9 @@ def _canonical(runner: _Runner, current: Solution) -> Solution:
 def _domains_in_order(runner: _Runner, current: Solution) -> tuple[Solution, set[int]]:
     """Fix the domains of the job's topology, earliest first (each taken when some optimum allows it); the nodes
     the fixed domains leave open. Without a required level, every node of a domain the job holds stays open."""
-    problem, vars = runner.problem, runner.vars
+    problem, variables = runner.problem, runner.variables
     chosen: dict[int, set[int]] = {}
-    for ids, domain in ((problem.domains, vars.domain), (problem.spread, vars.spread)):
+    for ids, domain in ((problem.domains, variables.domain), (problem.spread, variables.spread)):
         taken = chosen.setdefault(id(domain), set())
         for d, var in sorted(domain.items()):
             if d in {ids[n] for (_, n), count in current.placed.items() if count}:
@@ -375,10 +379,10 @@ def _domains_in_order(runner: _Runner, current: Solution) -> tuple[Solution, set
             if best:
                 taken.add(d)
     open_nodes = set(range(len(problem.nodes)))
-    if vars.domain:
-        open_nodes = {n for n in open_nodes if problem.domains[n] in chosen[id(vars.domain)]}
-    if vars.spread:
-        held = problem.spread_held | chosen[id(vars.spread)]
+    if variables.domain:
+        open_nodes = {n for n in open_nodes if problem.domains[n] in chosen[id(variables.domain)]}
+    if variables.spread:
+        held = problem.spread_held | chosen[id(variables.spread)]
         open_nodes = {n for n in open_nodes if problem.spread[n] in held}
     return current, open_nodes
 
@@ -393,19 +397,19 @@ def _keep_in_order(runner: _Runner, current: Solution) -> Solution:
     solve instead of one per victim evicted. On models of more than ``FOLD_VICTIMS`` victims (huge weights weaken
     the LP bound, see the module docstring), one solve per victim evicted, as for a single one.
     """
-    vars, order = runner.vars, runner.problem.keep_order
+    variables, order = runner.variables, runner.problem.keep_order
     evicted = [k for k, v in enumerate(order) if current.evicted_of(v) > 0]
     start = evicted[0] if evicted else len(order)
     for v in order[:start]:
-        runner.fix(vars.victim[v], 0)
+        runner.fix(variables.victim[v], 0)
     rest = order[start:]
     small = len(runner.problem.victims) <= FOLD_VICTIMS and len(rest) <= 62  # the weights' sum fits 63 bits
     if not small or len(evicted) < 2 or runner.timed_out:  # one evicted victim: one settle is the same solve
         for v in rest:
-            current = _settle(runner, current, vars.victim[v], "min", int(current.evicted_of(v) > 0), 0)
+            current = _settle(runner, current, variables.victim[v], "min", int(current.evicted_of(v) > 0), 0)
         return current
     weights = [1 << (len(rest) - 1 - j) for j in range(len(rest))]
-    expr = cp_model.LinearExpr.weighted_sum([vars.victim[v] for v in rest], weights)
+    expr = cp_model.LinearExpr.weighted_sum([variables.victim[v] for v in rest], weights)
     status, solution, _ = runner.run(expr, "min")  # unhinted: a small model (see HINTED_SETTLE)
     if solution is None or status != "optimal":
         runner.timed_out = True  # keep the proved-optimal answer; only the tie-break is unfinished
@@ -413,7 +417,7 @@ def _keep_in_order(runner: _Runner, current: Solution) -> Solution:
     else:
         solution.stages = current.stages
     for v in rest:
-        runner.fix(vars.victim[v], int(solution.evicted_of(v) > 0))
+        runner.fix(variables.victim[v], int(solution.evicted_of(v) > 0))
     return solution
 
 
@@ -423,7 +427,7 @@ def _settle(runner: _Runner, current: Solution, expr: LinearExpr, sense: str, va
         runner.fix(expr, value)
         return current
     if len(runner.problem.victims) > HINTED_SETTLE:
-        runner.vars.hint(current)
+        runner.variables.hint(current)
     status, solution, best = runner.run(expr, sense)
     if solution is None or status != "optimal":
         runner.timed_out = True  # keep the proved-optimal answer; only the tie-break is unfinished
@@ -441,10 +445,10 @@ def _devices_in_order(runner: _Runner, current: Solution) -> Solution:
     if found is not None:
         current.devices = found
         return current
-    vars = runner.vars
-    for key in sorted(vars.dev):
+    variables = runner.variables
+    for key in sorted(variables.dev):
         bound = runner.problem.chunk[key[0]].share
-        current = _settle(runner, current, vars.dev[key], "max", current.devices.get(key, 0), MILLI // bound)
+        current = _settle(runner, current, variables.dev[key], "max", current.devices.get(key, 0), MILLI // bound)
     return current
 
 

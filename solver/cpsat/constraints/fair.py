@@ -1,0 +1,154 @@
+"""Kueue's fair sharing (docs/rules.md, "Kueue's fair sharing"): the dominant resource shares each victim's
+ClusterQueue must keep against the preemptor's."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from ortools.sat.python import cp_model
+
+from gpu_preempt.problem.quota_rows import FINAL_SHARE, INITIAL_SHARE
+
+from ..variables import LinearExpr, Variables
+from .cohort import (
+    cohort_tree,
+    constant_size,
+    placed_in,
+    positive_part,
+    quota_bound,
+    quota_unit,
+    subtree_members,
+    tree_usages,
+)
+
+__all__ = ["INFINITE_SHARE", "fair"]
+
+
+INFINITE_SHARE = 2**60
+"""A share above every finite one (a queue of weight 0 that borrows), and the bound of every finite one."""
+
+
+def fair(variables: Variables) -> None:
+    """Kueue's fair sharing (docs/rules.md, "Kueue's fair sharing"; :class:`~gpu_preempt.problem.quota_rows.FairRows`):
+    shares rounded up as Kueue's strategies compare them, ``ceil(borrowed x 1000 / lendable / weight)`` per resource
+    in integers (a division equality; the ratio is the same in any unit), the largest over resources (a max
+    equality)."""
+    problem, model = variables.problem, variables.model
+    rows = problem.fair
+    if rows is None or problem.cohort is None:
+        return
+    quotas = rows.quotas
+    children, top = cohort_tree(problem)
+    units = {r: quota_unit(problem, r) for r in rows.resources}
+    bounds = {r: quota_bound(problem, r, units[r]) for r in rows.resources}
+    placed = {r: placed_in(variables, r, units[r]) for r in rows.resources}
+
+    def usages(back: int | None, tag: str) -> dict[str, dict[str, LinearExpr]]:
+        return {
+            r: tree_usages(
+                variables, r, children, top, rows.victims, bounds[r], units[r], added=placed[r], back=back, tag=tag
+            )
+            for r in rows.resources
+        }
+
+    def share(state: dict[str, dict[str, LinearExpr]], queue: str, tag: str) -> LinearExpr:
+        parent = quotas.parents[queue]
+        if parent is None:
+            return 0
+        weight = rows.weights.get(queue, Fraction(1))
+        parts: list[LinearExpr] = []
+        borrowing: list[cp_model.IntVar] = []
+        for r in rows.resources:
+            unit, bound = units[r], bounds[r]
+            over = state[r][queue] - quotas.subtree_quota(queue, r) // unit
+            borrowed = positive_part(variables, over, bound, f"b{tag}_{queue}_{r}")
+            if weight == 0:
+                if not isinstance(borrowed, int):
+                    flag = model.new_bool_var(f"borrows{tag}_{queue}_{r}")
+                    model.add(borrowed >= 1).only_enforce_if(flag)
+                    model.add(borrowed == 0).only_enforce_if(flag.Not())
+                    borrowing.append(flag)
+                elif borrowed > 0:
+                    return INFINITE_SHARE
+                continue
+            lendable = quotas.potential_available(parent, r) // unit
+            if lendable <= 0:
+                continue
+            numerator, denominator = 1000 * weight.denominator, lendable * weight.numerator
+            if isinstance(borrowed, int):
+                parts.append(-(-borrowed * numerator // denominator))
+                continue
+            most_ratio = min(INFINITE_SHARE - 1, -(-bound * numerator // denominator))
+            ratio = model.new_int_var(0, most_ratio, f"share{tag}_{queue}_{r}")
+            model.add_division_equality(ratio, borrowed * numerator + denominator - 1, denominator)
+            parts.append(ratio)
+        if weight == 0:
+            if not borrowing:
+                return 0
+            any_ = model.new_bool_var(f"borrows{tag}_{queue}")
+            model.add_max_equality(any_, borrowing)
+            infinite = model.new_int_var(0, INFINITE_SHARE, f"share{tag}_{queue}")
+            model.add(infinite == INFINITE_SHARE * any_)
+            return infinite
+        constants = [p for p in parts if isinstance(p, int)]
+        unknowns = [p for p in parts if not isinstance(p, int)]
+        if not unknowns:
+            return max(constants, default=0)
+        most = model.new_int_var(0, INFINITE_SHARE, f"share{tag}_{queue}")
+        model.add_max_equality(most, [*unknowns, *constants])
+        return most
+
+    after = usages(None, "")
+    within = model.new_bool_var("fair_within_nominal")
+    nominal = quotas.nominal.get(rows.queue, {})
+    over = []
+    for r in rows.needs:
+        flag = model.new_bool_var(f"fair_over_{r}")
+        limit = nominal.get(r, 0) // units[r]
+        model.add(after[r][rows.queue] >= limit + 1).only_enforce_if(flag)
+        model.add(after[r][rows.queue] <= limit).only_enforce_if(flag.Not())
+        over.append(flag)
+    model.add_bool_or([within, *over])
+    for flag in over:
+        model.add_implication(flag, within.Not())
+    for target, members in sorted(rows.victims.items()):
+        if target == rows.queue:
+            continue
+        mine, theirs = rows.pairs[target]
+        ours = share(after, mine, "")
+        taken = model.new_bool_var(f"fair_taken_{target}")
+        model.add_max_equality(taken, [variables.victim[v] for v in members])
+        ways: list[cp_model.IntVar] = [within]
+        if FINAL_SHARE in rows.strategies:
+            final = model.new_bool_var(f"fair_final_{target}")
+            model.add(ours <= share(after, theirs, "")).only_enforce_if(final)
+            ways.append(final)
+        if INITIAL_SHARE in rows.strategies:
+            lent = any(
+                quotas.local_quota(q, r)
+                for q in subtree_members(children, theirs)
+                if q != theirs
+                for r in rows.resources
+            )
+            if lent:  # what a victim frees reaches the target side through lending limits: one state per victim
+                lasts = []
+                for w in members:
+                    before = model.new_bool_var(f"fair_before_{target}_{w}")
+                    model.add_implication(before, variables.victim[w])
+                    model.add(ours + 1 <= share(usages(w, f"_{w}"), theirs, f"_{w}")).only_enforce_if(before)
+                    lasts.append(before)
+                initial = model.new_bool_var(f"fair_initial_{target}")
+                model.add_bool_or(lasts).only_enforce_if(initial)
+            else:  # the target side's usage is linear in its victims: its largest victim, per resource, goes last
+                back = {}
+                for r in rows.resources:
+                    sizes = {v: constant_size(variables, v, r, units[r]) for v in members}
+                    last = model.new_int_var(0, max(sizes.values(), default=0), f"fair_last_{target}_{r}")
+                    model.add_max_equality(last, [variables.victim[v] * size for v, size in sizes.items()])
+                    back[r] = {q: (e + last if q == theirs else e) for q, e in after[r].items()}
+                initial = model.new_bool_var(f"fair_initial_{target}")
+                model.add(ours + 1 <= share(back, theirs, f"_initial_{target}")).only_enforce_if(initial)
+            if FINAL_SHARE not in rows.strategies:
+                model.add(cp_model.LinearExpr.sum([variables.victim[v] for v in members]) <= 1).only_enforce_if(initial)
+            ways.append(initial)
+        model.add_bool_or(ways).only_enforce_if(taken)

@@ -8,6 +8,7 @@ from gpu_preempt.models.decision import Decision
 from .actions.cycle import CycleResult, final_decision, solve_one
 from .check.verifier import verify as _verify
 from .check.verifier import verify_decisions
+from .check.violation import Violation
 from .state.cluster import ClusterState
 
 __all__ = ["decide", "verify", "verify_cycle"]
@@ -25,8 +26,9 @@ def decide(snapshot: Snapshot, job: str, action: str = "auto", *, solver: Solver
     return final_decision(solve_one(cluster, cluster.snapshot.job(job), action, solver=solver))
 
 
-def verify(state: Snapshot | ClusterState, decision: Decision) -> list[str]:
-    """Every rule ``decision`` breaks in ``state`` (the snapshot or cluster it was made in), in words; ``[]`` if sound.
+def verify(state: Snapshot | ClusterState, decision: Decision) -> list[Violation]:
+    """Every rule ``decision`` breaks in ``state`` (the snapshot or cluster it was made in); ``[]`` if sound. Each
+    violation is its words (a string), with the ``rule`` it breaks and the ``job`` it concerns.
 
     The verifier is independent of the solver: plain Python over the state and
     the rules' definitions (:mod:`gpu_preempt.check.verifier`).
@@ -34,6 +36,6 @@ def verify(state: Snapshot | ClusterState, decision: Decision) -> list[str]:
     return _verify(state if isinstance(state, ClusterState) else ClusterState.of(state), decision)
 
 
-def verify_cycle(result: CycleResult) -> list[str]:
+def verify_cycle(result: CycleResult) -> list[Violation]:
     """Every broken rule of a cycle's decisions, each checked in the state it was made in; ``[]`` if all are sound."""
     return verify_decisions(result.decisions, result.states)

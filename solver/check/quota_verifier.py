@@ -139,17 +139,19 @@ def _limit(cluster: ClusterState, decision: QuotaDecision, freed_by_leaf: dict[s
         bound = limit if decision.outcome == "enforced" else limit + int(miss * limit)
         if decision.outcome == "partial" and (best_effort or never):
             bound = usage.get(resource, 0)  # best effort, or no overshoot: whatever remains
+        held = format_quantity(resource, after.get(resource, 0))
         if never and after.get(resource, 0) < limit:
             out.append(
                 f"limit: quota_overshoot never, yet queue {decision.queue} would hold "
-                f"{_q(resource, after.get(resource, 0))} {resource}, below its limit {_q(resource, limit)}"
+                f"{held} {resource}, below its limit {format_quantity(resource, limit)}"
             )
         if is_gpu_resource(resource):
             bound -= bound % MILLI  # whole GPUs
         if after.get(resource, 0) > bound:
+            which = "its limit" if decision.outcome == "enforced" else "the tolerated"
             out.append(
-                f"limit: queue {decision.queue} would hold {_q(resource, after.get(resource, 0))} {resource}, "
-                f"above {'its limit' if decision.outcome == 'enforced' else 'the tolerated'} {_q(resource, bound)}"
+                f"limit: queue {decision.queue} would hold {held} {resource}, above {which} "
+                f"{format_quantity(resource, bound)}"
             )
         reported = decision.resources.get(resource)
         if reported is None or (reported.usage, reported.limit, reported.after) != (
@@ -177,11 +179,8 @@ def _guarantees(cluster: ClusterState, freed_by_leaf: dict[str, Resources]) -> l
             left = have - freed.get(resource, 0)
             if left < min(have, deserved):
                 out.append(
-                    f"guarantee: queue {spec.name} would keep {_q(resource, left)} {resource}, "
-                    f"below min(usage {_q(resource, have)}, deserved {_q(resource, deserved)})"
+                    f"guarantee: queue {spec.name} would keep {format_quantity(resource, left)} {resource}, "
+                    f"below min(usage {format_quantity(resource, have)}, "
+                    f"deserved {format_quantity(resource, deserved)})"
                 )
     return out
-
-
-def _q(resource: str, amount: int) -> str:
-    return format_quantity(resource, amount)

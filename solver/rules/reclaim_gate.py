@@ -27,8 +27,8 @@ def reclaim_gate(cluster: ClusterState, reclaimer: Job, chunk: Resources) -> str
     for resource in sorted(r for r, amount in holding.items() if amount > 0):
         if holding[resource] > share.get(resource, 0):
             return (
-                f"queue {leaf} would hold {_q(resource, holding[resource])} {resource} with this job, "
-                f"above its fair share of {_q(resource, share.get(resource, 0))}"
+                f"queue {leaf} would hold {format_quantity(resource, holding[resource])} {resource} with this job, "
+                f"above its fair share of {format_quantity(resource, share.get(resource, 0))}"
             )
     if not reclaimer.is_preemptible:
         for name in cluster.tree.upward(leaf):
@@ -38,11 +38,7 @@ def reclaim_gate(cluster: ClusterState, reclaimer: Job, chunk: Resources) -> str
                 if deserved is not None and held[resource] > deserved:
                     return (
                         f"non-preemptible jobs may reclaim only within deserved: queue {name} would hold "
-                        f"{_q(resource, held[resource])} {resource} of non-preemptible work, above its deserved "
-                        f"{_q(resource, deserved)}"
+                        f"{format_quantity(resource, held[resource])} {resource} of non-preemptible work, "
+                        f"above its deserved {format_quantity(resource, deserved)}"
                     )
     return None
-
-
-def _q(resource: str, amount: int) -> str:
-    return format_quantity(resource, amount)

@@ -91,3 +91,20 @@ def test_the_verifier_refuses_evictions_by_a_never_preempting_class():
     forged = Decision("urgent", "preempt", "pipelined", [VictimTasks("low", ("low-0",), True)], {"urgent-0": "n0"})
     problems = verify(ClusterState.of(snapshot), forged)
     assert "preemption policy: urgent's priority class says Never, yet the decision evicts or moves" in problems
+
+
+def test_each_violation_names_its_rule_and_job_and_reads_as_its_words():
+    import pickle
+
+    from gpu_preempt.check.violation import Violation
+
+    snapshot = load_snapshot(FIXTURES / "preempt-lower-priority.yaml")
+    cluster = ClusterState.of(snapshot)
+    decision = attempt(cluster, snapshot.job("urgent"), "preempt")
+    assert verify(cluster, decision) == []
+    decision.victims = []  # the victim is no longer evicted: its node is now over capacity
+    found = verify(cluster, decision)
+    assert found and all(isinstance(v, Violation) and v.job == "urgent" for v in found)
+    assert {v.rule for v in found} >= {"capacity"}
+    assert [str(v) for v in found] == [v for v in found]  # the words, as a list of strings compares
+    assert pickle.loads(pickle.dumps(found)) == found and pickle.loads(pickle.dumps(found[0])).rule == found[0].rule

@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from gpu_preempt.formulate.builder import node_devices
+from gpu_preempt.formulate.rooms import node_devices
 from gpu_preempt.models import MILLI, GpuPreemptError, Job, Resources, is_gpu_resource
 from gpu_preempt.problem.devices import DeviceFit
 from gpu_preempt.problem.records import Devices, gpus_of, share_size

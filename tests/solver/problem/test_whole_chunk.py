@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpu_preempt.formulate.builder import whole_chunk
+from gpu_preempt.formulate.victims import whole_chunk
 from gpu_preempt.models import snapshot_from_data
 
 REQUESTS = [{"gpu": 1}, {"gpu": 2, "cpu": 4}, {"cpu": 1}, {"gpu": 0, "memory": "1Gi"}]

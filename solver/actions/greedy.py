@@ -25,7 +25,7 @@ from gpu_preempt.models.columns import grouped
 from gpu_preempt.problem.records import Problem
 from gpu_preempt.problem.solution import Solution
 from gpu_preempt.problem.victim_queue import Pop, VictimEntry, VictimQueue, leaf_stream, peel_order
-from gpu_preempt.reduce.units import free_hosts
+from gpu_preempt.reduce.hosts import free_hosts
 from gpu_preempt.rules.candidates import Candidate
 
 __all__ = ["FIRST_PREFIX", "solve", "solve_prepared"]

@@ -39,7 +39,7 @@ from gpu_preempt.models import Job, RequeueState
 from gpu_preempt.models.decision import Decision
 from gpu_preempt.problem.bounds import could_fit
 from gpu_preempt.problem.records import Action
-from gpu_preempt.reduce.units import free_hosts
+from gpu_preempt.reduce.hosts import free_hosts
 from gpu_preempt.rules.candidates import preempt_candidates, reclaim_candidates
 from gpu_preempt.rules.job_order import chunk_request
 from gpu_preempt.rules.placement import eligibility, placement_key, placement_mask

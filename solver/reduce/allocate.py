@@ -18,7 +18,7 @@ from gpu_preempt.problem.devices import assign_devices
 from gpu_preempt.problem.records import Problem
 from gpu_preempt.problem.solution import Solution
 
-from .units import free_hosts
+from .hosts import free_hosts
 
 __all__ = ["solve_allocation"]
 

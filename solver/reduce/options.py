@@ -35,7 +35,9 @@ import numpy as np
 from gpu_preempt.models import Resources
 from gpu_preempt.rules.victim_order import NO_VICTIMS
 
-from .units import CandidateTasks, Cost, CostModel, Loss, Member, SingleNodeUnits, TooComplex, Unit, add, tasks_fitting
+from .hosts import tasks_fitting
+from .losses import Cost, Loss, Member, TooComplex
+from .units import CandidateTasks, CostModel, SingleNodeUnits, Unit, add
 
 __all__ = ["ENUMERATION_LIMIT", "Hosting", "lower_bound", "lower_bounds", "node_options", "unit_options"]
 

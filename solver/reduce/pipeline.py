@@ -22,8 +22,10 @@ from dataclasses import dataclass, replace
 from gpu_preempt.formulate.builder import Prepared
 from gpu_preempt.problem.records import Problem
 
+from .hosts import DeviceView
+from .losses import TooComplex
 from .select import select
-from .units import CostModel, DeviceView, TooComplex, Unit, build_units
+from .units import CostModel, Unit, build_units
 
 __all__ = ["Reduced", "Reduction", "reduce_prepared"]
 

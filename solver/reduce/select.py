@@ -34,8 +34,9 @@ import numpy as np
 from gpu_preempt.models import Resources
 from gpu_preempt.rules.victim_order import NO_VICTIMS
 
+from .losses import Cost
 from .options import Hosting, lower_bounds, unit_options
-from .units import Cost, CostModel, Unit, most_hosted
+from .units import CostModel, Unit, most_hosted
 
 __all__ = ["BATCHED_LEVELS", "Selection", "level_bounds", "select", "spread_bounds"]
 

@@ -33,71 +33,22 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from gpu_preempt.formulate.rooms import node_devices
-from gpu_preempt.models import MILLI, GpuPreemptError, Job, Resources, is_gpu_resource
-from gpu_preempt.problem.devices import DeviceFit
-from gpu_preempt.problem.records import Devices, gpus_of, share_size
+from gpu_preempt.models import Job, Resources, is_gpu_resource
 from gpu_preempt.rules.candidates import Candidate
 from gpu_preempt.rules.victim_order import NO_VICTIMS, EvictKey, Keep, evict_key
 from gpu_preempt.state.cluster import ClusterState
 
-__all__ = [
-    "CandidateTasks",
-    "Cost",
-    "CostModel",
-    "DeviceView",
-    "FreeHosts",
-    "Loss",
-    "Member",
-    "Signature",
-    "SingleNodeUnits",
-    "TooComplex",
-    "Unit",
-    "add",
-    "build_units",
-    "free_hosts",
-    "most_hosted",
-    "tasks_fitting",
-]
+from .hosts import DeviceView, free_hosts, tasks_fitting
+from .losses import Cost, Loss, Member, TooComplex
 
-Cost = tuple[Any, ...]
-"""An additive cost vector: the criteria of ``config.objective`` (priority levels expanded), then the victims as a
-:class:`~gpu_preempt.rules.victim_order.Keep` (the canonical tie-break, compared last)."""
+__all__ = ["CandidateTasks", "CostModel", "SingleNodeUnits", "Unit", "add", "build_units", "most_hosted"]
 
 
 _JOB, _WHOLE, _SURPLUS, _NODES = attrgetter("job"), attrgetter("whole_job"), attrgetter("surplus"), attrgetter("nodes")
+
+
 _WIDE = 2**62
 """Amounts from here on are handled in Python integers (sums of them could overflow int64)."""
-
-
-class TooComplex(GpuPreemptError):
-    """The reductions do not apply (a victim's tasks differ, or a unit has too many combinations)."""
-
-
-@dataclass(frozen=True)
-class Loss:
-    """One way a victim loses tasks: how many, where (node -> tasks), the room freed there, and the cost."""
-
-    tasks: int
-    per_node: tuple[tuple[int, int], ...]
-    freed: tuple[tuple[int, tuple[int, ...]], ...]
-    cost: Cost
-    whole: bool
-    devices: tuple[tuple[int, int, tuple[tuple[int, int], ...]], ...] = ()
-    """Where devices are counted: per node, the whole GPUs and the shares (device, milli-GPUs) it frees there."""
-
-
-@dataclass(frozen=True)
-class Member:
-    """A candidate victim inside a unit, with every way it may lose tasks (not losing any is implicit)."""
-
-    victim: int
-    job: str
-    losses: tuple[Loss, ...]
-    nodes: tuple[int, ...]
-
-
-Signature = tuple[tuple[int, ...], tuple[int, ...], int, bool, int, int, int]
 
 
 class CandidateTasks(NamedTuple):
@@ -116,12 +67,6 @@ class CandidateTasks(NamedTuple):
     """Milli-GPUs of one task."""
     whole: bool
     surplus: int
-
-    def signature(self, costs: CostModel) -> Signature:
-        """Victims with equal signatures on equal nodes offer the same choices at the same costs."""
-        job = self.job
-        counts = (self.per_node[0][1],) if len(self.per_node) == 1 else tuple(k for _, k in self.per_node)
-        return (counts, self.size, self.gpus, self.whole, self.surplus, job.resolved_priority, costs.elapsed(job))
 
 
 @dataclass(frozen=True, eq=False)
@@ -468,62 +413,6 @@ def _most_hosted(
     return np.array([most_hosted(u, request, resources) for u in units], dtype=np.int64)
 
 
-def free_hosts(
-    cluster: ClusterState, priority: int, request: Resources, resources: tuple[str, ...], spread: int = 1
-) -> list[tuple[int, int]]:
-    """Schedulable nodes (by index) with room for tasks of ``request`` now, as ``priority`` sees them, and how many
-    each takes (on its devices too, where the snapshot has shares of a GPU: a share on ``spread`` devices); kept
-    while the state lasts. Counted on the matrix of rooms (:meth:`ClusterState.room_matrix`), which a derived state
-    updates where nodes changed."""
-    kept = cluster.for_state(FreeHosts).hosts
-    key = (priority, tuple(sorted(request.items())), resources, spread)
-    found = kept.get(key)
-    if found is not None:
-        return found
-    base, rooms = cluster.base_rooms(resources), cluster.rooms(priority, resources)
-    counts = _every_fit(base, cluster.room_matrix(resources), request, resources)
-    if rooms is not base:  # lower-priority promises on some nodes do not hold against this decision
-        for n in map(cluster.node_index().__getitem__, cluster.promised_nodes()):
-            counts[n] = tasks_fitting(rooms[n], request, resources)
-    counts[~cluster.index.schedulable] = 0
-    if cluster.has_shares():  # docs/snapshot-format.md, "GPU sharing": a node takes what its devices take
-        view = DeviceView.of(cluster, priority, request, spread)
-        for n in np.flatnonzero(counts > 0).tolist():
-            counts[n] = min(int(counts[n]), view.hosted(n, []))
-    at = np.flatnonzero(counts > 0)
-    hosts = kept[key] = list(zip(at.tolist(), counts[at].tolist(), strict=True))
-    return hosts
-
-
-@dataclass
-class FreeHosts:
-    """The hosts of :func:`free_hosts` of a state: (priority, request shape, resources, spread) -> (node, how many)."""
-
-    hosts: dict[tuple[int, tuple[tuple[str, int], ...], tuple[str, ...], int], list[tuple[int, int]]] = field(
-        default_factory=dict
-    )
-
-
-def _every_fit(
-    rooms: list[tuple[int, ...]], matrix: np.ndarray | None, request: Resources, resources: tuple[str, ...]
-) -> np.ndarray:
-    """:func:`fits` of every room (int64), one resource at a time over all of them (on ``matrix``, the rooms as a
-    matrix, if there is one)."""
-    counts: np.ndarray | None = None
-    for i, r in enumerate(resources):
-        amount = request.get(r, 0)
-        if amount > 0:
-            if matrix is not None and amount < 2**63:
-                column = matrix[:, i] // amount
-            else:
-                column = np.fromiter((room[i] // amount for room in rooms), dtype=np.int64, count=len(rooms))
-            counts = column if counts is None else np.minimum(counts, column)
-    if counts is None:
-        return np.zeros(len(rooms), dtype=np.int64)
-    found: np.ndarray = np.maximum(counts, 0)
-    return found
-
-
 def _member(victim: CandidateTasks, costs: CostModel) -> Member:
     counts = dict(victim.per_node)
     choices: list[Loss] = []
@@ -552,84 +441,6 @@ def _loss(victim: CandidateTasks, split: dict[int, int], costs: CostModel, *, wh
     devices = () if costs.devices is None else costs.devices.freed(victim.job, split)
     cost = costs.cost(victim.job, tasks, tasks * victim.gpus)
     return Loss(tasks, tuple(sorted(split.items())), freed, cost, whole, devices)
-
-
-@dataclass
-class DeviceView:
-    """The devices of a cluster with shares of a GPU, as a decision of ``priority`` sees them (docs/snapshot-format.md,
-    "GPU sharing"): what each node holds, and what a victim's tasks free there. The reductions stay exact on it: a
-    node's devices only lower what it hosts, so the node-level bounds stay bounds, and each option is counted on the
-    devices (:meth:`hosted`)."""
-
-    cluster: ClusterState
-    priority: int
-    share: int
-    """Milli-GPUs of the chunk's share of each of its devices (0: whole GPUs)."""
-    gpus: int
-    """Whole GPUs of one task of the chunk."""
-    spread: int = 1
-    """Devices a task's share is taken on."""
-    _bases: dict[int, Devices | None] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, cluster: ClusterState, priority: int, request: Resources, spread: int = 1) -> DeviceView:
-        """The view for a chunk of tasks asking ``request`` (a share: on ``spread`` devices)."""
-        share = share_size(request, spread)
-        return cls(cluster, priority, share, 0 if share else gpus_of(request), spread)
-
-    def base(self, n: int) -> Devices | None:
-        if n not in self._bases:
-            self._bases[n] = node_devices(self.cluster, self.cluster.snapshot.nodes[n], self.priority)
-        return self._bases[n]
-
-    def freed(self, job: Job, split: dict[int, int]) -> tuple[tuple[int, int, tuple[tuple[int, int], ...]], ...]:
-        """What ``job`` losing ``split`` (node -> tasks, its newest there first) frees per node: whole GPUs, and
-        shares per device. Raises :class:`TooComplex` when which tasks go would matter (shares on several devices
-        of a node, some of them kept)."""
-        cluster = self.cluster
-        placed = cluster.device_loads().placed
-        index = cluster.node_index()
-        on: dict[int, list[str]] = {}
-        for task in cluster.tasks(job, "running"):
-            on.setdefault(index[str(cluster.node_of[str(task.name)])], []).append(str(task.name))
-        by_name = {str(t.name): t for t in job.tasks}
-        out = []
-        for n, k in sorted(split.items()):
-            names = on.get(n, [])
-            devices = {placed[name] for name in names if name in placed}
-            if len(devices) > 1 and k < len(names):
-                raise TooComplex(f"{job.name} holds shares on several devices of a node")
-            whole, shares = 0, dict[int, int]()
-            for name in names[len(names) - k :]:  # the newest k
-                requests = job.requests(by_name[name])
-                if name in placed:
-                    for d in placed[name]:  # the requests count the share on each of its devices
-                        shares[d] = shares.get(d, 0) + requests.get("gpu", 0) // len(placed[name])
-                else:
-                    whole += requests.get("gpu", 0) // MILLI
-            out.append((n, whole, tuple(sorted(shares.items()))))
-        return tuple(out)
-
-    def hosted(self, n: int, lost: list[Loss], extra: Sequence[tuple[int, tuple[tuple[int, int], ...]]] = ()) -> int:
-        """Tasks of the chunk node ``n``'s devices take once the losses ``lost`` (and ``extra``: whole GPUs and
-        shares freed there by victims spanning nodes) are gone."""
-        base = self.base(n)
-        if base is None:
-            return 0 if self.share or self.gpus else 1 << 62
-        whole, shares = 0, dict[int, int]()
-        for freed in (*(x for loss in lost for x in loss.devices), *((n, w, s) for w, s in extra)):
-            if freed[0] != n:
-                continue
-            whole += freed[1]
-            for d, amount in freed[2]:
-                shares[d] = shares.get(d, 0) + amount
-        return DeviceFit(base, shares, whole).capacity(self.share, self.gpus, self.spread)
-
-
-def tasks_fitting(room: tuple[int, ...], request: Resources, resources: tuple[str, ...]) -> int:
-    """Tasks of ``request`` that fit in ``room``."""
-    counts = [room[i] // request[r] for i, r in enumerate(resources) if request.get(r, 0) > 0]
-    return max(0, min(counts)) if counts else 0
 
 
 def most_hosted(unit: Unit, request: Resources, resources: tuple[str, ...]) -> int:

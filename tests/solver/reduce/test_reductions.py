@@ -23,9 +23,11 @@ from gpu_preempt.formulate.builder import prepare
 from gpu_preempt.models import Job, is_gpu_resource, parse_snapshot
 from gpu_preempt.problem.records import Problem
 from gpu_preempt.problem.solution import Solution, objective_values
+from gpu_preempt.reduce.hosts import free_hosts
+from gpu_preempt.reduce.losses import TooComplex
 from gpu_preempt.reduce.options import lower_bound, lower_bounds, unit_options
 from gpu_preempt.reduce.select import level_bounds, spread_bounds
-from gpu_preempt.reduce.units import CostModel, TooComplex, Unit, build_units, free_hosts, most_hosted
+from gpu_preempt.reduce.units import CostModel, Unit, build_units, most_hosted
 from gpu_preempt.rules.candidates import Candidate
 from gpu_preempt.state.cluster import ClusterState
 

@@ -257,3 +257,13 @@ def metadata_version() -> str:
     import tomllib
 
     return str(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"])
+
+
+ROOM = 600
+"""The most lines a module of ``solver/`` or ``models/`` holds: past it, a module holds more than one concern."""
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_module_is_a_short_room(path: Path) -> None:
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert lines <= ROOM, f"{lines} lines"

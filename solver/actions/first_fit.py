@@ -15,7 +15,7 @@ from gpu_preempt.problem.devices import DeviceFit, device_fits
 from gpu_preempt.problem.records import ChunkType, Problem
 from gpu_preempt.problem.solution import Solution, broken_rows
 
-__all__ = ["Capacity", "Evicted", "Fitted", "OnDemand", "Rooms", "fit", "fits_one", "hosts", "room_after"]
+__all__ = ["Capacity", "Evicted", "Fitted", "LazyPerNode", "Rooms", "fit", "fits_one", "hosts", "room_after"]
 
 V = TypeVar("V")
 Evicted = dict[tuple[int, int], int]
@@ -50,7 +50,7 @@ def fit(problem: Problem, evicted: Evicted, counts: dict[int, int] | None = None
     return None
 
 
-class OnDemand(dict[int, V]):
+class LazyPerNode(dict[int, V]):
     """Per node, a value made by ``make`` when first asked for: a problem may hold thousands of nodes, of which a
     scenario touches a few."""
 
@@ -63,13 +63,13 @@ class OnDemand(dict[int, V]):
         return found
 
 
-Rooms = OnDemand[dict[str, int]]
+Rooms = LazyPerNode[dict[str, int]]
 """Per node, its room once some victims are gone (its own room copied when first asked for)."""
 
 
 def room_after(problem: Problem, evicted: Evicted) -> Rooms:
     """Per node, its room once ``evicted`` are gone."""
-    room: Rooms = OnDemand(lambda n: dict(problem.nodes[n].room))
+    room: Rooms = LazyPerNode(lambda n: dict(problem.nodes[n].room))
     for (v, s), count in evicted.items():
         slot = problem.victims[v].slots[s]
         here = room[slot.node]

@@ -32,7 +32,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterable, Iterator
 
-from gpu_preempt.actions.first_fit import Capacity, Evicted, Fitted, OnDemand, fit
+from gpu_preempt.actions.first_fit import Capacity, Evicted, Fitted, LazyPerNode, fit
 from gpu_preempt.models import MILLI, GpuPreemptError
 from gpu_preempt.problem.devices import DeviceFit
 from gpu_preempt.problem.records import Problem, Victim, gpu_milli
@@ -387,8 +387,8 @@ def _place_again(
     keeping first: a victim that fits back where it runs is not evicted after all (KAI pipelines it where it was); one
     that lands on room free elsewhere before the decision is moved (``moved``). Both are taken off ``evicted``."""
     victims, order = problem.victims, problem.victim_order
-    free: OnDemand[dict[str, int]] = OnDemand(lambda n: dict(problem.nodes[n].free_room()))
-    before: OnDemand[DeviceFit] = OnDemand(lambda n: _fit_before(problem, n))
+    free: LazyPerNode[dict[str, int]] = LazyPerNode(lambda n: dict(problem.nodes[n].free_room()))
+    before: LazyPerNode[DeviceFit] = LazyPerNode(lambda n: _fit_before(problem, n))
     rank = _keep_rank(problem)
     for v in sorted({v for (v, _), n in evicted.items() if n and v in rank}, key=rank.__getitem__):
         victim = victims[v]

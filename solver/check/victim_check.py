@@ -7,7 +7,7 @@ from gpu_preempt.models import Job, Resources, format_quantity
 from gpu_preempt.models.decision import Decision
 from gpu_preempt.models.quantity import add
 from gpu_preempt.models.sharing import counted_share
-from gpu_preempt.rules.protection import Action, protections
+from gpu_preempt.rules.protection import EvictingAction, protections
 from gpu_preempt.state.cluster import ClusterState
 
 from .task_order import out_of_order
@@ -49,7 +49,7 @@ def taken_victims(cluster: ClusterState, job: Job, decision: Decision, out: list
                 )
         if decision.action == "reclaim" and victim.queue == job.queue:
             out.append(f"reclaim: {victim.name} is in the reclaimer's own queue")
-        action: Action = (
+        action: EvictingAction = (
             "reclaim" if decision.action == "reclaim" or (kueue and victim.queue != job.queue) else "preempt"
         )
         for p in protections(cluster, victim, job, action):
@@ -94,7 +94,7 @@ def check_moves(cluster: ClusterState, job: Job, decision: Decision, taken: dict
             if amount > 0 and held.get(resource, 0) + amount > capacity.get(resource, 0):
                 need = format_quantity(resource, amount)
                 out.append(f"moves: the tasks moved to {node} need {need} {resource} of free room")
-    action: Action = "reclaim" if decision.action == "reclaim" else "preempt"
+    action: EvictingAction = "reclaim" if decision.action == "reclaim" else "preempt"
     for name, tasks in sorted(moved.items()):
         other = snapshot.job(name)
         running = cluster.running_count(other)

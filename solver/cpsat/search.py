@@ -50,7 +50,7 @@ from .objective import fold, folded, stages, unfold
 from .params import SolveParams
 from .variables import LinearExpr, Variables
 
-__all__ = ["FOLD_VICTIMS", "GRACE", "GUARDED_SIZE", "HINTED_SETTLE", "WORK_WALL", "ModelError", "solve", "too_large"]
+__all__ = ["FOLD_VICTIMS", "GRACE", "GUARDED_SIZE", "HINTED_TIE_BREAK", "WORK_WALL", "ModelError", "solve", "too_large"]
 
 
 class _Model(cp_model.CpModel):
@@ -153,7 +153,7 @@ def too_large(error: ModelError) -> str:
     return f"CP-SAT refused the model ({first}): the sums of these amounts and times exceed its 64-bit integers"
 
 
-HINTED_SETTLE = 64
+HINTED_TIE_BREAK = 64
 """A tie-break solve starts from the current solution only on models with more victims than this: on smaller ones,
 adding the hints costs more than the search they save (the answer is the same: each step is solved to optimality)."""
 
@@ -266,9 +266,9 @@ def _solve(
         for stage, reached in zip(group, unfold(group, value), strict=True):
             current.stages.append(f"{stage.name}={reached}")
             runner.fix(stage.expr, reached)
-        if group is not groups[-1] or len(problem.victims) > HINTED_SETTLE:
+        if group is not groups[-1] or len(problem.victims) > HINTED_TIE_BREAK:
             runner.variables.hint(current)
-        else:  # only tie-break solves follow, unhinted on small models (see HINTED_SETTLE)
+        else:  # only tie-break solves follow, unhinted on small models (see HINTED_TIE_BREAK)
             runner.variables.unhint()
     assert current is not None
     if not proved:
@@ -297,36 +297,36 @@ def _canonical(runner: _Runner, current: Solution) -> Solution:
         if current.evicted_of(v) == 0:
             continue
         if v in variables.whole and any((v, s) in variables.peel for s in range(len(victim.slots))):
-            current = _settle(
+            current = _fix_at_best(
                 runner, current, variables.whole[v], "min", int(current.evicted_of(v) == victim.running), 0
             )
         # else it cannot peel: being a victim (fixed above) is losing everything
         for s in sorted(range(len(victim.slots)), key=lambda s: victim.slots[s].tasks[0], reverse=True):
             taken = current.evicted.get((v, s), 0)
-            current = _settle(runner, current, variables.evicted(v, s), "max", taken, victim.slots[s].count)
+            current = _fix_at_best(runner, current, variables.evicted(v, s), "max", taken, victim.slots[s].count)
     # 3. moves: spare the jobs most worth keeping, move the newest tasks, to the earliest nodes
     movers = {v for v, _, _ in variables.move}
     movable = [v for v in problem.keep_order if v in movers]
     for v in movable:
         slots = range(len(problem.victims[v].slots))
         expr = cp_model.LinearExpr.sum([variables.moved_out(v, s) for s in slots])
-        current = _settle(runner, current, expr, "min", sum(current.moved_of(v, s) for s in slots), 0)
+        current = _fix_at_best(runner, current, expr, "min", sum(current.moved_of(v, s) for s in slots), 0)
     for v in movable:
         victim = problem.victims[v]
         if not any(current.moved_of(v, s) for s in range(len(victim.slots))):
             continue  # its moves are fixed at none: every slot's and destination's are none
         for s in sorted(range(len(victim.slots)), key=lambda s: victim.slots[s].tasks[0], reverse=True):
             most = victim.slots[s].count - current.evicted.get((v, s), 0)
-            current = _settle(runner, current, variables.moved_out(v, s), "max", current.moved_of(v, s), most)
+            current = _fix_at_best(runner, current, variables.moved_out(v, s), "max", current.moved_of(v, s), most)
             left = current.moved_of(v, s)
             for n in victim.slots[s].moves_to:
                 if (v, s, n) in variables.move:
                     taken = current.moved.get((v, s, n), 0)
-                    current = _settle(runner, current, variables.move[v, s, n], "max", taken, left)
+                    current = _fix_at_best(runner, current, variables.move[v, s, n], "max", taken, left)
                     left -= current.moved.get((v, s, n), 0)
     for landed in sorted(variables.move_dev):  # a moved share: to the earliest device
         most = current.moved.get(landed[:3], 0)
-        current = _settle(
+        current = _fix_at_best(
             runner, current, variables.move_dev[landed], "max", current.moved_devices.get(landed, 0), most
         )
     # 4. domains of a topology: the earliest ones
@@ -338,14 +338,14 @@ def _canonical(runner: _Runner, current: Solution) -> Solution:
         if chunk.optional:
             on_type = [var for (u, _), var in variables.place.items() if u == t]
             total = sum(n for (u, _), n in current.placed.items() if u == t)
-            current = _settle(runner, current, cp_model.LinearExpr.sum(on_type), "max", total, len(chunk.tasks))
+            current = _fix_at_best(runner, current, cp_model.LinearExpr.sum(on_type), "max", total, len(chunk.tasks))
     filled = _fill_in_order(problem, current, None if allowed is None else allowed[1])
     if filled is not None:
         current.placed, current.devices = filled
     else:
         for key in sorted(variables.place):
             var = variables.place[key]
-            current = _settle(runner, current, var, "max", current.placed.get(key, 0), variables.place_bound[key])
+            current = _fix_at_best(runner, current, var, "max", current.placed.get(key, 0), variables.place_bound[key])
         if variables.dev:
             current = _devices_in_order(runner, current)
     current.stages = done
@@ -406,11 +406,11 @@ def _keep_in_order(runner: _Runner, current: Solution) -> Solution:
     small = len(runner.problem.victims) <= FOLD_VICTIMS and len(rest) <= 62  # the weights' sum fits 63 bits
     if not small or len(evicted) < 2 or runner.timed_out:  # one evicted victim: one settle is the same solve
         for v in rest:
-            current = _settle(runner, current, variables.victim[v], "min", int(current.evicted_of(v) > 0), 0)
+            current = _fix_at_best(runner, current, variables.victim[v], "min", int(current.evicted_of(v) > 0), 0)
         return current
     weights = [1 << (len(rest) - 1 - j) for j in range(len(rest))]
     expr = cp_model.LinearExpr.weighted_sum([variables.victim[v] for v in rest], weights)
-    status, solution, _ = runner.run(expr, "min")  # unhinted: a small model (see HINTED_SETTLE)
+    status, solution, _ = runner.run(expr, "min")  # unhinted: a small model (see HINTED_TIE_BREAK)
     if solution is None or status != "optimal":
         runner.timed_out = True  # keep the proved-optimal answer; only the tie-break is unfinished
         solution = current
@@ -421,12 +421,14 @@ def _keep_in_order(runner: _Runner, current: Solution) -> Solution:
     return solution
 
 
-def _settle(runner: _Runner, current: Solution, expr: LinearExpr, sense: str, value: int, extreme: int) -> Solution:
+def _fix_at_best(
+    runner: _Runner, current: Solution, expr: LinearExpr, sense: str, value: int, extreme: int
+) -> Solution:
     """Fix ``expr`` at its best value given everything fixed so far; no solve when ``value`` is already ``extreme``."""
     if value == extreme or runner.timed_out:
         runner.fix(expr, value)
         return current
-    if len(runner.problem.victims) > HINTED_SETTLE:
+    if len(runner.problem.victims) > HINTED_TIE_BREAK:
         runner.variables.hint(current)
     status, solution, best = runner.run(expr, sense)
     if solution is None or status != "optimal":
@@ -448,7 +450,7 @@ def _devices_in_order(runner: _Runner, current: Solution) -> Solution:
     variables = runner.variables
     for key in sorted(variables.dev):
         bound = runner.problem.chunk[key[0]].share
-        current = _settle(runner, current, variables.dev[key], "max", current.devices.get(key, 0), MILLI // bound)
+        current = _fix_at_best(runner, current, variables.dev[key], "max", current.devices.get(key, 0), MILLI // bound)
     return current
 
 

@@ -38,7 +38,7 @@ from gpu_preempt.models.quantity import add
 from gpu_preempt.state.cluster import ClusterState
 
 from .min_runtime import protected_until
-from .protection import Action, Protection, protections, queue_min_runtime
+from .protection import EvictingAction, Protection, protections, queue_min_runtime
 from .reclaim_line import Line, reclaim_line
 from .toleration import tolerated_until
 
@@ -147,7 +147,7 @@ class OtherQueues(Sequence[tuple[str, Names]]):
 
 @dataclass(frozen=True)
 class CandidateSet:
-    action: Action
+    action: EvictingAction
     preemptor: str
     candidates: list[Candidate] = field(default_factory=list)
     judged: list[Excluded] = field(default_factory=list)
@@ -408,7 +408,7 @@ class Unprotected:
     hundreds of thousands of jobs are judged. A job it does not clear is judged in full.
     """
 
-    def __init__(self, cluster: ClusterState, preemptor: Job, action: Action) -> None:
+    def __init__(self, cluster: ClusterState, preemptor: Job, action: EvictingAction) -> None:
         self.cluster, self.preemptor, self.action, self.now = cluster, preemptor, action, cluster.now
         self.runtimes: dict[str, float] = {}
         self.tolerating: dict[str | None, Toleration | None] = {None: None}
@@ -481,7 +481,9 @@ class Unprotected:
         return until is None or not self.now < until
 
 
-def _judge(cluster: ClusterState, job: Job, preemptor: Job, action: Action, result: CandidateSet) -> Candidate | None:
+def _judge(
+    cluster: ClusterState, job: Job, preemptor: Job, action: EvictingAction, result: CandidateSet
+) -> Candidate | None:
     found = protections(cluster, job, preemptor, action)
     running = cluster.running_count(job)
     surplus = max(0, running - job.gang_minimum)

@@ -32,7 +32,7 @@ from gpu_preempt.models.queue import Preemption
 from gpu_preempt.state.cluster import ClusterState
 
 from .candidates import Candidate, CandidateSet, Excluded
-from .protection import Action, protections
+from .protection import EvictingAction, protections
 from .requeue import queue_order_time
 
 __all__ = ["KueueTerms", "Variant", "kueue_candidates", "needing_preemption", "policy_of", "quotas_of"]
@@ -105,7 +105,7 @@ def kueue_candidates(cluster: ClusterState, preemptor: Job, request: Resources) 
         if why is not None:
             result.judged.append(Excluded(job.name, "priority", why))
             return
-        action: Action = "preempt" if job.queue == queue else "reclaim"
+        action: EvictingAction = "preempt" if job.queue == queue else "reclaim"
         found = protections(cluster, job, preemptor, action)
         if found:
             first = found[0]

@@ -23,9 +23,10 @@ from gpu_preempt.state.cluster import ClusterState
 from .min_runtime import preempt_min_runtime, protected_until, reclaim_min_runtime
 from .toleration import tolerated_until
 
-__all__ = ["Action", "MinRuntimes", "Protection", "Rule", "min_runtime", "protections", "queue_min_runtime"]
+__all__ = ["EvictingAction", "MinRuntimes", "Protection", "Rule", "min_runtime", "protections", "queue_min_runtime"]
 
-Action = Literal["preempt", "reclaim"]
+EvictingAction = Literal["preempt", "reclaim"]
+"""The actions that evict (``allocate`` evicts nothing)."""
 Rule = Literal["non-preemptible", "min-runtime", "toleration"]
 
 
@@ -49,7 +50,7 @@ class Protection:
         return f"{self.rule}{when}: {self.detail}"
 
 
-def protections(cluster: ClusterState, victim: Job, preemptor: Job, action: Action) -> list[Protection]:
+def protections(cluster: ClusterState, victim: Job, preemptor: Job, action: EvictingAction) -> list[Protection]:
     """Every protection ``victim`` has against ``preemptor`` under ``action`` at ``cluster.now``."""
     found: list[Protection] = []
     now = cluster.now
@@ -93,12 +94,12 @@ def protections(cluster: ClusterState, victim: Job, preemptor: Job, action: Acti
     return found
 
 
-def min_runtime(cluster: ClusterState, victim: Job, preemptor: Job, action: Action) -> float:
+def min_runtime(cluster: ClusterState, victim: Job, preemptor: Job, action: EvictingAction) -> float:
     """The min-runtime that protects ``victim`` from ``preemptor`` under ``action`` (it depends on their queues)."""
     return queue_min_runtime(cluster, victim.queue, preemptor, action)
 
 
-def queue_min_runtime(cluster: ClusterState, victim_queue: str, preemptor: Job, action: Action) -> float:
+def queue_min_runtime(cluster: ClusterState, victim_queue: str, preemptor: Job, action: EvictingAction) -> float:
     """:func:`min_runtime` of a victim in leaf ``victim_queue``."""
     known = cluster.for_snapshot(MinRuntimes).seconds
     key = (action, preemptor.queue if action == "reclaim" else "", victim_queue)

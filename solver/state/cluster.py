@@ -41,10 +41,10 @@ from gpu_preempt.models import Job, Node, Resources, Snapshot, SnapshotError, Ta
 from gpu_preempt.models.columns import CODES, JobColumns, grouped
 
 from . import rooms
+from .caches import Caches
 from .derive import changed_nodes, derived
 from .devices import DeviceLoads, SnapshotDevices, device_loads
 from .fair_share import cluster_capacity, fair_shares
-from .kept import Kept
 from .layered import Layered
 from .node_cache import NodeCache, NodeKey
 from .node_loads import NodeLoads, shift
@@ -107,8 +107,8 @@ class ClusterState:
     job_counts: dict[str, dict[str, int]]
     """Job -> its tasks per status, counted when first asked for (a derived state keeps its parent's counts of the
     jobs it did not change)."""
-    _kept: Kept
-    nodes_kept: Kept
+    _kept: Caches
+    nodes_kept: Caches
     """Caches of what depends on the node models alone (capacities, labels, taints): shared by the states of
     every snapshot with the same node models (a replay's cycles while no node changes)."""
     task_devices: dict[str, tuple[int, ...]]
@@ -135,7 +135,7 @@ class ClusterState:
         self._take(count_tasks(snapshot, tree, status, node_of, fill=False))
         self.changed_jobs = frozenset(job.name for job in snapshot.jobs)  # statuses given apart from the snapshot's
         self.node_cache = NodeCache()
-        self.nodes_kept = Kept()
+        self.nodes_kept = Caches()
 
     @classmethod
     def of(cls, snapshot: Snapshot, previous: ClusterState | None = None) -> ClusterState:
@@ -160,7 +160,7 @@ class ClusterState:
             cluster._take(since or count_tasks(snapshot, tree, {}, {}, fill=True))
         cluster.shares = fair_shares(snapshot, tree, cluster.usage, cluster.capacity)
         cluster.node_cache = NodeCache()
-        cluster.nodes_kept = Kept()
+        cluster.nodes_kept = Caches()
         if previous is not None and same_nodes:
             cluster.node_cache = previous.node_cache.passed_on(changed_nodes(cluster, previous))
             cluster.nodes_kept = previous.nodes_kept
@@ -178,7 +178,7 @@ class ClusterState:
         self.leaving = {}
         self.changed_jobs = frozenset()
         self.job_counts = {}
-        self._kept = Kept()
+        self._kept = Caches()
         self.task_devices = {}
         self._devices = None
         self.devices_from = None

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from gpu_preempt.models import Resources
 
-from .kept import Kept
+from .caches import Caches
 from .layered import Layered
 from .node_loads import CURRENT, FINAL, PROMISED, NodeLoads, shift
 from .queue_usage import HOLDING, QueueUsage
@@ -33,7 +33,7 @@ def derived(
     """``parent`` with each ``(task, status, node)`` applied (``node`` None: keep it), shares placed on their
     ``devices``; fair shares stay."""
     new = copy.copy(parent)
-    new._kept = Kept()
+    new._kept = Caches()
     new._waiting = None
     new._devices = None
     if devices:

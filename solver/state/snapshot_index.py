@@ -18,7 +18,7 @@ from gpu_preempt.models import Job, Snapshot, Task
 from gpu_preempt.models.columns import TaskColumns
 from gpu_preempt.models.load.job_list import JobIndex
 
-from .kept import Kept
+from .caches import Caches
 
 __all__ = ["SCANNED", "Owners", "SnapshotIndex"]
 
@@ -32,7 +32,7 @@ class SnapshotIndex:
     def __init__(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
         self._job_positions: dict[str, int] | None = None
-        self.kept = Kept()
+        self.kept = Caches()
         """The caches of the layers above kept for this snapshot (:mod:`.kept`)."""
 
     @cached_property

@@ -5,11 +5,11 @@ with no arguments) and asks for it by that class, so that every cached thing has
 
 >>> from dataclasses import dataclass, field
 >>> @dataclass
-... class Seen:
+... class Names:
 ...     names: list[str] = field(default_factory=list)
->>> kept = Kept()
->>> kept.of(Seen).names.append("a")
->>> kept.of(Seen).names
+>>> caches = Caches()
+>>> caches.of(Names).names.append("a")
+>>> caches.of(Names).names
 ['a']
 """
 
@@ -17,12 +17,12 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-__all__ = ["Kept"]
+__all__ = ["Caches"]
 
 K = TypeVar("K")
 
 
-class Kept:
+class Caches:
     """Class -> its one instance."""
 
     __slots__ = ("_found",)

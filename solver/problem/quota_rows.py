@@ -5,13 +5,67 @@ keep. Each row checks a set of freed amounts in exact integers; the CP-SAT model
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 
 from gpu_preempt.models import Resources
 from gpu_preempt.models.cohort_quotas import CohortQuotas
 
-__all__ = ["FINAL_SHARE", "INITIAL_SHARE", "CohortRows", "FairRows", "at_most", "below"]
+__all__ = ["FINAL_SHARE", "INITIAL_SHARE", "CohortRows", "FairRows", "QuotaNumbers", "at_most", "below"]
+
+
+@dataclass(frozen=True)
+class QuotaNumbers:
+    """The queue tree's quota as the CP-SAT model reads it: numbers per queue and resource, no arithmetic left to do.
+
+    ``subtree`` and ``local`` are each queue's subtree and local quota, ``potential`` the most it could have with
+    nothing used (Kueue's ``potentialAvailable``; :class:`~gpu_preempt.models.cohort_quotas.CohortQuotas` defines
+    them all); ``used`` what each ClusterQueue holds before the decision.
+
+    >>> tree, nominal = {"pool": None, "a": "pool"}, {"pool": {"gpu": 4}, "a": {"gpu": 8}}
+    >>> quotas = CohortQuotas(tree, nominal, lending={"a": {"gpu": 2}})
+    >>> numbers = QuotaNumbers.of(quotas)
+    >>> numbers.subtree["pool"], numbers.local["a"], numbers.potential["a"]
+    ({'gpu': 6}, {'gpu': 6}, {'gpu': 12})
+    """
+
+    parents: Mapping[str, str | None]
+    nominal: Mapping[str, Resources]
+    borrowing: Mapping[str, Resources]
+    lending: Mapping[str, Resources]
+    used: Mapping[str, Resources]
+    subtree: Mapping[str, Resources]
+    local: Mapping[str, Resources]
+    potential: Mapping[str, Resources]
+
+    @classmethod
+    def of(cls, quotas: CohortQuotas) -> QuotaNumbers:
+        groups = (quotas.nominal, quotas.borrowing, quotas.lending, quotas.used)
+        resources = sorted({r for group in groups for amounts in group.values() for r in amounts})
+
+        def per_queue(value: str) -> dict[str, Resources]:
+            found = {}
+            for queue in quotas.parents:
+                if value == "subtree":
+                    found[queue] = {r: quotas.subtree_quota(queue, r) for r in resources}
+                elif value == "local":
+                    found[queue] = {r: quotas.local_quota(queue, r) for r in resources}
+                else:
+                    found[queue] = {r: quotas.potential_available(queue, r) for r in resources}
+            return found
+
+        return cls(
+            quotas.parents,
+            quotas.nominal,
+            quotas.borrowing,
+            quotas.lending,
+            quotas.used,
+            per_queue("subtree"),
+            per_queue("local"),
+            per_queue("potential"),
+        )
 
 
 @dataclass(frozen=True)
@@ -28,6 +82,11 @@ class CohortRows:
     """Per ClusterQueue, the victims in it."""
     modes: tuple[bool, ...] = (True,)
     while_nominal: tuple[int, ...] = ()
+
+    @cached_property
+    def numbers(self) -> QuotaNumbers:
+        """The tree's quota in numbers, for the model."""
+        return QuotaNumbers.of(self.quotas)
 
     def fits(self, freed: dict[int, Resources], placed: Resources, *, borrowing: bool) -> bool:
         """Whether ``placed`` fits once the victims free ``freed`` (per victim), in the attempt ``borrowing``."""
@@ -81,6 +140,11 @@ class FairRows:
     needs: tuple[str, ...]
     resources: tuple[str, ...]
     """The resources shares are counted in: every resource of a quota."""
+
+    @cached_property
+    def numbers(self) -> QuotaNumbers:
+        """The tree's quota in numbers, for the model."""
+        return QuotaNumbers.of(self.quotas)
 
     def state(self, freed: dict[int, Resources], placed: Resources, back: int | None = None) -> CohortQuotas:
         """The quota once ``freed`` is freed (but ``back``'s part) and ``placed`` is added to the queue."""

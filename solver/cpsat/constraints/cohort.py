@@ -54,7 +54,7 @@ def quota_unit(problem: Problem, resource: str) -> int:
     the chunk's and the victims' requests. Counting in it keeps memory (milli-bytes) within CP-SAT's integers."""
     rows = problem.cohort
     assert rows is not None
-    quotas = rows.quotas
+    quotas = rows.numbers
     amounts = [
         m.get(resource, 0)
         for group in (quotas.nominal, quotas.borrowing, quotas.lending, quotas.used)
@@ -70,11 +70,11 @@ def cohort_tree(problem: Problem) -> tuple[dict[str, list[str]], str]:
     rows = problem.cohort
     assert rows is not None
     children: dict[str, list[str]] = {}
-    for queue, parent in rows.quotas.parents.items():
+    for queue, parent in rows.numbers.parents.items():
         if parent is not None:
             children.setdefault(parent, []).append(queue)
     top = rows.queue
-    while (parent := rows.quotas.parents[top]) is not None:
+    while (parent := rows.numbers.parents[top]) is not None:
         top = parent
     return children, top
 
@@ -83,7 +83,7 @@ def quota_bound(problem: Problem, resource: str, unit: int) -> int:
     """A bound on every amount of ``resource`` the rows handle, in ``unit``."""
     rows = problem.cohort
     assert rows is not None
-    quotas = rows.quotas
+    quotas = rows.numbers
     amounts = [
         abs(m.get(resource, 0)) for group in (quotas.nominal, quotas.used, quotas.borrowing) for m in group.values()
     ]
@@ -112,7 +112,7 @@ def freed_in(variables: Variables, members: tuple[int, ...], resource: str, unit
 def _cohort_resource(variables: Variables, resource: str, borrow: cp_model.IntVar | int) -> None:
     rows, model, problem = variables.problem.cohort, variables.model, variables.problem
     assert rows is not None
-    quotas, unit = rows.quotas, quota_unit(problem, resource)
+    quotas, unit = rows.numbers, quota_unit(problem, resource)
     children, top = cohort_tree(problem)
     bound = quota_bound(problem, resource, unit)
     placed = placed_in(variables, resource, unit)
@@ -124,13 +124,13 @@ def _cohort_resource(variables: Variables, resource: str, borrow: cp_model.IntVa
     def available(queue: str) -> LinearExpr:
         parent, mine = quotas.parents[queue], usage[queue]
         if parent is None:
-            return quotas.subtree_quota(queue, resource) // unit - mine
-        local = quotas.local_quota(queue, resource) // unit
+            return quotas.subtree[queue].get(resource, 0) // unit - mine
+        local = quotas.local[queue].get(resource, 0) // unit
         from_parent = available(parent)
         limit = quotas.borrowing.get(queue, {}).get(resource)
         if limit is not None:
             used_up = mine if local == 0 else at_least_zero(mine - local, f"used_up_{queue}_{resource}")
-            cap = quotas.subtree_quota(queue, resource) // unit - local - used_up + limit // unit
+            cap = quotas.subtree[queue].get(resource, 0) // unit - local - used_up + limit // unit
             if isinstance(cap, int) and isinstance(from_parent, int):
                 from_parent = min(cap, from_parent)
             else:
@@ -175,7 +175,7 @@ def tree_usages(
     Cohort's what each child uses beyond its local quota (``resource_node.go``, ``accumulateFromChild``)."""
     rows = variables.problem.cohort
     assert rows is not None
-    quotas = rows.quotas
+    quotas = rows.numbers
     usage: dict[str, LinearExpr] = {}
 
     def use(queue: str) -> LinearExpr:
@@ -189,7 +189,7 @@ def tree_usages(
         else:
             terms: list[LinearExpr] = []
             for child in below:
-                local, part = quotas.local_quota(child, resource) // unit, use(child)
+                local, part = quotas.local[child].get(resource, 0) // unit, use(child)
                 name = f"lent{tag}_{child}_{resource}"
                 terms.append(part if local == 0 else positive_part(variables, part - local, bound, name))
             found = sum(t for t in terms if isinstance(t, int)) + cp_model.LinearExpr.sum(

@@ -37,7 +37,7 @@ def fair(variables: Variables) -> None:
     rows = problem.fair
     if rows is None or problem.cohort is None:
         return
-    quotas = rows.quotas
+    quotas = rows.numbers
     children, top = cohort_tree(problem)
     units = {r: quota_unit(problem, r) for r in rows.resources}
     bounds = {r: quota_bound(problem, r, units[r]) for r in rows.resources}
@@ -60,7 +60,7 @@ def fair(variables: Variables) -> None:
         borrowing: list[cp_model.IntVar] = []
         for r in rows.resources:
             unit, bound = units[r], bounds[r]
-            over = state[r][queue] - quotas.subtree_quota(queue, r) // unit
+            over = state[r][queue] - quotas.subtree[queue].get(r, 0) // unit
             borrowed = positive_part(variables, over, bound, f"b{tag}_{queue}_{r}")
             if weight == 0:
                 if not isinstance(borrowed, int):
@@ -71,7 +71,7 @@ def fair(variables: Variables) -> None:
                 elif borrowed > 0:
                     return INFINITE_SHARE
                 continue
-            lendable = quotas.potential_available(parent, r) // unit
+            lendable = quotas.potential[parent].get(r, 0) // unit
             if lendable <= 0:
                 continue
             numerator, denominator = 1000 * weight.denominator, lendable * weight.numerator
@@ -125,7 +125,7 @@ def fair(variables: Variables) -> None:
             ways.append(final)
         if INITIAL_SHARE in rows.strategies:
             lent = any(
-                quotas.local_quota(q, r)
+                quotas.local[q].get(r, 0)
                 for q in subtree_members(children, theirs)
                 if q != theirs
                 for r in rows.resources

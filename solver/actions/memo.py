@@ -4,7 +4,7 @@ A replay runs a cycle after every change, and every waiting job is tried by allo
 time; in a deep queue nearly every such try repeats the job's last outcome. :class:`OutcomeMemo` keeps, per job
 and action, the last outcome that placed nothing, with the facts it rests on, and :meth:`OutcomeMemo.recall` gives
 it back when those facts still hold, so that the cycle counts it as a repeat without a search. Each fact is one
-under which the outcome cannot change (docs/planning.md, "How the replay stays fast"):
+under which the outcome cannot change (docs/architecture.md, "How a replay stays fast"):
 
 * every outcome: the job is unchanged (every task pending, the same requeue state);
 * ``skipped`` in backoff: the backoff still runs; by the reclaim gate: the gate is still closed (judged again,

@@ -100,3 +100,23 @@ def generated_cases(
     snapshot = snapshot_from_data(data)
     jobs = [job for job in snapshot.jobs if job.name.startswith("pending-")]
     return snapshot, [(job, action) for job in jobs for action in ("reclaim", "preempt")]
+
+
+@pytest.fixture
+def beat_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The progress heartbeat beats once as soon as its block starts, then keeps its interval: a test sees a beat
+    whatever the machine's speed (no race between the work and the clock)."""
+    import threading
+
+    from gpu_preempt.cli import progress
+
+    class FirstWaitReturns(threading.Event):
+        first = True
+
+        def wait(self, timeout: float | None = None) -> bool:
+            if self.first:
+                self.first = False
+                return False
+            return super().wait(timeout)
+
+    monkeypatch.setattr(progress.threading, "Event", FirstWaitReturns)

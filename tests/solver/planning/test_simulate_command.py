@@ -99,9 +99,8 @@ def test_a_dump_asked_for_after_the_last_cycle_is_answered(tmp_path: Path):
     assert (out / "summary.json").exists() and not (out / "dump.json").exists()
 
 
-def test_without_a_terminal_a_heartbeat_line_tells_the_progress(tmp_path: Path):
-    env = {"GPU_PREEMPT_HEARTBEAT": "0.01"}
-    result = RUN.invoke(app, ["simulate", str(small(tmp_path)), "--out", str(tmp_path / "out")], env=env)
+def test_without_a_terminal_a_heartbeat_line_tells_the_progress(tmp_path: Path, beat_at_once: None):
+    result = RUN.invoke(app, ["simulate", str(small(tmp_path)), "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output
     beats = [line for line in result.stderr.splitlines() if line.startswith("simulate: ")]
     assert beats and all(" jobs done, simulated " in line and " elapsed, about " in line for line in beats)

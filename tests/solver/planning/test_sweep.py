@@ -113,11 +113,13 @@ def test_bad_sweeps_exit_2_naming_the_field(tmp_path: Path, entries: dict[str, A
     assert not out.exists() and [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
-def test_progress_says_what_is_left_and_ctrl_c_what_was_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_progress_says_what_is_left_and_ctrl_c_what_was_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, beat_at_once: None
+):
     path = small_sweep(tmp_path, grid={"workload.time_scale": [50, 100]}, solvers=["cpsat"])
     out, cache = tmp_path / "out", tmp_path / "cache"
     args = ["sweep", str(path), "--out", str(out), "--cache", str(cache)]
-    result = RUN.invoke(app, args, env={"GPU_PREEMPT_HEARTBEAT": "0.01"})
+    result = RUN.invoke(app, args)
     assert result.exit_code == 0, result.output
     beats = [line for line in result.stderr.splitlines() if line.startswith("sweep: ")]
     assert beats and all(" runs done, " in line and " elapsed, about " in line for line in beats)

@@ -44,27 +44,16 @@ class QuotaNumbers:
     def of(cls, quotas: CohortQuotas) -> QuotaNumbers:
         groups = (quotas.nominal, quotas.borrowing, quotas.lending, quotas.used)
         resources = sorted({r for group in groups for amounts in group.values() for r in amounts})
-
-        def per_queue(value: str) -> dict[str, Resources]:
-            found = {}
-            for queue in quotas.parents:
-                if value == "subtree":
-                    found[queue] = {r: quotas.subtree_quota(queue, r) for r in resources}
-                elif value == "local":
-                    found[queue] = {r: quotas.local_quota(queue, r) for r in resources}
-                else:
-                    found[queue] = {r: quotas.potential_available(queue, r) for r in resources}
-            return found
-
+        queues = list(quotas.parents)
         return cls(
             quotas.parents,
             quotas.nominal,
             quotas.borrowing,
             quotas.lending,
             quotas.used,
-            per_queue("subtree"),
-            per_queue("local"),
-            per_queue("potential"),
+            {q: {r: quotas.subtree_quota(q, r) for r in resources} for q in queues},
+            {q: {r: quotas.local_quota(q, r) for r in resources} for q in queues},
+            {q: {r: quotas.potential_available(q, r) for r in resources} for q in queues},
         )
 
 

@@ -22,11 +22,12 @@ import time
 
 from generate import pending_decisions
 
+from gpu_preempt.actions.reduced_path import demand_of
 from gpu_preempt.cpsat import search
 from gpu_preempt.cpsat.constraints import FAMILIES
 from gpu_preempt.cpsat.params import SolveParams
 from gpu_preempt.formulate.builder import prepare
-from gpu_preempt.reduce.pipeline import reduce_prepared
+from gpu_preempt.reduce.pipeline import restrict
 
 SETTINGS = {
     "level 0": {"linearization_level": 0},
@@ -66,10 +67,10 @@ def main() -> None:
             for seed in range(args.seeds):
                 for cluster, job, action in pending_decisions(nodes, seed):
                     prepared = prepare(cluster, job, action)  # type: ignore[arg-type]
-                    reduction = None if prepared.skip is not None else reduce_prepared(prepared)
-                    if reduction is None or not reduction.units:
+                    restriction = None if prepared.skip is not None else restrict(demand_of(prepared))
+                    if restriction is None or not restriction.report.kept:
                         continue
-                    base = reduction.problem()
+                    base = prepared.build(chosen=restriction.candidates, only_nodes=restriction.nodes)
                     answers = set()
                     for name, setting in SETTINGS.items():
                         _LEVEL[0] = setting.get("linearization_level")

@@ -75,8 +75,7 @@ class BelowLine:
     """A victim queue the decision takes below its reclaim line in one resource, and the rule that allows it.
 
     Amounts in milli-units. ``rule`` is ``last_chunk`` (docs/snapshot-format.md, "Reclaim": the queue was above its
-    line in
-    ``above`` before its last chunk was taken).
+    line in ``above`` before its last chunk was taken).
     """
 
     queue: str

@@ -22,7 +22,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "rules": {"models", "state"},
     "problem": {"models"},
     "formulate": {"models", "state", "rules", "problem"},
-    "reduce": {"models", "state", "rules", "problem", "formulate"},
+    "reduce": {"models", "state", "rules", "problem", "formulate.rooms"},
     "cpsat": {"models", "problem"},
     "explain": {"models", "state", "rules", "problem", "cpsat"},
     "actions": {"models", "state", "rules", "problem", "formulate", "reduce", "cpsat", "explain"},
@@ -129,6 +129,8 @@ def test_the_check_refuses_what_the_graph_leaves_out() -> None:
     assert allowed("gpu_preempt.cpsat.search", "gpu_preempt.problem.data")
     assert not allowed("gpu_preempt.cpsat.search", "gpu_preempt.formulate.builder")
     assert not allowed("gpu_preempt.cpsat.search", "gpu_preempt.reduce.units")
+    assert allowed("gpu_preempt.reduce.hosts", "gpu_preempt.formulate.rooms")
+    assert not allowed("gpu_preempt.reduce.pipeline", "gpu_preempt.formulate.builder")  # reductions never build
     assert not allowed("gpu_preempt.check.verifier", "gpu_preempt.cpsat")
     assert layer_of("gpu_preempt.models.decision") == "models" and layer_of("gpu_preempt") == "api"
 

@@ -5,7 +5,9 @@
 The steps: decide the chunk and the candidates (:mod:`gpu_preempt.formulate.builder`),
 take the greedy baseline's answer (:mod:`gpu_preempt.actions.greedy`), hand both to CP-SAT
 (:mod:`gpu_preempt.cpsat`), and turn the counts it returns into named victims and
-placements, with the objective recomputed from them and reasons in words.
+placements, with the objective recomputed from them and reasons in words. What the
+named decision entails (nominations overridden, requeue states, queues taken below
+their line) is read off it last (:mod:`gpu_preempt.rules.consequences`).
 """
 
 from __future__ import annotations
@@ -19,24 +21,23 @@ from gpu_preempt.cpsat.search import ModelError, too_large
 from gpu_preempt.explain.reasons import device_note, protected_jobs, why_infeasible
 from gpu_preempt.formulate.builder import prepare
 from gpu_preempt.models import Job, Resources, SolverName
-from gpu_preempt.models.decision import BelowLine, Decision, Move, Outcome, VictimTasks
-from gpu_preempt.models.quantity import add
+from gpu_preempt.models.decision import Decision, Move, Outcome, VictimTasks
 from gpu_preempt.problem.bounds import could_fit
 from gpu_preempt.problem.devices import DeviceFit, task_devices
 from gpu_preempt.problem.records import Action, Devices, Problem
 from gpu_preempt.problem.solution import Solution, objective_values
-from gpu_preempt.reduce.allocate import solve_allocation
-from gpu_preempt.rules.nominations import claim, held_against, overrides
+from gpu_preempt.rules.consequences import consequences
+from gpu_preempt.rules.nominations import claim, held_against
 from gpu_preempt.rules.placement import excluded_text, exclusions, placement_matters
 from gpu_preempt.rules.preemption_delay import delay_reason
-from gpu_preempt.rules.reclaim_line import above_before_last, chunks_of, reclaim_line
-from gpu_preempt.rules.requeue import backoff_reason, evicted_states
+from gpu_preempt.rules.requeue import backoff_reason
 from gpu_preempt.state.cluster import ClusterState
 
 from . import greedy
+from .allocation import solve_allocation
 from .reduced_path import solve_reduced
 
-__all__ = ["attempt", "below_line", "named_moves", "named_victims"]
+__all__ = ["attempt", "named_moves", "named_victims"]
 
 
 def attempt(cluster: ClusterState, job: Job, action: Action, *, solver: SolverName = "cpsat") -> Decision:
@@ -45,22 +46,22 @@ def attempt(cluster: ClusterState, job: Job, action: Action, *, solver: SolverNa
     job = cluster.snapshot.job(job.name)
     if action == "allocate" and cluster.count(job, "nominated"):
         return claim(cluster, job)  # docs/rules.md, "Nominations": the nominated job lands where it was promised
-    decision = _attempt(cluster, job, action, solver)
-    decision.overrides = overrides(cluster, job, decision)
-    decision.requeue = evicted_states(cluster.snapshot, decision)
-    return decision
+    decision, chunk = _decide(cluster, job, action, solver)
+    return consequences(cluster, job, decision, chunk).apply(decision)
 
 
-def _attempt(cluster: ClusterState, job: Job, action: Action, solver: SolverName) -> Decision:
+def _decide(cluster: ClusterState, job: Job, action: Action, solver: SolverName) -> tuple[Decision, Resources]:
+    """The named decision, and what its chunk asks for."""
     start = time.perf_counter()
     waiting = backoff_reason(job, cluster.now)
     if waiting is None and action != "allocate":
         waiting = delay_reason(job, cluster.now)  # docs/rules.md, "Preemption delay"
     if waiting is not None:
-        return Decision(job.name, action, "skipped", reason=waiting, solver=solver, solve_ms=_ms(start))
+        return Decision(job.name, action, "skipped", reason=waiting, solver=solver, solve_ms=_ms(start)), {}
     prepared = prepare(cluster, job, action)
     if prepared.skip is not None:
-        return Decision(job.name, action, "skipped", reason=prepared.skip, solver=solver, solve_ms=_ms(start))
+        skipped = Decision(job.name, action, "skipped", reason=prepared.skip, solver=solver, solve_ms=_ms(start))
+        return skipped, {}
     reason: str | None = None
     reduced = None
     params = SolveParams.of(cluster.snapshot.config.solver)
@@ -81,7 +82,8 @@ def _attempt(cluster: ClusterState, job: Job, action: Action, solver: SolverName
         try:
             found = solve_reduced(prepared, params)
         except ModelError as error:
-            return Decision(job.name, action, "unknown", reason=too_large(error), solver=solver, solve_ms=_ms(start))
+            unknown = Decision(job.name, action, "unknown", reason=too_large(error), solver=solver, solve_ms=_ms(start))
+            return unknown, prepared.required
         reduced = None if found is None else found[:2]
     else:  # the greedy baseline builds victims only as far as its order needs them
         reduced = greedy.solve_prepared(prepared)
@@ -100,8 +102,6 @@ def _attempt(cluster: ClusterState, job: Job, action: Action, solver: SolverName
             except ModelError as error:
                 solution = Solution("unknown", reason=too_large(error))
     decision = _assemble(cluster, problem, solution, solver)
-    if action == "reclaim" and decision.placed:
-        decision.below_line = below_line(cluster, job, decision, prepared.required)
     moved = {m.job for m in decision.moves}
     decision.protected = [p for p in protected_jobs(prepared.candidates) if p.job not in moved]
     decision.candidates = 0 if prepared.candidates is None else len(prepared.candidates.candidates)
@@ -118,38 +118,7 @@ def _attempt(cluster: ClusterState, job: Job, action: Action, solver: SolverName
     elif decision.outcome == "unknown" and not decision.reason:
         decision.reason = "time limit reached before a feasible answer or a proof"
     decision.solve_ms = _ms(start)
-    return decision
-
-
-def below_line(cluster: ClusterState, job: Job, decision: Decision, chunk: Resources) -> list[BelowLine]:
-    """The victim queues a reclaim takes below their line, and why it may (``last_chunk``; docs/snapshot-format.md,
-    "Reclaim")."""
-    if cluster.snapshot.config.reclaim_guarantee == "strict":
-        return []
-    snapshot, tree = cluster.snapshot, cluster.tree
-    by_queue: dict[str, list[VictimTasks]] = {}
-    for victim in decision.victims:
-        by_queue.setdefault(tree.leveled_pair(job.queue, snapshot.job(victim.job).queue)[1], []).append(victim)
-    notes = []
-    for vq, victims in sorted(by_queue.items()):
-        rq = tree.leveled_pair(job.queue, snapshot.job(victims[0].job).queue)[0]
-        line = reclaim_line(cluster, rq, vq, chunk)
-        held = cluster.usage[vq].allocated
-        freed: Resources = {}
-        chunks: list[Resources] = []
-        for victim in victims:
-            owner = snapshot.job(victim.job)
-            lost = set(victim.tasks)
-            chunks += chunks_of(owner, cluster.tasks(owner, "running"), lost)
-            for task in owner.tasks:
-                if str(task.name) in lost:
-                    freed = add(freed, owner.requests(task))
-        above = above_before_last(line, held, freed, chunks) or ""
-        for resource, amount in sorted(line.amount.items()):
-            after = held.get(resource, 0) - freed.get(resource, 0)
-            if amount is not None and freed.get(resource, 0) > 0 and after < amount:
-                notes.append(BelowLine(vq, resource, amount, line.kind[resource], after, "last_chunk", above))
-    return notes
+    return decision, prepared.required
 
 
 def _ms(start: float) -> float:

@@ -1,10 +1,12 @@
 """The reduced path of the job solver: the full model over the units that can matter.
 
-The reductions (:mod:`gpu_preempt.reduce`) know nothing of the solver, and the
-CP-SAT backend (:mod:`gpu_preempt.cpsat`) nothing of the reductions; the job
-solver chooses this path for reclaim and preempt. It solves the problem the
-reductions restrict, without the rows that bind units together, and checks those
-rows on the answer (:mod:`gpu_preempt.reduce.pipeline`).
+The reductions (:mod:`gpu_preempt.reduce`) know nothing of the solver or the
+formulation, and the CP-SAT backend (:mod:`gpu_preempt.cpsat`) nothing of the
+reductions; the job solver chooses this path for reclaim and preempt. The
+prepared decision becomes a :class:`~gpu_preempt.reduce.pipeline.Demand`, the
+reductions answer with a :class:`~gpu_preempt.reduce.pipeline.Restriction`, the
+formulation writes the problem over it, and CP-SAT solves that without the rows
+that bind units together; those rows are checked on the answer.
 The same model and the same canonical tie-break as the full path decide, so both
 paths give the same answer.
 """
@@ -14,25 +16,28 @@ from __future__ import annotations
 import dataclasses
 import time
 
+import numpy as np
+
 from gpu_preempt.cpsat.constraints import FAMILIES
 from gpu_preempt.cpsat.params import SolveParams
 from gpu_preempt.cpsat.search import FOLD_VICTIMS, solve
 from gpu_preempt.formulate.builder import Prepared
 from gpu_preempt.problem.records import Problem
 from gpu_preempt.problem.solution import Solution, broken_rows
-from gpu_preempt.reduce.pipeline import Reduced, reduce_prepared
+from gpu_preempt.reduce.pipeline import Demand, Reduced, restrict
 
-__all__ = ["solve_reduced"]
+__all__ = ["demand_of", "solve_reduced"]
 
 
 def solve_reduced(prepared: Prepared, params: SolveParams) -> tuple[Problem, Solution, Reduced] | None:
     """Solve ``prepared`` through the reductions with ``params``, or ``None`` if they do not apply or the rows bind."""
-    reduction = reduce_prepared(prepared)
-    if reduction is None:
+    restriction = restrict(demand_of(prepared))
+    if restriction is None:
         return None
-    if not reduction.units:
-        return prepared.build(chosen=[], only_nodes=set()), Solution("infeasible"), reduction.report
-    problem = reduction.problem()
+    report = restriction.report
+    problem = prepared.build(chosen=restriction.candidates, only_nodes=restriction.nodes)
+    if not report.kept:
+        return problem, Solution("infeasible"), report
     started = time.perf_counter()
     # a few dozen victims: one worker is quicker than a portfolio, and the canonical tie-break makes the answer
     # the same whatever the number of workers. On such small models the full linearization proves the folded
@@ -41,10 +46,28 @@ def solve_reduced(prepared: Prepared, params: SolveParams) -> tuple[Problem, Sol
     small = len(problem.victims) <= FOLD_VICTIMS
     light = dataclasses.replace(params, workers=1, full_linearization=small, light_presolve=small)
     solution = solve(problem, light, skip=FAMILIES)
-    reduction.report.solve_ms = (time.perf_counter() - started) * 1000
+    report.solve_ms = (time.perf_counter() - started) * 1000
     if solution.feasible and broken_rows(problem, solution):
         return None
     if solution.feasible:
-        report = reduction.report
         solution.stages.insert(0, f"reduced: {report.units} units, {report.kept} kept, {report.victims} victims")
-    return problem, solution, reduction.report
+    return problem, solution, report
+
+
+def demand_of(prepared: Prepared) -> Demand:
+    """What the reductions read of ``prepared``."""
+    job = prepared.job
+    requests = tuple((job.requests(task), required) for task, required in prepared.chunk)
+    if prepared.candidates is None or not requests or not all(required for _, required in requests):
+        return Demand(prepared.cluster, job, prepared.candidates, requests, np.zeros(0, bool), False, False, ())
+    where = prepared.where
+    return Demand(
+        prepared.cluster,
+        job,
+        prepared.candidates,
+        requests,
+        where.mask,
+        where.constrained,
+        prepared.moves_possible,
+        prepared.levels,
+    )

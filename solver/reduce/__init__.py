@@ -19,9 +19,11 @@ the reclaim guarantee, the saturation rule). Its optimum is therefore a lower
 bound; when the solution it yields also satisfies every row, it is optimal for
 the whole problem. Otherwise the caller solves the full model.
 
-The reductions never solve: :mod:`gpu_preempt.actions.reduced_path` hands their
-classes to the class model. Imports ``models``, ``solver.state``,
-``solver.rules`` and ``solver.problem``.
+The reductions never build or solve: they read a :class:`~.pipeline.Demand` and
+answer with a :class:`~.pipeline.Restriction`; :mod:`gpu_preempt.actions.reduced_path`
+has the formulation write the restricted problem and CP-SAT solve it. Imports
+``models``, ``state``, ``rules``, ``problem`` and the formulation's node rooms
+(``formulate.rooms``), so that the reductions count a node as the problem does.
 """
 
 __all__ = []

@@ -9,6 +9,7 @@ is run directly on the full problem, bypassing the reductions.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -17,7 +18,7 @@ from conftest import generated_cases
 
 from gpu_preempt import cpsat
 from gpu_preempt.actions.job_solver import named_victims
-from gpu_preempt.actions.reduced_path import solve_reduced
+from gpu_preempt.actions.reduced_path import demand_of, solve_reduced
 from gpu_preempt.cpsat.params import SolveParams
 from gpu_preempt.formulate.builder import prepare
 from gpu_preempt.models import Job, is_gpu_resource, parse_snapshot
@@ -26,6 +27,7 @@ from gpu_preempt.problem.solution import Solution, objective_values
 from gpu_preempt.reduce.hosts import free_hosts
 from gpu_preempt.reduce.losses import TooComplex
 from gpu_preempt.reduce.options import lower_bound, lower_bounds, unit_options
+from gpu_preempt.reduce.pipeline import restrict
 from gpu_preempt.reduce.select import level_bounds, spread_bounds
 from gpu_preempt.reduce.units import CostModel, Unit, build_units, most_hosted
 from gpu_preempt.rules.candidates import Candidate
@@ -332,3 +334,48 @@ jobs:
     (best,) = unit_options(unit, case.request, case.resources, costs, 1)
     assert costs.levels == (30, 1) and best.cost[:2] == (0, 1)  # evict low, not the gang
     assert bound is not None and bound[:2] == (0, 0) and bound <= best.cost
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_restriction_names_candidates_and_nodes_of_the_decision_only(seed):
+    """The reductions answer with data, never a problem: a subset of the decision's candidates and of the nodes its
+    tasks may use, the same for the same demand."""
+    snapshot, cases = generated_cases(30, 200 + seed, pending=6)
+    cluster = ClusterState.of(snapshot)
+    restricted = 0
+    for job, action in cases:
+        prepared = prepare(cluster, job, action)
+        if prepared.skip is not None:
+            continue
+        restriction = restrict(demand_of(prepared))
+        if restriction is None:
+            continue
+        assert prepared.candidates is not None
+        assert {c.job for c in restriction.candidates} <= {c.job for c in prepared.candidates.candidates}
+        eligible = {node.name for n, node in enumerate(snapshot.nodes) if prepared.where.mask[n]}
+        assert restriction.nodes <= eligible
+        assert restriction.report.victims == len(restriction.candidates)
+        again = restrict(demand_of(prepared))
+        assert again is not None and (again.candidates, again.nodes) == (restriction.candidates, restriction.nodes)
+        restricted += 1
+    assert restricted > 0
+
+
+def test_the_reductions_decline_a_chunk_with_optional_tasks():
+    """Nor a decision with moves or a topology to choose: units must not bind each other."""
+    cluster = ClusterState.of(
+        parse_snapshot("""
+now: 0
+nodes: [{name: n0, resources: {gpu: 4}}]
+queues: [{name: q}]
+jobs:
+- {name: low, queue: q, priority: 1, task_resources: {gpu: 4}, tasks: [{node: n0}]}
+- {name: want, queue: q, priority: 9, min_available: 1, task_resources: {gpu: 1}, tasks: [{}, {}]}
+""")
+    )
+    demand = demand_of(prepare(cluster, cluster.snapshot.job("want"), "preempt"))
+    assert restrict(demand) is not None
+    (task,) = demand.requests
+    assert restrict(dataclasses.replace(demand, requests=(task, (task[0], False)))) is None
+    assert restrict(dataclasses.replace(demand, moves_possible=True)) is None
+    assert restrict(dataclasses.replace(demand, constrained=True)) is None

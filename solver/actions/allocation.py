@@ -17,8 +17,7 @@ from gpu_preempt.models import format_quantity, format_resources
 from gpu_preempt.problem.devices import assign_devices
 from gpu_preempt.problem.records import Problem
 from gpu_preempt.problem.solution import Solution
-
-from .hosts import free_hosts
+from gpu_preempt.reduce.hosts import free_hosts
 
 __all__ = ["solve_allocation"]
 

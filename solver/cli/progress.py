@@ -4,6 +4,7 @@ elsewhere (a log file, CI), and what an interruption or a bad input ends it with
 from __future__ import annotations
 
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -20,7 +21,7 @@ from .render import err, other_kind, print_problems
 if TYPE_CHECKING:
     from rich.progress import Progress, ProgressColumn
 
-__all__ = ["HEARTBEAT", "Rate", "clock", "heartbeat", "nothing_written", "replay_progress"]
+__all__ = ["HEARTBEAT", "Rate", "Stopped", "clock", "heartbeat", "nothing_written", "replay_progress", "stop_signals"]
 
 HEARTBEAT = 5.0
 """Seconds between two heartbeat lines when stderr is not a terminal (``GPU_PREEMPT_HEARTBEAT`` sets another, or
@@ -38,10 +39,12 @@ def replay_progress(
     """A progress display on stderr while a replay or a sweep runs (``describe()``: the heartbeat line when stderr
     is not a terminal). A scenario, sweep or trace found bad on the way ends it, and the command exits 2 with every
     problem (``source``: the ``kind`` of file the command reads; one line for a bad option), and a hint when the
-    file is another kind. Ctrl-C ends it too (exit 130), saying ``interrupted()``: what was kept and what was not."""
+    file is another kind. Ctrl-C ends it too (exit 130), saying ``interrupted()``: what was kept and what was not;
+    so do SIGTERM and SIGHUP, as ``timeout``, batch systems and a closed terminal send them (exit 128 + the signal's
+    number)."""
     from rich.progress import Progress
 
-    with Progress(*columns, console=err, transient=True) as progress, heartbeat(describe):
+    with Progress(*columns, console=err, transient=True) as progress, heartbeat(describe), stop_signals():
         try:
             yield progress
         except SnapshotError as error:
@@ -55,10 +58,41 @@ def replay_progress(
                 if hint is not None:
                     err.print(hint)
             raise typer.Exit(2) from None
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as stop:
             progress.stop()
-            err.print(f"interrupted: {interrupted()}")
-            raise typer.Exit(130) from None
+            number = stop.signal if isinstance(stop, Stopped) else signal.SIGINT
+            by = "" if number == signal.SIGINT else f" by {signal.Signals(number).name}"
+            err.print(f"interrupted{by}: {interrupted()}")
+            raise typer.Exit(128 + number) from None
+
+
+class Stopped(KeyboardInterrupt):
+    """A stop asked for by a signal other than SIGINT, handled as Ctrl-C is."""
+
+    def __init__(self, number: int) -> None:
+        super().__init__(signal.Signals(number).name)
+        self.signal = number
+
+
+@contextmanager
+def stop_signals() -> Iterator[None]:
+    """While the block runs, SIGTERM and SIGHUP raise :class:`Stopped` in the main thread, as SIGINT raises
+    ``KeyboardInterrupt``, so the same clean-up runs; the handlers before are put back after. Elsewhere than the main
+    thread (where Python cannot take signals) nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(number: int, _frame: object) -> None:
+        raise Stopped(number)
+
+    wanted = [s for s in ("SIGTERM", "SIGHUP") if hasattr(signal, s)]
+    before = {name: signal.signal(getattr(signal, name), stop) for name in wanted}
+    try:
+        yield
+    finally:
+        for name, handler in before.items():
+            signal.signal(getattr(signal, name), handler)
 
 
 @contextmanager

@@ -81,10 +81,22 @@ def _processes(runs: list[Run], base_dir: Path, workers: int) -> Iterator[tuple[
         futures = {pool.submit(replay_document, run.document, str(base_dir)): run for run in runs}
         for future in as_completed(futures):
             yield futures[future], future.result()
-    except BaseException:  # Ctrl-C, or a failed run: the runs not started are dropped, not waited for
+    except BaseException:  # Ctrl-C, a stop signal or a failed run: no run is waited for
         pool.shutdown(wait=False, cancel_futures=True)
+        _stop_workers(pool)
         raise
     pool.shutdown()
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """End the workers still replaying: a signal sent to this process alone (SIGTERM from ``timeout``) does not
+    reach them, and the interpreter would wait for their runs at exit."""
+    stop = getattr(pool, "terminate_workers", None)  # Python 3.14
+    if stop is not None:
+        stop()
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.terminate()
 
 
 def _ray(runs: list[Run], base_dir: Path) -> Iterator[tuple[Run, dict[str, Any]]]:

@@ -162,8 +162,15 @@ def test_the_progress_callback_counts_jobs_done(tmp_path: Path):
     assert [done for _, done, _ in seen] == sorted(done for _, done, _ in seen) and seen[-1][1] <= 40
 
 
-def test_ctrl_c_to_the_process_says_what_was_kept_and_leaves_no_staging_folder(tmp_path: Path):
-    """SIGINT to a real ``gpu-preempt simulate`` mid-run: exit 130, one line saying nothing was written, the earlier
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [("SIGINT", "interrupted"), ("SIGTERM", "interrupted by SIGTERM"), ("SIGHUP", "interrupted by SIGHUP")],
+)
+def test_a_stop_signal_to_the_process_says_what_was_kept_and_leaves_no_staging_folder(
+    tmp_path: Path, name: str, said: str
+):
+    """SIGINT (Ctrl-C), SIGTERM (``timeout``, batch systems) or SIGHUP to a real ``gpu-preempt simulate`` mid-run:
+    exit 128 + the signal's number, one line saying nothing was written, the earlier
     folder as it was, no staging folder. The trace is a named pipe: the child is interrupted while it reads the trace,
     after its staging folder is made (the test waits on the pipe's open, an event, not on a poll)."""
     import os
@@ -179,9 +186,11 @@ def test_ctrl_c_to_the_process_says_what_was_kept_and_leaves_no_staging_folder(t
     out.mkdir()  # an empty folder: refused by nobody, left as it was
     command = [str(Path(sys.executable).parent / "gpu-preempt"), "simulate", str(scenario), "--out", str(out)]
 
-    def as_from_a_shell() -> None:  # the test process may block or ignore SIGINT (a library it loaded), not a shell
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
+    number = getattr(signal, name)
+
+    def as_from_a_shell() -> None:  # the test process may block or ignore the signal (a library it loaded), not a shell
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {number})
+        signal.signal(number, signal.SIG_DFL)
 
     child = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=as_from_a_shell
@@ -190,10 +199,10 @@ def test_ctrl_c_to_the_process_says_what_was_kept_and_leaves_no_staging_folder(t
         pipe.write(CLUSTER10.read_text().splitlines(keepends=True)[0])
         pipe.flush()
         assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out.")]  # staging: the replay has begun
-        child.send_signal(signal.SIGINT)
+        child.send_signal(number)
     _, stderr = child.communicate(timeout=60)
-    assert child.returncode == 130, stderr
-    assert f"interrupted: nothing was written to {out}" in " ".join(stderr.split()) and "Traceback" not in stderr
+    assert child.returncode == 128 + number, stderr
+    assert f"{said}: nothing was written to {out}" in " ".join(stderr.split()) and "Traceback" not in stderr
     assert list(out.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == [
         "out",
         "scenario.yaml",

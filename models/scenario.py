@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, ValidationError, WithJsonSchema, model_validator
+from pydantic import BeforeValidator, Field, ValidationError, WithJsonSchema, field_validator, model_validator
 
 from .config import Config
 from .errors import SnapshotError, kind_of
@@ -111,8 +111,25 @@ class TraceSpec(SnapshotModel):
     path: str = Field(description="relative to the scenario file")
     columns: dict[str, str] = Field(
         default_factory=dict,
-        description="csv: canonical column (id, submit, duration, gpus, queue, priority_class) -> header in the file",
+        description=(
+            "csv: canonical column (id, submit, duration, gpus, queue, priority_class, tasks, cpu, memory, "
+            "gpu_model) -> header in the file"
+        ),
     )
+    units: dict[Literal["cpu", "memory"], str] = Field(
+        default_factory=dict,
+        description="csv: the unit of plain numbers in the cpu or memory column, a quantity suffix (m, Mi, Gi ...)",
+    )
+
+    @field_validator("units")
+    @classmethod
+    def _suffixes(cls, units: dict[str, str]) -> dict[str, str]:
+        for column, unit in units.items():
+            try:
+                parse_quantity(f"1{unit}")
+            except ValueError:
+                raise ValueError(f"{column}: {unit!r} is not a quantity suffix (m, k, M, G, Ki, Mi, Gi ...)") from None
+        return units
 
 
 class Weighted(SnapshotModel):

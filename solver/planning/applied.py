@@ -32,7 +32,7 @@ def apply_cycle(sim: Simulator, result: CycleResult) -> None:
     touched = {sim.task_of[task][0] for task, _ in end.status.items() - start.status.items()}
     for job in sorted((sim.jobs[name] for name in touched), key=lambda j: j.order):
         job.touch(sim.now)
-        running_before = job.counts()[0]
+        running_before = job.running()
         gone: list[int] = []
         changed = evicted = moved = False
         for i in range(job.spec.tasks):
@@ -47,7 +47,7 @@ def apply_cycle(sim: Simulator, result: CycleResult) -> None:
             elif after == "pipelined" and before == "running":
                 leave(sim.cluster, job, i)
                 assert node is not None
-                if sim.cluster.fits_now(node, job.spec.task_gpu_milli[i], devices):
+                if sim.cluster.fits_now(node, job.spec.task_resources(i), devices):
                     place(sim.cluster, job, i, node, devices)
                 else:  # its new room is still held by releasing tasks: it waits there, nominated
                     job.status[i], job.node[i] = "nominated", node
@@ -84,7 +84,7 @@ def _settle(
     state, a new start (protections run from it) and a new completion time."""
     settings, queue, now = sim.settings, sim.queue, sim.now
     after_change(job, settings.restart, evicted=evicted, moved=moved)
-    running = job.counts()[0]
+    running = job.running()
     if gone:
         queue.push(now + settings.grace_period, Kind.GONE, (job.spec.name, tuple(gone)))
     if job.spec.name in states:
@@ -107,14 +107,14 @@ def place(cluster: ReplayCluster, job: SimJob, task: int, node: str | None, devi
     job.status[task], job.node[task] = "running", node
     if job.devices or devices is not None:
         _name_devices(job, task, devices)
-    cluster.hold(node, job.spec.task_gpu_milli[task], devices)
+    cluster.hold(node, job.spec.task_resources(task), devices)
 
 
 def leave(cluster: ReplayCluster, job: SimJob, task: int) -> None:
     """``job``'s task leaves its node (its GPUs freed there)."""
     node = job.node[task]
     assert node is not None
-    cluster.hold(node, job.spec.task_gpu_milli[task], job.devices[task] if job.devices else None, -1)
+    cluster.hold(node, job.spec.task_resources(task), job.devices[task] if job.devices else None, -1)
     job.node[task] = None
     if job.devices:
         job.devices[task] = None

@@ -105,19 +105,29 @@ class Ledgers:
 
 
 def invariants(cluster: ReplayCluster, active: dict[str, SimJob]) -> list[str]:
-    """Broken invariants of the simulated state (checking mode): node capacity, the GPU ledger, the device ledger
-    (docs/snapshot-format.md, "GPU sharing"), gang minimums."""
+    """Broken invariants of the simulated state (checking mode): node capacity in every resource, the GPU ledger and
+    the ledger of the other resources, the device ledger (docs/snapshot-format.md, "GPU sharing"), gang minimums."""
     problems = []
     for name, used in cluster.used.items():
         if used > cluster.capacity[name]:
             problems.append(f"node {name} holds {used / MILLI:g} GPUs of {cluster.capacity[name] // MILLI}")
+    resources = cluster.resources
+    for name, other in cluster.other_used.items():
+        over = sorted(r for r, a in other.items() if a > resources[name].get(r, 0))
+        if over:
+            problems.append(f"node {name} holds more {', '.join(over)} than it has")
     recount: dict[str, int] = dict.fromkeys(cluster.used, 0)
+    other_recount: dict[str, dict[str, int]] = {name: {} for name in cluster.other_used}
     shares: dict[str, dict[int, int]] = {}
     for job in active.values():
         for i, (gpus, node, status) in enumerate(zip(job.spec.task_gpu_milli, job.node, job.status, strict=True)):
             if status in ("running", "releasing"):
                 assert node is not None
                 recount[node] += gpus
+                held = other_recount[node]
+                for resource, amount in job.spec.task_resources(i).items():
+                    if resource != "gpu" and amount:
+                        held[resource] = held.get(resource, 0) + amount
                 for device in (job.devices[i] if job.devices else None) or ():
                     on = shares.setdefault(node, {})
                     on[device] = on.get(device, 0) + gpus
@@ -133,4 +143,6 @@ def invariants(cluster: ReplayCluster, active: dict[str, SimJob]) -> list[str]:
             problems.append(f"job {job.spec.name} runs {running} tasks, below its gang minimum {minimum}")
     if recount != cluster.used:
         problems.append("node GPU ledger disagrees with the tasks on the nodes")
+    if other_recount != {n: {r: a for r, a in held.items() if a} for n, held in cluster.other_used.items()}:
+        problems.append("node ledger of CPU, memory and other resources disagrees with the tasks on the nodes")
     return problems

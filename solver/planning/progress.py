@@ -1,7 +1,8 @@
 """A job of the replay: its tasks, its progress, and what evictions and moves cost it (the restart model).
 
 A job's work is its trace duration at full width (plus the restart overhead after each eviction); it advances at the
-share of the job's GPUs that are running. A job evicted whole loses its progress by the restart model: all of it
+share of the job's GPUs that are running (a job without GPUs: the share of its tasks). A job evicted whole loses its
+progress by the restart model: all of it
 (``restart.model: restart``), or what came after its last checkpoint (``checkpoint``, every ``restart.interval``
 seconds of progress). A moved gang restarts, so it loses progress as if evicted; a moved elastic job does not.
 
@@ -69,6 +70,18 @@ class SimJob:
     """The instant its progress last reached a multiple of ``every`` (brought up to ``since``)."""
     model_until: float = float("inf")
     """Until when its snapshot model's ``checkpointed_at`` holds: the next checkpoint at its present width."""
+    running_sum: int | None = None
+    """The :attr:`~.workload.JobSpec.task_weight` of its running tasks; ``None`` until counted again."""
+
+    def running(self) -> int:
+        """Its running width (:attr:`~.workload.JobSpec.weight` units: milli-GPUs, or a thousand a task for a job
+        without GPUs), kept until :meth:`changed`; 0 while nothing of it runs."""
+        if self.running_sum is None:
+            if self.spec.gpu_milli:
+                self.running_sum = self.counts()[0]
+            else:
+                self.running_sum = MILLI * self.status.count("running")
+        return self.running_sum
 
     def counts(self) -> tuple[int, int, int]:
         """Milli-GPUs of its running, releasing and waiting tasks (kept until :meth:`changed`)."""
@@ -88,12 +101,13 @@ class SimJob:
         """Its tasks changed: its model and counts are stale."""
         self.model = None
         self.sums = None
+        self.running_sum = None
 
     def last_checkpoint(self, now: float) -> float | None:
         """The instant, up to ``now``, its progress last reached a multiple of ``every`` (``None``: never), which
         its snapshot model carries as ``checkpointed_at`` (an eviction or a move loses the progress since)."""
         found = self.checkpointed
-        rate = self.counts()[0] / self.spec.gpu_milli
+        rate = self.running() / self.spec.weight
         if self.every and rate > 0 and now > self.since:
             mark = math.floor((self.progress + (now - self.since) * rate) / self.every) * self.every
             if mark > self.progress:
@@ -103,7 +117,7 @@ class SimJob:
     def next_checkpoint(self, now: float) -> float:
         """The instant after ``now`` its progress reaches the next multiple of ``every`` at its present width
         (infinite without checkpoints or while nothing runs)."""
-        rate = self.counts()[0] / self.spec.gpu_milli
+        rate = self.running() / self.spec.weight
         if not self.every or rate <= 0:
             return float("inf")
         progress = self.progress + max(0.0, now - self.since) * rate
@@ -117,16 +131,16 @@ class SimJob:
             self.checkpointed = self.last_checkpoint(now)
         if dt > 0:
             running, releasing, _ = self.counts()
-            self.progress += dt * running / self.spec.gpu_milli
+            self.progress += dt * self.running() / self.spec.weight
             self.held += dt * (running + releasing) / MILLI
         self.since = now
 
     def time_left(self) -> float | None:
         """Seconds until its work is done at its present width; ``None`` while nothing of it runs."""
-        running = self.counts()[0]
+        running = self.running()
         if not running:
             return None
-        return max(0.0, self.work - self.progress) * self.spec.gpu_milli / running
+        return max(0.0, self.work - self.progress) * self.spec.weight / running
 
     @property
     def done(self) -> bool:
@@ -147,7 +161,7 @@ def lose(job: SimJob, restart: Restart) -> float:
 def after_change(job: SimJob, restart: Restart, *, evicted: bool, moved: bool) -> None:
     """Count what a cycle's change of ``job``'s tasks costs it: evicted whole, it loses progress and pays the
     restart overhead; moved, a gang loses progress (an elastic job keeps it)."""
-    running = job.counts()[0]
+    running = job.running()
     if evicted and running == 0:
         job.evictions += 1
         lose(job, restart)

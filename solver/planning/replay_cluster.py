@@ -39,12 +39,21 @@ class ReplayCluster:
         """Node -> milli-GPUs its running and releasing tasks hold."""
         self.capacity = {n.name: n.resources.get("gpu", 0) for n in self.nodes}
         """Node -> its milli-GPUs."""
+        self.other_used: dict[str, dict[str, int]] = {n.name: {} for n in self.nodes}
+        """Node -> resource other than GPUs (CPU, memory ...) -> milli-units its running and releasing tasks hold."""
+        self._resources: dict[str, dict[str, int]] | None = None
         self.shares: dict[str, dict[int, int]] = {}
         """Node -> device -> milli-GPUs the shares of its running and releasing tasks hold there."""
 
-    def hold(self, node: str, milli: int, devices: tuple[int, ...] | None, sign: int = 1) -> None:
-        """A task of ``milli`` milli-GPUs (a share: on ``devices``) starts (``sign`` 1) or stops holding ``node``."""
+    def hold(self, node: str, request: dict[str, int], devices: tuple[int, ...] | None, sign: int = 1) -> None:
+        """A task of ``request`` (milli-units; a share of a GPU: on ``devices``) starts (``sign`` 1) or stops holding
+        ``node``."""
+        milli = request.get("gpu", 0)
         self.used[node] += sign * milli
+        other = self.other_used[node]
+        for resource, amount in request.items():
+            if resource != "gpu" and amount:
+                other[resource] = other.get(resource, 0) + sign * amount
         if devices:
             on = self.shares.setdefault(node, {})
             for device in devices:
@@ -52,10 +61,14 @@ class ReplayCluster:
                 if not on[device]:
                     del on[device]
 
-    def fits_now(self, node: str, milli: int, devices: tuple[int, ...] | None) -> bool:
-        """Whether a task of ``milli`` milli-GPUs (a share: on ``devices``) fits ``node`` as it is now, releasing
-        tasks included."""
+    def fits_now(self, node: str, request: dict[str, int], devices: tuple[int, ...] | None) -> bool:
+        """Whether a task of ``request`` (milli-units; a share of a GPU: on ``devices``) fits ``node`` as it is now,
+        releasing tasks included."""
+        milli = request.get("gpu", 0)
         if self.used[node] + milli > self.capacity[node]:
+            return False
+        other, have = self.other_used[node], self.resources[node]
+        if any(other.get(r, 0) + a > have.get(r, 0) for r, a in request.items() if r != "gpu" and a):
             return False
         on = self.shares.get(node, {})
         whole = (self.used[node] - sum(on.values())) // MILLI
@@ -65,6 +78,13 @@ class ReplayCluster:
                 self.capacity[node] // MILLI
             )
         return whole + len(on) + milli // MILLI <= self.capacity[node] // MILLI
+
+    @property
+    def resources(self) -> dict[str, dict[str, int]]:
+        """Node -> its resources (milli-units), as its model gives them."""
+        if self._resources is None:
+            self._resources = {n.name: n.resources for n in self.nodes}
+        return self._resources
 
     def fragmented(self) -> int:
         """Devices that carry shares of a GPU with room left: partly used, they cannot host a task of whole GPUs."""
@@ -112,8 +132,10 @@ class ReplayCluster:
             taken.add(entry["name"])
         self.node_docs += added
         self.nodes = [Node.model_validate(e) for e in self.node_docs]
+        self._resources = None
         for node in self.nodes:
             self.used.setdefault(node.name, 0)
+            self.other_used.setdefault(node.name, {})
             self.capacity[node.name] = node.resources.get("gpu", 0)
         return wakes
 
@@ -150,7 +172,10 @@ def job_document(job: SimJob, now: float) -> dict[str, Any]:
         entry["min_available"] = spec.min_available
     if spec.priority is not None:
         entry["priority"] = spec.priority
-    if spec.gpu_model is not None:
+    if spec.gpu_model is not None and "|" in spec.gpu_model:  # one of several models
+        expression = {"key": GPU_MODEL_LABEL, "operator": "In", "values": spec.gpu_model.split("|")}
+        entry["placement"] = {"node_affinity": [[expression]]}
+    elif spec.gpu_model is not None:
         entry["placement"] = {"node_selector": {GPU_MODEL_LABEL: spec.gpu_model}}
     if job.started_at is not None and "running" in job.status:
         entry["started_at"] = EPOCH + job.started_at

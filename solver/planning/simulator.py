@@ -179,11 +179,11 @@ class Simulator:
                 job.devices = job.devices or [None] * spec.tasks
                 job.devices[i] = devices
             if job.status[i] in ("running", "releasing") and node is not None:
-                self.cluster.hold(node, spec.task_gpu_milli[i], devices)
+                self.cluster.hold(node, spec.task_resources(i), devices)
         releasing = tuple(i for i, status in enumerate(job.status) if status == "releasing")
         if releasing:
             self.queue.push(self.settings.grace_period, Kind.GONE, (spec.name, releasing))
-        if job.counts()[0]:
+        if job.running():
             job.first_start = 0.0 if start.started_at is None else start.started_at
             self._schedule_completion(job)
             for d in self.protections:

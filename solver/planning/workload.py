@@ -95,7 +95,8 @@ class JobSpec:
     task_requests: tuple[dict[str, int], ...] = ()
     """Milli-units per task, when given (a snapshot's job); otherwise GPUs x ``per_gpu``."""
     gpu_model: str | None = None
-    """The GPU model drawn for the job: it runs only on nodes of that model."""
+    """The GPU model the trace gives or the seed draws for the job (several: separated by ``|``): it runs only on
+    nodes of one of them."""
     starting: bool = False
     """A job of the cluster snapshot, there when the replay starts: ``duration`` is its remaining work, and it has
     no wait or completion time of its own."""
@@ -110,6 +111,17 @@ class JobSpec:
             return dict(self.task_requests[index])
         milli = self.task_gpu_milli[index]
         return {"gpu": milli, **{r: a * milli // MILLI for r, a in self.per_gpu.items()}}
+
+    @property
+    def weight(self) -> int:
+        """The job's width, by which its progress is counted: its milli-GPUs, or for a job without GPUs a thousand
+        per task (its work advances with the share of its tasks that run)."""
+        return self.gpu_milli or MILLI * self.tasks
+
+    @property
+    def task_weight(self) -> tuple[int, ...]:
+        """Each task's part of :attr:`weight`."""
+        return self.task_gpu_milli if self.gpu_milli else (MILLI,) * self.tasks
 
     @property
     def gpus(self) -> float:
@@ -317,8 +329,8 @@ def starting_jobs(start: Snapshot, shape: ClusterShape, cluster: Snapshot) -> li
             raise SnapshotError.single(where, "a share on several devices; the replay counts shares of one device")
         if job.preemption_delay is not None or any(t.order is not None for t in job.tasks):
             raise SnapshotError.single(where, "a preemption delay or a task order, which the replay does not carry")
-        if not sum(gpus):
-            raise SnapshotError.single(where, "the job asks for no GPU; the replay measures work in GPU-time")
+        if not any(any(r.values()) for r in requests):
+            raise SnapshotError.single(where, "the job asks for nothing; the replay measures work by what runs")
         if job.queue not in {q.name for q in cluster.queues} or not cluster.is_leaf(job.queue):
             raise SnapshotError.single(where, f"queue {shown(job.queue)} is not a leaf queue of the scenario")
         if job.priority_class is not None and job.priority_class not in {c.name for c in cluster.priority_classes}:
@@ -436,28 +448,58 @@ def _jobs(scenario: Scenario, snapshot: Snapshot, trace: list[TraceJob]) -> tupl
         pclass = t.priority_class or _class_for(assign.priority_class, t, seed)
         if pclass is not None and pclass not in classes:
             raise SnapshotError.single(f"workload (job {t.id})", f"unknown priority class {shown(pclass)}")
-        model = None if assign.gpu_model is None else pick(assign.gpu_model.weights, draw(seed, "gpu_model", t.id))
-        split = tuple(tasks_of(round(t.gpus * MILLI), per_node if model is None else models[model]))
+        if t.gpu_model is not None:
+            model: str | None = "|".join(t.gpu_model)
+            width = max((models[m] for m in t.gpu_model if m in models), default=0)
+            if not width:
+                have = ", ".join(models) or "none"
+                message = f"no node has GPU model {', '.join(t.gpu_model)} (the cluster's: {have})"
+                raise SnapshotError.single(f"workload (job {t.id})", message)
+        elif assign.gpu_model is not None:
+            model = pick(assign.gpu_model.weights, draw(seed, "gpu_model", t.id))
+            width = models[model]
+        else:
+            model, width = None, per_node
+        milli = round(t.gpus * MILLI)
+        split = tuple([milli // t.tasks] * t.tasks if t.tasks else tasks_of(milli, width))
         minimum = None
         if len(split) > 1 and draw(seed, "elastic", t.id) < assign.elastic:
             minimum = max(1, math.ceil(assign.elastic_min * len(split)))
         preemptible = None if assign.preemptible is None else draw(seed, "preemptible", t.id) < assign.preemptible
+        requests: tuple[dict[str, int], ...] = ()
+        if t.cpu is not None or t.memory is not None or milli == 0:
+            requests = tuple(_task_request(gpu, t, per_gpu) for gpu in split)
         jobs.append(
             JobSpec(
                 t.id,
                 (t.submit - first) / scale,
                 t.duration,
-                round(t.gpus * MILLI),
+                milli,
                 split,
                 queue,
                 pclass,
                 minimum,
                 preemptible,
                 per_gpu,
+                task_requests=requests,
                 gpu_model=model,
             )
         )
     return jobs, synthetic
+
+
+def _task_request(gpu: int, job: TraceJob, per_gpu: dict[str, int]) -> dict[str, int]:
+    """One task's request (milli-units): its GPUs, and its CPU and memory as the trace gives them, else in
+    proportion to its GPUs."""
+    given = {"cpu": job.cpu, "memory": job.memory}
+    request = {"gpu": gpu} if gpu else {}
+    for resource, amount in per_gpu.items():
+        found = given.get(resource)
+        request[resource] = found if found is not None else amount * gpu // MILLI
+    for resource, found in given.items():
+        if found is not None:
+            request[resource] = found
+    return request
 
 
 def _model_widths(snapshot: Snapshot) -> dict[str, int]:

@@ -293,7 +293,7 @@ simulation: {period: 10s, seed: 1}
         ("id,submit,duration,gpus\nj1,0,60,1\x00\n", "line 2: gpus: not a whole number of GPUs"),
         ("id,submit,duration,gpus\nj1,0," + "9" * 200_000 + ",1\n", "not a CSV file"),
         ("id,submit,duration,gpus\nj1,0,60," + "9" * 4000 + "\n", "line 2: gpus: 99999999"),
-        ("id,submit,duration,gpus\nj1,0,60,2000000\n", "a job needs 1 to 1,048,576"),
+        ("id,submit,duration,gpus\nj1,0,60,2000000\n", "a job asks for 0 to 1,048,576"),
         ("id,submit,duration,gpus\nj1,1e300,60,1\n", "submit: '1e300' is not a number of seconds >= 0"),
         ("id,submit,duration,gpus\nj1,0,nan,1\n", "duration: 'nan' is not a positive number of seconds"),
         ("id,submit,duration,gpus\nj1,0,60\n", "line 2: 3 fields, the header has 4"),

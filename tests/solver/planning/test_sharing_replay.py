@@ -36,7 +36,11 @@ def test_a_csv_trace_may_ask_for_a_share_of_one_gpu() -> None:
 
 @pytest.mark.parametrize(
     ("gpus", "words"),
-    [("1.5", "not a whole number of GPUs, nor a share of one GPU"), ("0.0001", "in thousandths"), ("0", "1 to")],
+    [
+        ("1.5", "not a whole number of GPUs, nor a share of one GPU"),
+        ("0.0001", "in thousandths"),
+        ("0", "0 GPUs and no cpu or memory column: the job asks for nothing"),
+    ],
 )
 def test_a_share_that_is_not_one_of_one_gpu_is_refused_naming_the_line(gpus: str, words: str) -> None:
     rows = f"id,submit,duration,gpus\na,0,60,1\nb,0,60,{gpus}\n"

@@ -15,15 +15,36 @@ __all__ = [
     "Config",
     "Criterion",
     "QuotaMiss",
+    "RankedCriterion",
     "ReclaimLine",
     "SolverConfig",
     "SolverName",
+    "criteria",
 ]
 
 Criterion = Literal["priority", "jobs", "tasks", "lost_work", "moves"]
 """A victim-choice criterion (docs/snapshot-format.md, "Rules", *Victim choice*)."""
 
 DEFAULT_OBJECTIVE: tuple[Criterion, ...] = ("priority", "jobs", "tasks", "lost_work")
+
+RankedCriterion = Literal["priority", "jobs", "tasks", "lost_work", "lost_cpu_work", "moves"]
+"""A criterion as the solver ranks victims: the listed ones, with ``lost_cpu_work`` right after ``lost_work``."""
+
+
+def criteria(objective: tuple[Criterion, ...]) -> tuple[RankedCriterion, ...]:
+    """``objective`` as the solver ranks it: ``lost_cpu_work`` (the CPU-seconds a victim without GPUs loses) right
+    after ``lost_work``, which counts GPU-seconds only (docs/snapshot-format.md, "Victim choice").
+
+    >>> criteria(("priority", "lost_work", "jobs"))
+    ('priority', 'lost_work', 'lost_cpu_work', 'jobs')
+    """
+    out: list[RankedCriterion] = []
+    for criterion in objective:
+        out.append(criterion)
+        if criterion == "lost_work":
+            out.append("lost_cpu_work")
+    return tuple(out)
+
 
 ReclaimLine = Literal["last_chunk", "strict"]
 """How far a reclaim may take a victim queue (docs/snapshot-format.md, "Rules", *Reclaim*): ``last_chunk`` (KAI) or

@@ -132,14 +132,23 @@ def shared_jobs(
 
 @st.composite
 def clusters(
-    draw: st.DrawFn, action: str, moves: bool = False, placed: bool = False, shared: bool = False, spread: bool = False
+    draw: st.DrawFn,
+    action: str,
+    moves: bool = False,
+    placed: bool = False,
+    shared: bool = False,
+    spread: bool = False,
+    cpu_jobs: bool = False,
 ) -> dict[str, Any]:
+    """``cpu_jobs``: some running jobs ask for CPU alone (docs/snapshot-format.md, "Jobs without GPUs"), and the
+    pending job asks for CPU too, or for CPU alone."""
     node_count = draw(st.integers(2, 3))
     capacity = [draw(st.integers(2, 3)) for _ in range(node_count)]
     if shared:  # few devices, so that the shares fill them
         node_count, capacity = 2, [draw(st.integers(2 if spread else 1, 3 if spread else 2)) for _ in range(2)]
-    with_cpu = draw(st.booleans())
-    nodes = [{"name": f"n{i}", "resources": {"gpu": capacity[i], "cpu": 8}} for i in range(node_count)]
+    with_cpu = cpu_jobs or draw(st.booleans())
+    cores = 4 if cpu_jobs else 8  # few, so that the CPU the jobs without GPUs hold is short
+    nodes = [{"name": f"n{i}", "resources": {"gpu": capacity[i], "cpu": cores}} for i in range(node_count)]
     if draw(st.booleans()):
         queues = [{"name": "a"}, {"name": "b"}]
     else:
@@ -163,17 +172,21 @@ def clusters(
     leaves = [q["name"] for q in queues if q["name"] != "d"]
     victim_leaves = leaves if action == "preempt" else [q for q in leaves if q != "a"]
     free = list(capacity)
+    free_cpu = [cores] * node_count
     jobs, budget = [], 4 if moves else 7
     for j in range(draw(st.integers(2, 6))):
-        size = draw(st.sampled_from([1, 1, 2]))
+        cpu_only = cpu_jobs and draw(st.booleans())
+        size = 0 if cpu_only else draw(st.sampled_from([1, 1, 2]))
+        cpu = draw(st.sampled_from([1, 2, 3])) if cpu_only else draw(st.sampled_from([0, 1])) if with_cpu else 0
         count = draw(st.integers(1, 2))
         tasks = []
         for _ in range(count):
-            fits = [i for i in range(node_count) if free[i] >= size]
+            fits = [i for i in range(node_count) if free[i] >= size and free_cpu[i] >= cpu]
             if not fits or budget == 0:
                 break
             node = draw(st.sampled_from(fits))
             free[node] -= size
+            free_cpu[node] -= cpu
             budget -= 1
             tasks.append({"node": f"n{node}"})
         if not tasks:
@@ -182,7 +195,7 @@ def clusters(
             "name": f"r{j}",
             "queue": "a" if action == "preempt" and draw(st.booleans()) else draw(st.sampled_from(victim_leaves)),
             "priority": draw(st.sampled_from([10, 20, 30, 120])),
-            "task_resources": {"gpu": size, "cpu": draw(st.sampled_from([0, 1]))} if with_cpu else {"gpu": size},
+            "task_resources": {"cpu": cpu} if cpu_only else {"gpu": size, "cpu": cpu} if with_cpu else {"gpu": size},
             "started_at": NOW - draw(st.integers(60, 3600)),
             "tasks": tasks,
         }
@@ -224,6 +237,9 @@ def clusters(
             "tasks": [{}] * draw(st.integers(1, 2)),
         }
     )
+    if cpu_jobs:  # CPU as well, or CPU alone: the CPU a victim without GPUs holds is what frees room
+        asked = draw(st.sampled_from([2, 3, 4]))
+        jobs[-1]["task_resources"] = {"cpu": asked} if draw(st.booleans()) else {"gpu": want, "cpu": asked}
     if spread and isinstance(want, str) and draw(st.booleans()):
         jobs[-1]["gpu_devices"] = 2
     if placed:
@@ -247,19 +263,23 @@ def domains(cluster: ClusterState, placements: dict[str, str]) -> int:
 
 def key(cluster: ClusterState, victims: list[VictimTasks], levels: list[int], moves: list[Move]) -> tuple[int, ...]:
     """The objective in ``config.objective``'s order (``moves`` last unless it is listed); a task evicted or moved
-    loses its GPUs times the time since its job's checkpoint or start."""
+    loses its GPUs times the time since its job's checkpoint or start, and right after, a job without GPUs its CPU
+    times the same."""
     snapshot = cluster.snapshot
     priorities = [snapshot.job(v.job).resolved_priority for v in victims]
-    lost = 0
+    lost = lost_cpu = 0
     for name, tasks in [(v.job, len(v.tasks)) for v in victims] + [(m.job, 1) for m in moves]:
         job = snapshot.job(name)
         since = max(job.started_at or 0, job.checkpointed_at or 0)
-        lost += tasks * job.task_resources["gpu"] * round((cluster.now - since) * 1000)  # milli-GPUs
+        elapsed = round((cluster.now - since) * 1000)
+        gpus = job.task_resources.get("gpu", 0)
+        lost += tasks * gpus * elapsed  # milli-GPUs
+        lost_cpu += 0 if gpus else tasks * job.task_resources.get("cpu", 0) * elapsed
     values = {
         "priority": [priorities.count(p) for p in levels],
         "jobs": [len(victims)],
         "tasks": [sum(len(v.tasks) for v in victims)],
-        "lost_work": [lost],
+        "lost_work": [lost, lost_cpu],
         "moves": [len(moves)],
     }
     order = snapshot.config.objective
@@ -273,7 +293,7 @@ def fates(cluster: ClusterState, job: Job, moves: bool) -> list[Fate]:
     """Every way ``job``'s running tasks can fare: each kept, evicted, or (with moves) moved to another node, a share
     to any other device (of its own node too)."""
     running = [t for t in job.tasks if cluster.status[str(t.name)] == "running"]
-    share = job.gpu_devices > 1 or 0 < job.task_resources["gpu"] < MILLI
+    share = job.gpu_devices > 1 or 0 < job.task_resources.get("gpu", 0) < MILLI
     movable = moves and job.gpu_devices == 1  # a share on several devices is not moved
     options: list[list[tuple[str, str | None, int | None]]] = []
     for task in running:
@@ -309,7 +329,7 @@ def exhaustive(cluster: ClusterState, action: str, moves: bool = False) -> tuple
     levels = sorted({j.resolved_priority for j in others}, reverse=True)
     choices = [fates(cluster, job, moves) for job in others]
     nodes = [n.name for n in snapshot.nodes]
-    share = want.gpu_devices > 1 or 0 < want.task_resources["gpu"] < MILLI
+    share = want.gpu_devices > 1 or 0 < want.task_resources.get("gpu", 0) < MILLI
     spots = [
         (n.name, on)
         for n in snapshot.nodes
@@ -349,6 +369,8 @@ def check(document: dict[str, Any], action: str) -> None:
     decision = attempt(cluster, snapshot.job("want"), action)  # type: ignore[arg-type]
     best = exhaustive(cluster, action, snapshot.config.moves)
     event(f"{decision.outcome} with {len(decision.victims)} victim(s) and {len(decision.moves)} move(s)")
+    if any("gpu" not in snapshot.job(v.job).task_resources for v in decision.victims):
+        event("a victim without GPUs")
     spread = {"the job's" if job.name == "want" else "victims'" for job in snapshot.jobs if job.gpu_devices > 1}
     if spread:
         event(f"shares on several devices: {', '.join(sorted(spread))}")
@@ -502,3 +524,16 @@ def test_reclaim_with_shares_and_moves_matches_exhaustive_search(document):
 @given(clusters("preempt", moves=True, shared=True))
 def test_preempt_with_shares_and_moves_matches_exhaustive_search(document):
     check(document, "preempt")
+
+
+@SETTINGS
+@given(
+    st.sampled_from(["preempt", "reclaim"]).flatmap(
+        lambda action: st.tuples(st.just(action), clusters(action, cpu_jobs=True))
+    )
+)
+def test_victims_without_gpus_match_exhaustive_search(drawn):
+    """Jobs without GPUs as victims, and as the pending job (docs/snapshot-format.md, "Jobs without GPUs"): they free
+    CPU; losing them costs no GPU-seconds, and their CPU-seconds rank right after."""
+    action, document = drawn
+    check(document, action)

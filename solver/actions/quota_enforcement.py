@@ -78,6 +78,7 @@ from gpu_preempt.models import (
     format_resources,
     is_gpu_resource,
 )
+from gpu_preempt.models.config import criteria
 from gpu_preempt.models.decision import Outcome, Protected
 from gpu_preempt.models.quota_decision import QuotaDecision, QuotaResource
 from gpu_preempt.problem.records import GuaranteeRow, LimitRow, Problem, Slot, Victim
@@ -430,7 +431,7 @@ def _problem(
         victims=victims,
         limits=limits,
         guarantees=guarantees,
-        objective=config.objective,
+        objective=criteria(config.objective),
         keep_order=keep_order(cluster, [victim.job for victim in victims]),
         excess=excess,
         least_freed=overshoot,

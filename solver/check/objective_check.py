@@ -22,19 +22,24 @@ def check_objective(cluster: ClusterState, decision: Decision) -> list[str]:
     # restarts on its new node)
     gone = [(entry.job, task) for entry in decision.victims for task in entry.tasks]
     gone += [(move.job, move.task) for move in decision.moves]
-    lost = 0  # milli-GPU-milliseconds: a share loses its part
+    lost = lost_cpu = 0  # milli-GPU-milliseconds (a share loses its part); milli-CPU-ms of victims without GPUs
     for name, task in gone:
         victim = snapshot.job(name)
         since = victim.progress_since
         elapsed = 0 if since is None else max(0, round((cluster.now - since) * 1000))
         spec = next(t for t in victim.tasks if str(t.name) == task)
-        lost += sum(a for r, a in victim.requests(spec).items() if is_gpu_resource(r)) * elapsed
-    expected = {
+        requests = victim.requests(spec)
+        gpus = sum(a for r, a in requests.items() if is_gpu_resource(r))
+        lost += gpus * elapsed
+        lost_cpu += 0 if gpus else requests.get("cpu", 0) * elapsed
+    expected: dict[str, object] = {
         "priority": [priorities.count(p) for p in levels],
         "jobs": len(decision.victims),
         "tasks": sum(len(v.tasks) for v in decision.victims),
         "lost_work": lost / 1_000_000,
     }
+    if lost_cpu and "lost_work" in snapshot.config.objective:  # counted right after it (docs/snapshot-format.md)
+        expected["lost_cpu_work"] = lost_cpu / 1_000_000
     if decision.moves:
         expected["moves"] = len(decision.moves)
     job = snapshot.jobs_by_name().get(decision.job)  # none for a queue's decision

@@ -177,7 +177,7 @@ def print_decision(cluster: ClusterState, d: Decision) -> None:
         spread = f", {obj['domains']} topology domain(s) used" if "domains" in obj else ""
         out.print(
             f"  objective: {obj['jobs']} job(s){f' ({levels})' if levels else ''}, {obj['tasks']} task(s), "
-            f"{obj['lost_work']:g} GPU-seconds lost{moved}{spread}",
+            f"{_lost(obj)}{moved}{spread}",
         )
     for b in d.below_line:
         out.print(
@@ -220,7 +220,7 @@ def _print_quota(cluster: ClusterState, d: QuotaDecision) -> None:
 
         _print_victims(cluster, d, "frees", frees, _names)
         obj = d.objective
-        out.print(f"  objective: {obj['jobs']} job(s), {obj['tasks']} task(s), {obj['lost_work']:g} GPU-seconds lost")
+        out.print(f"  objective: {obj['jobs']} job(s), {obj['tasks']} task(s), {_lost(obj)}")
     _print_requeue(d)
     for p in d.protected[:PROTECTED_SHOWN]:
         out.print(f"  protected: {p.job}: {p.reason}")
@@ -429,3 +429,9 @@ def _on_device(decision: Decision, task: str) -> str:
     if not found:
         return ""
     return f" (device{'s' if len(found) > 1 else ''} {', '.join(map(str, found))})"
+
+
+def _lost(objective: dict[str, Any]) -> str:
+    """The work a decision's victims lose, in words: GPU-seconds, and the CPU-seconds of victims without GPUs."""
+    cpu = objective.get("lost_cpu_work")
+    return f"{objective['lost_work']:g} GPU-seconds lost" + (f", {cpu:g} CPU-seconds" if cpu else "")

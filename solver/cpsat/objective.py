@@ -11,6 +11,8 @@ per row, then ``config.objective``:
 * ``jobs``: victim jobs; ``tasks``: evicted tasks;
 * ``lost_work``: evicted and moved tasks' GPUs times the time since the job's last checkpoint or start
   (milliseconds; a moved task restarts: docs/snapshot-format.md, "Moves");
+* ``lost_cpu_work`` (right after ``lost_work``): the same for victims without GPUs, their CPU for their GPUs (no
+  stage when no victim is such a job);
 * ``moves``: moved tasks (when the list does not name it, it comes after every criterion below);
 
 then the least freed of each ``problem.least_freed`` row (quota enforcement's
@@ -28,7 +30,7 @@ from typing import Literal
 
 from ortools.sat.python import cp_model
 
-from gpu_preempt.problem.records import gpu_milli
+from gpu_preempt.problem.records import cpu_milli_without_gpus, gpu_milli
 
 from .variables import LinearExpr, Variables
 
@@ -77,18 +79,18 @@ def stages(variables: Variables) -> list[Stage]:
             out.append(
                 Stage("tasks", cp_model.LinearExpr.sum([variables.evicted(v, s) for v, s in slots]), "min", total)
             )
-        elif criterion == "lost_work":
+        elif criterion in ("lost_work", "lost_cpu_work"):
             # a task moved loses its progress as one evicted does (a moved gang moves, and restarts, whole)
+            weight = gpu_milli if criterion == "lost_work" else cpu_milli_without_gpus
             weighted = [
-                (v, s, gpu_milli(problem.victims[v].slots[s].requests) * problem.victims[v].elapsed_ms)
-                for v, s in slots
+                (v, s, weight(problem.victims[v].slots[s].requests) * problem.victims[v].elapsed_ms) for v, s in slots
             ]
             unit = gcd(*(w for _, _, w in weighted)) or 1  # whole GPUs: the same weights as GPU-milliseconds
             weighted = [(v, s, w // unit) for v, s, w in weighted]
             terms = [(variables.evicted(v, s) + variables.moved_out(v, s)) * w for v, s, w in weighted if w > 0]
             if terms:
                 bound = sum(count[v, s] * w for v, s, w in weighted if w > 0)
-                out.append(Stage("lost_work", cp_model.LinearExpr.sum(terms), "min", bound))
+                out.append(Stage(criterion, cp_model.LinearExpr.sum(terms), "min", bound))
         elif criterion == "moves":
             out.extend(_moves(variables))
     for row in problem.least_freed:

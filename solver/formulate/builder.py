@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
 
 from gpu_preempt.models import Job, Resources, Task
+from gpu_preempt.models.config import criteria
 from gpu_preempt.problem.records import (
     Action,
     Problem,
@@ -161,7 +162,7 @@ class Prepared:
             guarantees=line_rows(cluster, job, victims, required) if action == "reclaim" else (),
             guarantee_rule=config.reclaim_guarantee,
             saturation=saturation_rows(cluster, job, victims, required) if action == "reclaim" else (),
-            objective=config.objective,
+            objective=criteria(config.objective),
             keep_order=keep_order(cluster, [victim.job for victim in victims]),
             victim_order=VictimOrder(  # movable ones too: KAI pops a job the reclaim line protects, to move it
                 cluster_facts(cluster, {victim.queue for victim in victims}),

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Literal
 
-from gpu_preempt.models import MILLI, Criterion, Resources, is_gpu_resource
+from gpu_preempt.models import MILLI, Resources, is_gpu_resource
+from gpu_preempt.models.config import RankedCriterion
 
 from .quota_rows import CohortRows, FairRows
 from .victim_queue import VictimOrder, peel_order
@@ -39,6 +40,7 @@ __all__ = [
     "SaturationRow",
     "Slot",
     "Victim",
+    "cpu_milli_without_gpus",
     "gpu_milli",
     "gpus_of",
     "share_size",
@@ -305,7 +307,7 @@ class Problem:
     limits: tuple[LimitRow, ...] = ()
     guarantees: tuple[GuaranteeRow, ...] = ()
     saturation: tuple[SaturationRow, ...] = ()
-    objective: tuple[Criterion, ...] = ("priority", "jobs", "tasks", "lost_work")
+    objective: tuple[RankedCriterion, ...] = ("priority", "jobs", "tasks", "lost_work", "lost_cpu_work")
     keep_order: tuple[int, ...] = ()
     """Victims in the order ties are broken: earlier ones are kept when the objective cannot tell."""
     greedy_order: tuple[int, ...] = ()
@@ -375,3 +377,8 @@ def gpus_of(requests: Resources) -> int:
 def gpu_milli(requests: Resources) -> int:
     """Milli-GPUs in a request (all GPU resources together; a share counts its part)."""
     return sum(a for r, a in requests.items() if is_gpu_resource(r))
+
+
+def cpu_milli_without_gpus(requests: Resources) -> int:
+    """Milli-CPUs in a request that asks for no GPU (0 for one that does): what ``lost_cpu_work`` weighs."""
+    return 0 if gpu_milli(requests) else requests.get("cpu", 0)

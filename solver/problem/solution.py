@@ -4,13 +4,14 @@ rows it breaks, what it frees and what work it loses.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Literal
 
 from gpu_preempt.models import Resources
 
-from .records import GuaranteeRow, LimitRow, Problem, Victim, gpu_milli
+from .records import GuaranteeRow, LimitRow, Problem, Victim, cpu_milli_without_gpus, gpu_milli
 
 __all__ = [
     "Solution",
@@ -99,14 +100,15 @@ def spread_of(problem: Problem, solution: Solution) -> int:
     return len(problem.spread_held | placed_domains(problem, solution, problem.spread))
 
 
-def lost_work(problem: Problem, solution: Solution) -> int:
+def lost_work(problem: Problem, solution: Solution, weight: Callable[[Resources], int] = gpu_milli) -> int:
     """Progress the evicted and moved tasks lose, in milli-GPU-milliseconds: their GPUs (a share its part) times
-    the time since their job's last checkpoint or start (``elapsed_ms``)."""
+    the time since their job's last checkpoint or start (``elapsed_ms``); with ``weight``
+    :func:`~.records.cpu_milli_without_gpus`, the milli-CPU-milliseconds victims without GPUs lose."""
     lost = 0
     for (v, s), n in solution.evicted.items():
-        lost += n * gpu_milli(problem.victims[v].slots[s].requests) * problem.victims[v].elapsed_ms
+        lost += n * weight(problem.victims[v].slots[s].requests) * problem.victims[v].elapsed_ms
     for (v, s, _), n in solution.moved.items():
-        lost += n * gpu_milli(problem.victims[v].slots[s].requests) * problem.victims[v].elapsed_ms
+        lost += n * weight(problem.victims[v].slots[s].requests) * problem.victims[v].elapsed_ms
     return lost
 
 
@@ -115,7 +117,8 @@ def objective_values(problem: Problem, solution: Solution) -> dict[str, object]:
 
     ``priority`` is the vector of victim-job counts per priority level (highest
     first), ``jobs`` the victim jobs, ``tasks`` the evicted tasks, ``lost_work``
-    the GPU-seconds of progress lost.
+    the GPU-seconds of progress lost, and ``lost_cpu_work`` the CPU-seconds victims without GPUs lose (when some
+    do).
     """
     victims = solution.victims()
     per_level = [sum(1 for v in victims if problem.victims[v].priority == p) for p in problem.priority_levels]
@@ -125,6 +128,9 @@ def objective_values(problem: Problem, solution: Solution) -> dict[str, object]:
         "tasks": sum(solution.evicted.values()),
         "lost_work": lost_work(problem, solution) / 1_000_000,
     }
+    cpu = lost_work(problem, solution, cpu_milli_without_gpus) if "lost_cpu_work" in problem.objective else 0
+    if cpu:
+        out["lost_cpu_work"] = cpu / 1_000_000
     if solution.moved:
         out["moves"] = solution.moves()
     if problem.spread:

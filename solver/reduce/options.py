@@ -244,6 +244,8 @@ def lower_bound(
             out.append(fewest)
         elif criterion == "tasks":
             out.append(lost_tasks)
+        elif criterion == "lost_cpu_work":
+            out.append(0)  # a bound: below every true value
         else:
             out.append(sum(losses[:fewest]))
     out.append(NO_VICTIMS)
@@ -328,6 +330,8 @@ def lower_bounds(
             columns.append(fewest.tolist())
         elif criterion == "tasks":
             columns.append(lost_tasks.tolist())
+        elif criterion == "lost_cpu_work":
+            columns.append([0] * count)  # a bound: below every true value
         else:
             columns.append(lost.tolist())
     out: list[Cost | None] = list(zip(*columns, repeat(NO_VICTIMS, count), strict=True))

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from gpu_preempt.models import Job, Resources
+from gpu_preempt.models.config import criteria
 from gpu_preempt.rules.candidates import Candidate, CandidateSet
 from gpu_preempt.state.cluster import ClusterState
 
@@ -91,7 +92,7 @@ def restrict(demand: Demand) -> Restriction | None:
     if not request:
         return None
     resources = tuple(sorted(request))
-    objective = tuple(c for c in cluster.snapshot.config.objective if c != "moves")  # nothing moves on this path
+    objective = tuple(c for c in criteria(cluster.snapshot.config.objective) if c != "moves")  # nothing moves here
     costs = CostModel(objective, demand.levels, cluster.now, cluster)
     if cluster.has_shares():  # docs/snapshot-format.md, "GPU sharing": options are counted on the devices
         costs = replace(costs, devices=DeviceView.of(cluster, job.resolved_priority, request, job.gpu_devices))

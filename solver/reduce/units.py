@@ -208,6 +208,8 @@ class CostModel:
                 out.append(1)
             elif criterion == "tasks":
                 out.append(tasks)
+            elif criterion == "lost_cpu_work":  # a job without GPUs: its tasks are alike here
+                out.append(0 if gpus else tasks * job.requests(job.tasks[0]).get("cpu", 0) * self.elapsed(job))
             else:
                 out.append(gpus * self.elapsed(job))
         out.append(Keep([self.key(job)]) if self.cluster is not None else NO_VICTIMS)

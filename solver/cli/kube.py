@@ -51,6 +51,10 @@ def import_(
         typer.Option("--queue-source", help="where queues come from; default: from the objects"),
     ] = None,
     strict: Annotated[bool, typer.Option("--strict", help="refuse to guess: every guess is an error")] = False,
+    gpu_jobs_only: Annotated[
+        bool,
+        typer.Option("--gpu-jobs-only", help="leave jobs without GPUs out: their running pods are load on their nodes"),
+    ] = False,
     force: ForceOpt = False,
 ) -> None:
     """Read Kubernetes objects (nodes, pods, priority classes, queues, pod groups) and write a snapshot."""
@@ -69,7 +73,7 @@ def import_(
         raise typer.Exit(2) from None
     try:
         objects = read_objects(files, sys.stdin)
-        document, report = import_objects(objects, now=instant, queue_source=queue_source)
+        document, report = import_objects(objects, now=instant, queue_source=queue_source, cpu_jobs=not gpu_jobs_only)
         snapshot_from_data(document)  # what is written is a valid snapshot
     except SnapshotError as error:
         print_problems("the input cannot be imported", error.errors)

@@ -31,6 +31,7 @@ __all__ = [
     "QueueSource",
     "asks_gpus",
     "assign_pods",
+    "becomes_job",
     "leaf_queue",
     "member_count",
     "preemption_delay",
@@ -75,6 +76,8 @@ class Group:
     """The field the topology was read from (for errors)."""
     source: KubeObject | None = None
     pods: list[Pod] = field(default_factory=list)
+    labelled: bool = False
+    """A pod of no group whose labels name its queue: the batch scheduler's, as a group's pods are."""
 
 
 PREEMPTION_DELAY = "kai.scheduler/preemption-delay"
@@ -178,9 +181,16 @@ def scheduler_groups(kind: Any, report: Report) -> dict[str, Group]:
 
 
 def assign_pods(
-    pods: list[Pod], groups: dict[str, Group], source: QueueSource, local: dict[str, str], report: Report
+    pods: list[Pod],
+    groups: dict[str, Group],
+    source: QueueSource,
+    local: dict[str, str],
+    report: Report,
+    *,
+    cpu_jobs: bool = True,
 ) -> list[Group]:
-    """Every pod in its group (a group of its own when it has none), with each group's leaf queue resolved."""
+    """Every pod in its group (a group of its own when it has none), with each group's leaf queue resolved
+    (``cpu_jobs``: see :func:`becomes_job`)."""
     by_owner: dict[str, Group] = {}
     for workload in groups.values():
         assert workload.source is not None
@@ -209,15 +219,18 @@ def assign_pods(
             )
             labels = p.obj.labels
             group.queue = next((labels[k] for k in QUEUE_LABELS if labels.get(k)), None)
+            group.labelled = group.queue is not None
             group.priority_class = p.obj.get("spec", "priorityClassName") or labels.get(KAI_PRIORITY_LABEL)
             order.append(group)
         group.pods.append(p)
     for group in order:
-        group.queue = leaf_queue(group, source, local, report)
+        group.queue = leaf_queue(group, source, local, report, cpu_jobs=cpu_jobs)
     return [group for group in order if group.queue is not None]
 
 
-def leaf_queue(group: Group, source: QueueSource, local: dict[str, str], report: Report) -> str | None:
+def leaf_queue(
+    group: Group, source: QueueSource, local: dict[str, str], report: Report, *, cpu_jobs: bool = True
+) -> str | None:
     """The job's leaf queue: a Workload's LocalQueue resolved to its ClusterQueue, else the queue its group or its
     pods' labels name, else :data:`DEFAULT_QUEUE` (reported); ``None`` (reported) for a LocalQueue not in the
     input: the job is left out."""
@@ -226,25 +239,35 @@ def leaf_queue(group: Group, source: QueueSource, local: dict[str, str], report:
         if not group.queue:
             raise SnapshotError.single(group.source.at("spec.queueName"), "missing: a Workload names its LocalQueue")
         cluster_queue = local.get(f"{namespace}/{group.queue}")
-        if cluster_queue is None and asks_gpus(group):
+        if cluster_queue is None and becomes_job(group, cpu_jobs):
             where = group.source.at("spec.queueName")
             report.guess(where, f"LocalQueue {shown(group.queue)} is not in namespace {namespace}: job left out")
         return cluster_queue
     if group.queue and source == "kueue" and group.source is None:  # a plain pod names its LocalQueue by label
         namespace = group.pods[0].obj.namespace or "default" if group.pods else "default"
         cluster_queue = local.get(f"{namespace}/{group.queue}")
-        if cluster_queue is None and asks_gpus(group):
+        if cluster_queue is None and becomes_job(group, cpu_jobs):
             where = f"Pod {group.name}: metadata.labels.kueue.x-k8s.io/queue-name"
             report.guess(where, f"LocalQueue {shown(group.queue)} is not in namespace {namespace}: job left out")
         return cluster_queue
     if group.queue:
         return group.queue
-    if source != "labels" and asks_gpus(group):
+    if source != "labels" and becomes_job(group, cpu_jobs):
         where = group.source.ref if group.source is not None else f"Pod {group.name}"
         report.guess(where, f"names no queue: queue {shown(DEFAULT_QUEUE)}")
     return DEFAULT_QUEUE
 
 
 def asks_gpus(group: Group) -> bool:
-    """Whether the group becomes a job: a pod of it, or its template, asks for GPUs."""
+    """Whether a pod of the group, or its template, asks for GPUs."""
     return any(p.gpus for p in group.pods) or bool(group.template and group.template.get("gpu"))
+
+
+def becomes_job(group: Group, cpu_jobs: bool = True) -> bool:
+    """Whether the group becomes a job: it asks for GPUs, or (``cpu_jobs``) it is the batch scheduler's and asks for
+    CPU or memory: a pod group or a Workload, or a pod whose labels name its queue (docs/kubernetes.md, "Jobs
+    without GPUs"). Other pods without GPUs (daemons, system pods) are load on their nodes."""
+    if asks_gpus(group):
+        return True
+    asked = any(any(p.requests.values()) for p in group.pods) or bool(group.template and any(group.template.values()))
+    return cpu_jobs and (group.source is not None or group.labelled) and asked

@@ -12,8 +12,10 @@ Jobs are gangs of pods (docs/kubernetes.md):
 * a Volcano ``PodGroup`` (annotation ``scheduling.k8s.io/group-name``): ``spec.minMember``, ``spec.queue``;
 * any other pod is a job of its own.
 
-Members a group expects but that have no pod yet are pending tasks shaped like its pods. Pods that ask for no GPU
-are CPU and memory load on their nodes (taken off the node's resources), not jobs. Job and task names are
+Members a group expects but that have no pod yet are pending tasks shaped like its pods. A group that asks for no
+GPU is a job when it is the batch scheduler's (a pod group, a Workload, or a pod whose labels name its queue);
+other pods without GPUs (daemons, system pods, and all of them with ``cpu_jobs`` off) are CPU and memory load on
+their nodes (taken off the node's resources), not jobs. Job and task names are
 ``namespace/name``, so that a plan can name the pods to evict.
 """
 
@@ -36,7 +38,7 @@ from .core import (
     share_devices,
     time_sliced,
 )
-from .groups import DEFAULT_QUEUE, Group, QueueSource, asks_gpus, assign_pods, scheduler_groups
+from .groups import DEFAULT_QUEUE, Group, QueueSource, asks_gpus, assign_pods, becomes_job, scheduler_groups
 from .jobs import hold_pod, job_of, stuck_in_releasing, take_pod
 from .placement import node_taints, topology_levels
 from .queues import KAI_GROUP, KUEUE_GROUP, VOLCANO_GROUP, kai_queue, kueue_cluster_queue, kueue_cohort, volcano_queue
@@ -55,9 +57,14 @@ IGNORED_KINDS = {
 
 
 def import_objects(
-    objects: list[KubeObject], *, now: float | None = None, queue_source: QueueSource | None = None
+    objects: list[KubeObject],
+    *,
+    now: float | None = None,
+    queue_source: QueueSource | None = None,
+    cpu_jobs: bool = True,
 ) -> tuple[dict[str, Any], Report]:
-    """The snapshot document of ``objects`` and the report of what was guessed or left out."""
+    """The snapshot document of ``objects`` and the report of what was guessed or left out; without ``cpu_jobs``,
+    jobs without GPUs are left out (their running pods load on their nodes)."""
     report = Report()
     by_kind: dict[tuple[str, str], list[KubeObject]] = {}
     unknown: list[FieldError] = []
@@ -106,12 +113,13 @@ def import_objects(
     node_names = {n["name"] for n in nodes}
     jobs: list[dict[str, Any]] = []
     load: dict[str, Resources] = {}
-    members = assign_pods(pods, groups, source, local_queues, report)
+    members = assign_pods(pods, groups, source, local_queues, report, cpu_jobs=cpu_jobs)
+    without_gpus = {id(p) for g in members if not asks_gpus(g) and becomes_job(g, cpu_jobs) for p in g.pods}
     for p in pods:
         if p.node is not None and p.node not in node_names:
             field_name = "status.nominatedNodeName" if p.status == "nominated" else "spec.nodeName"
             raise SnapshotError.single(p.obj.at(field_name), f"names node {shown(p.node)}, which is not in the input")
-        if not p.gpus:
+        if not p.gpus and id(p) not in without_gpus:
             if p.node is not None and p.status in ("running", "releasing"):
                 load[p.node] = {r: load.get(p.node, {}).get(r, 0) + a for r, a in p.requests.items()}
             else:
@@ -119,12 +127,12 @@ def import_objects(
     class_names = {c["name"]: c["value"] for c in classes}
     global_default = [o for o in kind("scheduling.k8s.io", "PriorityClass") if o.get("globalDefault") is True]
     queue_names = {q["name"] for q in queues}
-    if DEFAULT_QUEUE not in queue_names and any(g.queue == DEFAULT_QUEUE and asks_gpus(g) for g in members):
+    if DEFAULT_QUEUE not in queue_names and any(g.queue == DEFAULT_QUEUE and becomes_job(g, cpu_jobs) for g in members):
         queues.append({"name": DEFAULT_QUEUE})
         queue_names.add(DEFAULT_QUEUE)
         report.guess("queues", f"jobs without a queue go to a top-level queue {shown(DEFAULT_QUEUE)} without quota")
     for group in members:
-        job = job_of(group, class_names, queue_names, report)
+        job = job_of(group, class_names, queue_names, report, cpu_jobs=cpu_jobs)
         if job is not None:
             jobs.append(job)
     levels = topology_levels([*kind(KAI_TOPOLOGY, "Topology"), *kind(KUEUE_GROUP, "Topology")])

@@ -18,7 +18,7 @@ from .core import (
     quantities,
 )
 from .core import scheduled_at as pod_scheduled_at
-from .groups import DELAY_AT, KAI_PRIORITY_LABEL, PREEMPTION_DELAY, Group, preemption_delay
+from .groups import DELAY_AT, KAI_PRIORITY_LABEL, PREEMPTION_DELAY, Group, asks_gpus, becomes_job, preemption_delay
 from .placement import pod_placement, pod_topology
 
 __all__ = ["STUCK_RELEASING", "TASK_ORDER", "hold_pod", "job_of", "stuck_in_releasing", "take_pod"]
@@ -43,12 +43,16 @@ def _task_order(p: Pod, report: Report) -> int | None:
         return None
 
 
-def job_of(group: Group, classes: dict[str, int], queues: set[str], report: Report) -> dict[str, Any] | None:
-    gpu_pods = sorted((p for p in group.pods if p.gpus), key=lambda p: p.obj.key)
-    if not gpu_pods and not (group.template and group.template.get("gpu")):
+def job_of(
+    group: Group, classes: dict[str, int], queues: set[str], report: Report, *, cpu_jobs: bool = True
+) -> dict[str, Any] | None:
+    """``group`` as a snapshot job, or ``None`` (reported) when it is none (:func:`~.groups.becomes_job`): its pods
+    that ask for GPUs, or all of them for a job without GPUs."""
+    if not becomes_job(group, cpu_jobs):
         if group.source is not None and not group.pods:
             report.ignore(group.source.kind, f"{group.name} (no pods and no GPU request)")
         return None
+    members = sorted((p for p in group.pods if p.gpus or not asks_gpus(group)), key=lambda p: p.obj.key)
     where = group.source.ref if group.source is not None else f"Pod {group.name}"
     assert group.queue is not None
     if group.queue not in queues:
@@ -56,7 +60,7 @@ def job_of(group: Group, classes: dict[str, int], queues: set[str], report: Repo
         report.guess(path, f"queue {shown(group.queue)} is not in the input: job left out")
         return None
     tasks: list[dict[str, Any]] = []
-    for p in gpu_pods:
+    for p in members:
         task: dict[str, Any] = {"name": p.obj.key, "status": p.status, "resources": quantities(p.requests)}
         if p.node is not None:
             task["node"] = p.node
@@ -66,23 +70,23 @@ def job_of(group: Group, classes: dict[str, int], queues: set[str], report: Repo
         if order is not None:
             task["order"] = order
         tasks.append(task)
-    shape = gpu_pods[0].requests if gpu_pods else group.template or {}
+    shape = members[0].requests if members else group.template or {}
     for i in range(len(tasks), group.expected):
         tasks.append({"name": f"{group.name}/member-{i}", "status": "pending", "resources": quantities(shape)})
     if not tasks:  # a group of zero members (a pod set's count of 0) with no pod: nothing to schedule
         report.ignore(group.source.kind if group.source is not None else "Pod", f"{group.name} (no pods and 0 members)")
         return None
-    if len(tasks) > len(gpu_pods):
-        report.notes.append(f"{where}: {len(tasks) - len(gpu_pods)} member(s) without a pod yet are pending tasks")
+    if len(tasks) > len(members):
+        report.notes.append(f"{where}: {len(tasks) - len(members)} member(s) without a pod yet are pending tasks")
     job: dict[str, Any] = {"name": group.name, "queue": group.queue}
-    devices = max((p.devices for p in gpu_pods if is_share(p)), default=1)
+    devices = max((p.devices for p in members if is_share(p)), default=1)
     if devices > 1:
         job["gpu_devices"] = devices
     if all(t["resources"] == tasks[0]["resources"] for t in tasks):
         job["task_resources"] = tasks[0]["resources"]
         for t in tasks:
             del t["resources"]
-    first = gpu_pods[0].obj if gpu_pods else None
+    first = members[0].obj if members else None
     pclass = group.priority_class or (
         (first.get("spec", "priorityClassName") or first.labels.get(KAI_PRIORITY_LABEL)) if first is not None else None
     )
@@ -103,19 +107,19 @@ def job_of(group: Group, classes: dict[str, int], queues: set[str], report: Repo
             t.pop("order", None)
         report.notes.append(f"{where}: {TASK_ORDER} left out: the job is not elastic")
     created = group.created_at
-    if created is None and gpu_pods:
+    if created is None and members:
         found = [
-            instant(p.obj, "metadata.creationTimestamp", p.obj.get("metadata", "creationTimestamp")) for p in gpu_pods
+            instant(p.obj, "metadata.creationTimestamp", p.obj.get("metadata", "creationTimestamp")) for p in members
         ]
         created = min((c for c in found if c is not None), default=None)
     if created is not None:
         job["created_at"] = format_time(created)
     delay = group.preemption_delay or next(
-        (d for p in gpu_pods if (d := preemption_delay(p.obj, p.obj.annotations.get(PREEMPTION_DELAY), DELAY_AT))), None
+        (d for p in members if (d := preemption_delay(p.obj, p.obj.annotations.get(PREEMPTION_DELAY), DELAY_AT))), None
     )
     if delay is not None and created is not None:
         job["preemption_delay"] = delay
-    running = [p for p in gpu_pods if p.status == "running"]
+    running = [p for p in members if p.status == "running"]
     started = group.started_at
     if started is None and running:
         times = [t for t in (pod_scheduled_at(p.obj) for p in running) if t is not None]
@@ -126,11 +130,11 @@ def job_of(group: Group, classes: dict[str, int], queues: set[str], report: Repo
         job["started_at"] = format_time(started)
     if group.requeue is not None:
         job["requeue"] = group.requeue
-    placement = _placement(group, gpu_pods, where, report)
+    placement = _placement(group, members, where, report)
     if placement:
         job["placement"] = placement
     job["tasks"] = tasks
-    uids = {p.obj.key: p.obj.get("metadata", "uid") for p in gpu_pods if p.obj.get("metadata", "uid")}
+    uids = {p.obj.key: p.obj.get("metadata", "uid") for p in members if p.obj.get("metadata", "uid")}
     if uids:
         job["annotations"] = {"pod-uids": uids}
     return job

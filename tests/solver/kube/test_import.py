@@ -539,3 +539,69 @@ def test_a_pod_stuck_in_releasing_holds_its_room(deleted: str, stuck: bool):
         assert any("nlp/bert-a-0: its deletion began 5m ago, past KAI's stuck-in-releasing" in n for n in report.notes)
     else:
         assert tasks["nlp/bert-a-0"]["status"] == "releasing" and gpus == 8000
+
+
+def cpu_pod(name: str, cpu: str, node: str | None = None, queue: str | None = "nlp") -> dict[str, Any]:
+    """A pod asking for ``cpu`` cores and no GPU; ``queue``: the KAI queue its labels name (none: a daemon's pod)."""
+    container = {"name": "main", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}
+    pod = obj(
+        "Pod",
+        name,
+        spec={"containers": [container], **({"nodeName": node} if node else {})},
+        status={"phase": "Running" if node else "Pending"},
+    )
+    if queue is not None:
+        pod["metadata"]["labels"] = {"kai.scheduler/queue": queue}
+    if node:
+        pod["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+        pod["status"]["startTime"] = "2026-11-23T10:00:00Z"
+    return pod
+
+
+def test_pods_without_gpus_of_the_batch_scheduler_are_jobs_and_daemons_are_node_load():
+    """docs/kubernetes.md, "Jobs without GPUs": a running and a pending pod that name a KAI queue become jobs (the
+    running one a possible victim); the DCGM exporter, which names no queue, stays load on its node. With
+    ``--gpu-jobs-only`` the earlier reading: running ones are node load, pending ones are left out."""
+    items = [
+        *_kai_items(),
+        cpu_pod("etl-run", "8", node="gpu-node-0"),
+        cpu_pod("etl-wait", "4"),
+        cpu_pod("agent", "2", node="gpu-node-1", queue=None),
+    ]
+    document = _import_items(items)
+    jobs = {j["name"]: j for j in document["jobs"]}
+    assert jobs["ml/etl-run"]["task_resources"] == {"cpu": "8", "memory": "1Gi"}
+    assert [t.get("status") for t in jobs["ml/etl-run"]["tasks"]] == ["running"]
+    assert [t.get("status") for t in jobs["ml/etl-wait"]["tasks"]] == ["pending"]
+    assert "ml/agent" not in jobs
+    snapshot = snapshot_from_data(document)
+    assert snapshot.job("ml/etl-run").queue == snapshot.job("ml/etl-wait").queue == "nlp"
+    only = import_objects(
+        parse_objects(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}), "dump.json"),
+        now=NOW,
+        cpu_jobs=False,
+    )[0]
+    assert not {"ml/etl-run", "ml/etl-wait", "ml/agent"} & {j["name"] for j in only["jobs"]}
+    nodes = {n["name"]: n for n in only["nodes"]}
+    with_jobs = {n["name"]: n for n in document["nodes"]}
+    assert nodes["gpu-node-0"]["resources"]["cpu"] != with_jobs["gpu-node-0"]["resources"]["cpu"]  # 8 cores off
+    assert nodes["gpu-node-1"]["resources"]["cpu"] == with_jobs["gpu-node-1"]["resources"]["cpu"]  # the agent's
+
+
+def test_a_pending_job_without_gpus_is_decided_by_cpu_on_an_imported_cluster():
+    """The imported pending CPU job is placed where CPU is free."""
+    items = [*_kai_items(), cpu_pod("etl-wait", "4")]
+    snapshot = snapshot_from_data(_import_items(items))
+    decision = decide(snapshot, "ml/etl-wait", "allocate")
+    assert decision.outcome == "allocated" and list(decision.placements) == ["ml/etl-wait"]
+    assert verify(snapshot, decision) == []
+
+
+def test_the_import_command_leaves_jobs_without_gpus_out_on_request(tmp_path: Path):
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [*_kai_items(), cpu_pod("etl", "4")]}))
+    kept = RUN.invoke(app, ["import", str(dump), "--now", "2026-11-23T12:00:00Z"])
+    left = RUN.invoke(app, ["import", str(dump), "--now", "2026-11-23T12:00:00Z", "--gpu-jobs-only"])
+    assert kept.exit_code == left.exit_code == 0, (kept.output, left.output)
+    assert "name: ml/etl" in kept.stdout and "name: ml/etl" not in left.stdout
+    assert "ml/etl (asks for no GPU and is not on a node)" in " ".join(left.stderr.split())

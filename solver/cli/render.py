@@ -340,10 +340,12 @@ PERCENTILES = ("p50", "p90", "p95", "p99")
 def print_simulation(scenario: Path, folder: Path, s: dict[str, Any]) -> None:
     """The human summary of a replay: waits and preemptions per queue (and per GPU model, when jobs draw one), then
     the cluster-wide figures."""
-    load = s["offered_load"]
+    window = s["arrivals"]
+    load, busy = window["offered_load"], window["utilisation"]
     out.print(
-        f"{scenario}: {s['overall']['jobs']} jobs over {s['span_h']:.1f} simulated hours on {s['gpus']} GPUs; "
-        f"offered load {'-' if load is None else f'{load:.2f}'} (time_scale {s['time_scale']:g})"
+        f"{scenario}: {s['overall']['jobs']} jobs over {s['span_h']:.1f} simulated hours on {s['gpus']} GPUs "
+        f"(time_scale {s['time_scale']:g}); while jobs arrive (0 to {window['window_h']:.1f} h): offered load "
+        f"{'-' if load is None else f'{load:.2f}'}, utilisation {'-' if busy is None else f'{busy:.3f}'}"
     )
     groups = [("queue", [*s["queues"].items(), ("all", s["overall"])])]
     if s.get("gpu_models"):
@@ -366,7 +368,8 @@ def print_simulation(scenario: Path, folder: Path, s: dict[str, Any]) -> None:
     hours, pre, solver = s["gpu_hours"], s["preemptions"], s["solver"]
     proved = solver["proved_optimal_share"]
     out.print(
-        f"utilisation {s['utilisation']:.3f}, goodput {hours['goodput']:,.1f} GPU-h, lost {hours['lost']:,.1f} GPU-h; "
+        f"over the whole replay: utilisation {s['utilisation']:.3f}, goodput {hours['goodput']:,.1f} GPU-h, "
+        f"lost {hours['lost']:,.1f} GPU-h; "
         f"{pre['total']} preemptions ({pre['per_1000_gpu_hours']} per 1,000 GPU-h, at most {pre['max_per_job']} "
         f"of one job), {pre['moves']} moves; Jain's index {s['fairness']['jain_index']}"
     )

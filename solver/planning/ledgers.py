@@ -21,6 +21,9 @@ class Counters:
 
     idle: float = 0.0
     capacity: float = 0.0
+    arrivals_idle: float = 0.0
+    arrivals_capacity: float = 0.0
+    """``idle`` and ``capacity`` while jobs arrive (from 0 to the last arrival): the window of the offered load."""
     fragmented: float = 0.0
     """Device-seconds of devices partly used by shares of a GPU (:meth:`.replay_cluster.ReplayCluster.fragmented`)."""
     most_fragmented: int = 0
@@ -34,8 +37,13 @@ class Ledgers:
     """The counters, the time series, and milli-GPUs per leaf queue: held by running tasks, and wanted (held,
     pending and nominated). Only the jobs that arrived or changed since the last count are counted again."""
 
-    def __init__(self, leaves: list[str]) -> None:
+    def __init__(self, leaves: list[str], arrivals_end: float = 0.0) -> None:
         self.counters = Counters()
+        self.arrivals_end = arrivals_end
+        """Simulated seconds of the last arrival: the window of the offered load, which utilisation is also
+        measured over."""
+        self.clock = 0.0
+        """Simulated seconds integrated so far."""
         self.samples: list[dict[str, Any]] = []
         self.held: dict[str, int] = dict.fromkeys(leaves, 0)
         self.wanted: dict[str, int] = dict(self.held)
@@ -69,8 +77,14 @@ class Ledgers:
         """Integrate the figures over ``dt`` seconds of the present state (``shares``: fair GPUs per leaf queue)."""
         total = sum(cluster.capacity.values())
         counters = self.counters
+        idle = total - sum(cluster.used.values())
         counters.capacity += total * dt / MILLI
-        counters.idle += (total - sum(cluster.used.values())) * dt / MILLI
+        counters.idle += idle * dt / MILLI
+        inside = max(0.0, min(dt, self.arrivals_end - self.clock))
+        self.clock += dt
+        if inside:
+            counters.arrivals_capacity += total * inside / MILLI
+            counters.arrivals_idle += idle * inside / MILLI
         fragmented = cluster.fragmented()
         counters.fragmented += fragmented * dt
         counters.most_fragmented = max(counters.most_fragmented, fragmented)

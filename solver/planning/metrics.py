@@ -6,6 +6,8 @@ Definitions (times in seconds, GPU-time in GPU-hours):
   of a cluster snapshot are ``starting_jobs``, counted in every other figure); bounded slowdown:
   ``max(1, JCT / max(duration, 10 s))``; percentiles by linear interpolation;
 * utilisation: GPU-time held by tasks (running or releasing; a share of a GPU its part) / capacity x span;
+  ``arrivals``: the offered load (GPU-time the trace asks for / capacity x the arrival window, from 0 to the last
+  arrival) and the utilisation over that same window, so that the two compare;
 * fragmentation: devices partly used by shares of a GPU (they cannot host a task of whole GPUs), mean over time and
   most at once;
 * goodput: the GPU-time of completed jobs' trace durations (work that counted);
@@ -116,6 +118,15 @@ def summary(sim: Simulator) -> dict[str, Any]:
     return {
         "scenario": sim.scenario.description,
         "offered_load": round(sim.workload.offered_load, 4) if math.isfinite(sim.workload.offered_load) else None,
+        "arrivals": {
+            "window_h": _hours(sim.workload.span),
+            "offered_load": round(sim.workload.offered_load, 4) if math.isfinite(sim.workload.offered_load) else None,
+            "utilisation": (
+                round(1 - counters.arrivals_idle / counters.arrivals_capacity, 4)
+                if counters.arrivals_capacity
+                else None
+            ),
+        },
         "time_scale": sim.scenario.workload.time_scale,
         "gpus": sum(sim.capacity.values()) // MILLI,
         "span_h": _hours(span),

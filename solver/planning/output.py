@@ -89,7 +89,8 @@ def _draw_here(data: dict[str, Any], folder: Path) -> None:
 
 def plot_data(sim: Simulator, title: str = "") -> dict[str, Any]:
     """What the plots show, as plain JSON-able figures: waits (all, and per queue) and JCTs (hours), the samples,
-    leaf queues, GPUs, and ``title`` (what every plot's title names: the scenario and the solver)."""
+    leaf queues, GPUs, the arrival window (hours), and ``title`` (what every plot's title names: the scenario and
+    the solver)."""
     traced = [j for j in sim.jobs.values() if not j.spec.starting]
     per_queue: dict[str, list[float]] = {queue: [] for queue in sim.leaves()}
     for j in traced:
@@ -103,6 +104,7 @@ def plot_data(sim: Simulator, title: str = "") -> dict[str, Any]:
         "samples": sim.samples,
         "queues": sim.leaves(),
         "gpus": sum(sim.capacity.values()) // MILLI,
+        "arrivals_h": sim.workload.span / 3600,
     }
 
 

@@ -16,8 +16,9 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.colors import to_rgb
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
-__all__ = ["METADATA", "plot_all", "serve"]
+__all__ = ["FLOOR", "METADATA", "TIME_TICKS", "duration_text", "plot_all", "serve"]
 
 METADATA = {"Software": None}
 """No version string in the files: same inputs, same bytes."""
@@ -30,9 +31,10 @@ def plot_all(data: dict[str, Any], folder: Path) -> None:
     _waits(data, folder / "wait_cdf.png", f"Wait from submission to first start: {title}")
     _cdf(
         {"all jobs": data["jcts"]},
-        "job completion time (hours)",
+        "job completion time (log scale)",
         folder / "jct_cdf.png",
         f"Job completion time: {title}",
+        mark=95,
     )
     _allocation(data, folder / "allocation.png", f"GPUs allocated and fair share per queue: {title}")
     _utilisation(data, folder / "utilisation.png", f"Utilisation and preemptions: {title}")
@@ -47,31 +49,62 @@ def serve() -> None:
 def _waits(data: dict[str, Any], path: Path, title: str) -> None:
     """The wait CDF of every job and of each queue's, each with its p95 marked."""
     series = {"all jobs": data["waits"], **data.get("queue_waits", {})}
-    _cdf(series, "wait (hours)", path, title, mark=95)
+    _cdf(series, "wait (log scale; up to 1 s drawn at 1 s)", path, title, mark=95)
+
+
+FLOOR = 1.0
+"""Seconds: the left edge of a time axis on a log scale; shorter times (a wait of 0) are drawn there."""
+TIME_TICKS = ((1, "1 s"), (10, "10 s"), (60, "1 min"), (600, "10 min"), (3600, "1 h"), (86400, "1 d"),
+              (864000, "10 d"), (8640000, "100 d"), (86400000, "1000 d"))  # fmt: skip
+"""Ticks of a time axis on a log scale, in seconds, with their labels."""
+
+
+def duration_text(seconds: float) -> str:
+    """A duration in the unit a reader expects.
+
+    >>> duration_text(6), duration_text(754), duration_text(9000), duration_text(400000)
+    ('6 s', '13 min', '2.5 h', '4.6 d')
+    """
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 172800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} d"
 
 
 def _cdf(series: dict[str, list[float]], label: str, path: Path, title: str, mark: int | None = None) -> None:
-    """One step CDF per series (the first drawn thick), each with its ``mark`` percentile as a dot."""
+    """One step CDF per series of hours (the first drawn thick) on a log time axis, each with its ``mark``
+    percentile as a dot and in the legend."""
     figure, axes = _figure(8, 4.5, title)
+    longest, shortest = FLOOR, np.inf
     for i, (name, values) in enumerate(series.items()):
         if not values:
             continue
-        ordered = np.sort(values)
+        ordered = np.maximum(np.sort(values) * 3600, FLOOR)
+        longest, shortest = max(longest, float(ordered[-1])), min(shortest, float(ordered[0]))
         color = "black" if i == 0 else f"C{(i - 1) % 10}"
         width = 2.2 if i == 0 else 1.2
         text = f"{name} ({len(values):,})"
         if mark is not None:
-            at = float(np.percentile(ordered, mark))
-            axes.plot([at], [mark / 100], "o", color=color, markersize=5)
-            text += f", p{mark} " + (f"{at * 60:.0f} min" if at < 1 else f"{at:.1f} h")
+            at = float(np.percentile(np.sort(values), mark)) * 3600
+            axes.plot([max(at, FLOOR)], [mark / 100], "o", color=color, markersize=5)
+            text += f", p{mark} {duration_text(at)}"
         axes.step(ordered, np.arange(1, len(ordered) + 1) / len(ordered), where="post", color=color, lw=width,
                   label=text)  # fmt: skip
     if mark is not None:
         axes.axhline(mark / 100, color="grey", linestyle=":", linewidth=1)
+    axes.set_xscale("log")
+    right = longest * 2
+    left = max((at for at, _ in TIME_TICKS if at <= shortest), default=FLOOR)  # from the tick below the shortest
+    ticks = [(at, text) for at, text in TIME_TICKS if left <= at <= right]
+    axes.set_xticks([at for at, _ in ticks], [text for _, text in ticks])
+    axes.minorticks_off()
+    axes.set_xlim(left, right)
     axes.set_xlabel(label)
     axes.set_ylabel("share of jobs")
     axes.set_ylim(0, 1.02)
-    axes.set_xlim(left=0)
     axes.grid(alpha=0.3)
     _legend_right(axes)
     _save(figure, path)
@@ -105,18 +138,23 @@ def _utilisation(data: dict[str, Any], path: Path, title: str) -> None:
     total = data["gpus"] or 1
     hours = [r["time"] / 3600 for r in rows]
     figure, axes = _figure(8, 4.5, title, right=0.9)
-    axes.step(hours, [1 - r["free_gpus"] / total for r in rows], where="post", label="utilisation (GPUs in use)")
+    if data.get("arrivals_h"):  # the window of the offered load (summary.json, "arrivals")
+        axes.axvspan(0, data["arrivals_h"], color="grey", alpha=0.12, linewidth=0, label="jobs arriving")
+    axes.step(hours, [1 - r["free_gpus"] / total for r in rows], where="post", label="share of GPUs in use (left)")
     if any(r.get("fragmented_gpus") for r in rows):  # docs/snapshot-format.md, "GPU sharing"
         partly = [r.get("fragmented_gpus", 0) / total for r in rows]
-        axes.step(hours, partly, where="post", color="C2", linestyle="--", label="GPUs partly used by shares")
+        axes.step(hours, partly, where="post", color="C2", linestyle="--",
+                  label="share of GPUs partly used by shares (left)")  # fmt: skip
     axes.set_xlabel("simulated time (hours)")
-    axes.set_ylabel("utilisation (share of GPUs)")
+    axes.set_ylabel("share of GPUs")
     axes.set_ylim(0, 1.02)
     twin = axes.twinx()
-    twin.step(hours, [r["preemptions"] for r in rows], where="post", color="C3", label="preemptions (cumulative)")
-    twin.set_ylabel("preemptions (cumulative)")
-    twin.set_ylim(bottom=0)
-    lines = axes.get_lines() + twin.get_lines()
+    counts = [r["preemptions"] for r in rows]
+    twin.step(hours, counts, where="post", color="C3", label="preemptions, cumulative (right)")
+    twin.set_ylabel("preemptions (cumulative count)")
+    twin.yaxis.set_major_locator(MaxNLocator(integer=True))
+    twin.set_ylim(0, max(max(counts, default=0) * 1.05, 1))
+    lines = [*axes.get_lines(), *axes.patches, *twin.get_lines()]
     axes.legend(lines, [str(line.get_label()) for line in lines], loc="upper left", bbox_to_anchor=(0, -0.16), ncol=2,
                 fontsize="small", frameon=False)  # fmt: skip
     axes.grid(alpha=0.3)

@@ -92,7 +92,7 @@ class Simulator:
         self.last_state: ClusterState | None = None
         """The last cycle's end state: the next cycle keeps its per-node results of unchanged nodes."""
         self.shares: dict[str, float] = {}
-        self.ledgers = Ledgers(self.cluster.leaves())
+        self.ledgers = Ledgers(self.cluster.leaves(), workload.span)
         self.log = DecisionLog(lines=event_lines)
         """Every decision's counters and JSON line (``event_lines``); the decisions that changed something."""
         self.cycles = 0

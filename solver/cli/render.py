@@ -414,6 +414,10 @@ def print_sweep(folder: Path, result: SweepResult) -> None:
             what = "not met even at the largest size"
         probes = " ".join(str(p) for p in search.probes)
         out.print(f"target {result.target}: {setting}: {what}; probed {probes}")
+        size = result.plan.sweep.size_axis()
+        skipped = search.not_run([int(v) for v in result.plan.sweep.grid[size]]) if size is not None else []
+        if skipped:
+            out.print(f"  listed, not run: {'; '.join(skipped)}")
     cached = len(rows) - result.replayed
     out.print(f"{len(rows)} run(s): {result.replayed} replayed, {cached} from the cache; files in {folder}")
 

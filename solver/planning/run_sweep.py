@@ -52,7 +52,8 @@ def sweep(
 
     With ``out``, write its folder there (results.csv, runs.jsonl, plots); ``out`` is checked first: a folder
     holding files gpu-preempt did not write is refused unless ``force``. ``on_plan`` learns how many runs there
-    will be (``None`` with a target: the search decides), ``on_done`` hears of each run as it ends.
+    will be (with a target: ``None``, then at most how many, before each step of the search), ``on_done`` hears of
+    each run as it ends.
 
     Two 8-GPU jobs ten minutes apart, on one node or two:
 
@@ -78,8 +79,9 @@ def sweep(
     with OutFolder(Path(out), "sweep", force=force) as folder:
         result = _sweep(source, workers, backend, target, cache, use_cache, on_done, on_plan)
         size = result.plan.sweep.size_axis()
+        listed = [int(v) for v in result.plan.sweep.grid[size]] if size is not None else []
         result.rows = write_sweep(
-            folder.staging, result.runs, result.results, result.searches, result.target, size, name
+            folder.staging, result.runs, result.results, result.searches, result.target, size, name, listed
         )
     return result
 
@@ -123,7 +125,7 @@ def _sweep(
             plan.run(axes)  # every setting is valid at both ends before anything runs
         if on_plan is not None:
             on_plan(None)
-        searches, runs = smallest_sizes(plan, wanted, replay)
+        searches, runs = smallest_sizes(plan, wanted, replay, on_plan)
     else:
         runs = [plan.run(axes) for axes in plan.points()]
         if on_plan is not None:

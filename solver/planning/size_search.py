@@ -43,19 +43,54 @@ class SizeSearch:
     def next_size(self) -> int:
         return self.hi if self.met_at_largest is None else (self.lo + self.hi) // 2
 
+    def probes_left(self) -> int:
+        """At most how many more sizes the search tries: the largest, then halving the range to one size."""
+        if self.done:
+            return 0
+        halvings = max(0, self.hi - self.lo).bit_length()  # ceil(log2(hi - lo + 1))
+        return halvings + (self.met_at_largest is None)
 
-def smallest_sizes(plan: SweepPlan, target: Target, replay: Replay) -> tuple[list[SizeSearch], list[Run]]:
-    """The search of every setting, and every run it made (in the sweep's order)."""
+    def not_run(self, listed: list[int]) -> list[str]:
+        """Why each size the sweep file lists was not tried (the search assumes more capacity never hurts).
+
+        >>> search = SizeSearch((), 28, 32, smallest=30, met_at_largest=True, probes=[32, 30, 29])
+        >>> search.not_run([28, 32])
+        ['28: below 29, which misses the target']
+        >>> SizeSearch((), 28, 32, met_at_largest=False, probes=[32]).not_run([28, 30, 32])
+        ['28: below 32, which misses the target', '30: below 32, which misses the target']
+        """
+        out = []
+        missed = [p for p in self.probes if p != self.smallest and (self.smallest is None or p < self.smallest)]
+        for size in sorted(set(listed) - set(self.probes)):
+            above = [p for p in missed if p > size]
+            if above:
+                out.append(f"{size}: below {min(above)}, which misses the target")
+            elif self.smallest is not None and size > self.smallest:
+                out.append(f"{size}: above {self.smallest}, which meets it")
+            else:
+                out.append(f"{size}: not reached by the search")
+        return out
+
+
+def smallest_sizes(
+    plan: SweepPlan, target: Target, replay: Replay, on_estimate: Callable[[int], None] | None = None
+) -> tuple[list[SizeSearch], list[Run]]:
+    """The search of every setting, and every run it made (in the sweep's order); ``on_estimate`` hears, before each
+    step, at most how many runs the whole search makes."""
     size = plan.sweep.size_axis()
     assert size is not None
     values = [int(v) for v in plan.sweep.grid[size]]
     searches: dict[Axes, SizeSearch] = {}
+    seeds: dict[Axes, int] = {}
     for axes in plan.points(sizes=[min(values)]):
         setting = _setting(axes, size)
         searches.setdefault(setting, SizeSearch(setting, min(values), max(values)))
+        seeds[setting] = seeds.get(setting, 0) + 1
     made: dict[str, Run] = {}
     while True:
         probing = {s.setting: s.next_size() for s in searches.values() if not s.done}
+        if on_estimate is not None:
+            on_estimate(len(made) + sum(s.probes_left() * seeds[s.setting] for s in searches.values()))
         if not probing:
             break
         runs: dict[Axes, list[Run]] = {setting: [] for setting in probing}

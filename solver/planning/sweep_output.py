@@ -17,12 +17,14 @@ from .size_search import SizeSearch
 from .sweep import Run
 from .table import FIGURES, Target, figures
 
-__all__ = ["PLOTTED", "SHARES", "axis_label", "figure_label", "result_rows", "target_rows", "write_sweep"]
+__all__ = ["COUNTS", "PLOTTED", "SHARES", "axis_label", "figure_label", "result_rows", "target_rows", "write_sweep"]
 
 PLOTTED = ("wait.p95", "preemptions", "lost_gpu_h", "utilisation")
 """Figures drawn against each axis (and the target's figure, when it is another)."""
 SHARES = ("utilisation", "jain_index", "jobs_preempted_share", "proved_optimal_share")
 """Figures that are shares of a whole (0 to 1), drawn on that whole range."""
+COUNTS = ("preemptions", "moves", "jobs_preempted_repeatedly", "unfinished")
+"""Figures that count things, drawn with whole-number ticks."""
 
 
 def figure_label(figure: str) -> str:
@@ -73,9 +75,10 @@ def write_sweep(
     target: Target | None = None,
     size: str | None = None,
     name: str = "",
+    listed: list[int] | None = None,
 ) -> list[dict[str, Any]]:
-    """Write the sweep's files into ``folder`` (``name``: the sweep's, in the plots' titles); returns the result
-    rows."""
+    """Write the sweep's files into ``folder`` (``name``: the sweep's, in the plots' titles; ``listed``: the sizes
+    the sweep file lists, each run or said why not in target.csv); returns the result rows."""
     rows = result_rows(runs, results)
     write_rows(rows, folder / "results.csv")
     with (folder / "runs.jsonl").open("w", encoding="utf-8") as file:
@@ -83,13 +86,16 @@ def write_sweep(
             file.write(json.dumps({"run": i, "axes": dict(run.axes), "key": run.key, "summary": results[run.key]}))
             file.write("\n")
     if searches is not None and target is not None and size is not None:
-        write_rows(target_rows(searches, target, size), folder / "target.csv")
+        write_rows(target_rows(searches, target, size, listed or []), folder / "target.csv")
     for axis in _axes(runs):
-        _plot_axis(folder / f"{_file_name(axis)}.png", axis, rows, name, target)
+        chosen = [s.smallest for s in searches or [] if s.met_at_largest] if axis == size else []
+        _plot_axis(folder / f"{_file_name(axis)}.png", axis, rows, name, target, chosen)
     return rows
 
 
-def target_rows(searches: list[SizeSearch], target: Target, size: str) -> list[dict[str, Any]]:
+def target_rows(searches: list[SizeSearch], target: Target, size: str, listed: list[int]) -> list[dict[str, Any]]:
+    """One row per setting of the other axes: the smallest size meeting ``target``, the sizes probed, and why each
+    listed size that was not probed was not."""
     return [
         {
             **dict(s.setting),
@@ -98,6 +104,7 @@ def target_rows(searches: list[SizeSearch], target: Target, size: str) -> list[d
             target.figure: s.worst,
             "met": bool(s.met_at_largest),
             "probes": " ".join(str(p) for p in s.probes),
+            "listed, not run": "; ".join(s.not_run(listed)),
         }
         for s in searches
     ]
@@ -115,9 +122,12 @@ def _file_name(axis: str) -> str:
     return "sweep-" + re.sub(r"[^A-Za-z0-9_.-]+", "_", axis)
 
 
-def _plot_axis(path: Path, axis: str, rows: list[dict[str, Any]], name: str, target: Target | None) -> None:
+def _plot_axis(
+    path: Path, axis: str, rows: list[dict[str, Any]], name: str, target: Target | None, chosen: list[int | None]
+) -> None:
     """Each plotted figure against ``axis``: a line per setting of the other axes, the mean over seeds with their
-    range shaded when there are several, and the target on its figure."""
+    range shaded when there are several, the target on its figure, and the ``chosen`` sizes (the smallest meeting
+    it, per setting) on every panel; whole-number axes get whole-number ticks."""
     values: list[Any] = []
     for row in rows:
         if row[axis] not in values:
@@ -132,6 +142,7 @@ def _plot_axis(path: Path, axis: str, rows: list[dict[str, Any]], name: str, tar
     seeds = len({row.get("simulation.seed") for row in rows})
     plotted = [*PLOTTED, *([target.figure] if target is not None and target.figure not in PLOTTED else [])]
     from matplotlib.figure import Figure  # imported when plots are drawn, not by every command
+    from matplotlib.ticker import MaxNLocator
 
     from .plots import METADATA
 
@@ -158,8 +169,15 @@ def _plot_axis(path: Path, axis: str, rows: list[dict[str, Any]], name: str, tar
         if target is not None and column == target.figure:
             axes.axhline(target.value * _scale(column), color="red", linestyle="--", linewidth=1.2,
                          label=f"target: {target}")  # fmt: skip
+        for k, size in enumerate(sorted({c for c in chosen if c is not None})):
+            axes.axvline(size, color="green", linestyle=":", linewidth=1.4,
+                         label=f"smallest meeting the target: {size}" if k == 0 else None)  # fmt: skip
         if not numeric:
             axes.set_xticks(range(len(values)), [str(v) for v in values])
+        elif all(isinstance(v, int) for v in values):
+            axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+        if column in COUNTS:
+            axes.yaxis.set_major_locator(MaxNLocator(integer=True))
         axes.set_xlabel(axis_label(axis))
         axes.set_ylabel(figure_label(column))
         if column in SHARES:

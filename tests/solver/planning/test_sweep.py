@@ -85,7 +85,23 @@ def test_target_finds_the_smallest_size_that_meets_it(tmp_path: Path):
     assert meets and 1 not in meets  # the range holds a real answer
     assert found.searches[0].smallest == min(meets)
     assert len(found.searches[0].probes) < 6
-    assert (tmp_path / "out" / "target.csv").exists()
+    with (tmp_path / "out" / "target.csv").open() as file:
+        (row,) = csv.DictReader(file)
+    assert row["probes"] == " ".join(map(str, found.searches[0].probes))
+    if 1 not in found.searches[0].probes:  # listed, not probed: the file says why
+        assert row["listed, not run"].startswith("1: below ")
+
+
+def test_a_target_sweep_estimates_the_runs_left_as_it_searches(tmp_path: Path):
+    """With a target the number of runs is not known at the start; before each step the sweep says at most how many
+    there will be, never fewer than it then makes, and the bound only shrinks."""
+    path = small_sweep(tmp_path, grid={"cluster.nodes.0.count": [1, 6]}, solvers=["cpsat"], seeds=[1, 2])
+    told: list[int | None] = []
+    found = sweep(path, None, use_cache=False, target="wait.p95 <= 30m", on_plan=told.append)
+    assert told[0] is None and len(told) > 2
+    bounds = [t for t in told[1:] if t is not None]
+    assert bounds == sorted(bounds, reverse=True) and bounds[-1] == len(found.runs)
+    assert bounds[0] == 2 * (1 + 3)  # two seeds: the largest size, then at most 3 halvings of 1..6
 
 
 def _summary(result: Any, row: dict[str, Any]) -> dict[str, Any]:

@@ -3,6 +3,7 @@ answer its questions with plots; they are committed without outputs."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,8 @@ def test_capacity_planning_answers_its_four_questions_with_plots():
     assert len(images) == 4
     text = "".join(o.text for o in outputs if o.output_type == "stream" and o.name == "stdout")
     assert "min-runtime " in text and "p95 wait within 10% of the best" in text
+    repeated = [int(m) for m in re.findall(r"(\d+) job\(s\) preempted twice or more, wait", text)]
+    assert len(repeated) == 5 and len(set(repeated)) > 1  # the setting changes what the question asks about
     assert "smallest cluster with wait p95 <= 30m: " in text and "GPUs (probed [40," in text
     assert "CP-SAT preempted " in text and "where greedy preempted " in text
     assert "under KAI's rules, cpsat: " in text and "under Kueue's rules, greedy: " in text

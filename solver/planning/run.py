@@ -33,6 +33,7 @@ from gpu_preempt.models.scenario import Scenario, scenario_from_data
 from .metrics import summary
 from .out_folder import OutFolder
 from .output import Plotter, jobs_table, write_outputs
+from .report import replay_report, scenario_text
 from .simulator import Simulator
 from .workload import ReplayInput, load_workload
 
@@ -110,4 +111,6 @@ def simulate(
             name = source.stem if isinstance(source, Path) else "scenario"
             title = f"{name}, {validated.simulation.solver}, seed {validated.simulation.seed}"
             write_outputs(simulator, folder.staging, figures, plotter, title)
+            text = source.read_text(encoding="utf-8") if isinstance(source, Path) else scenario_text(source)
+            replay_report(folder.staging, title, text, figures)
     return SimulationResult(validated, workload, simulator, figures)

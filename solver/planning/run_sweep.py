@@ -11,9 +11,10 @@ from gpu_preempt.models import SnapshotError
 
 from .backends import Backend, Done, replay_runs
 from .out_folder import OutFolder
+from .report import scenario_text, sweep_report
 from .size_search import SizeSearch, smallest_sizes
 from .sweep import Cache, Run, SweepPlan, default_cache, load_sweep
-from .sweep_output import result_rows, write_sweep
+from .sweep_output import result_rows, target_rows, write_sweep
 from .table import Target, parse_target
 
 __all__ = ["SweepResult", "sweep"]
@@ -83,6 +84,11 @@ def sweep(
         result.rows = write_sweep(
             folder.staging, result.runs, result.results, result.searches, result.target, size, name, listed
         )
+        found = None
+        if result.searches is not None and result.target is not None and size is not None:
+            found = target_rows(result.searches, result.target, size, listed)
+        text = source.read_text(encoding="utf-8") if isinstance(source, Path) else scenario_text(source)
+        sweep_report(folder.staging, text, result.rows, found, name)
     return result
 
 

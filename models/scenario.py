@@ -32,6 +32,7 @@ __all__ = [
     "Assignment",
     "ClusterShape",
     "Durations",
+    "FillUp",
     "MachineTable",
     "NodeGroup",
     "Quantity",
@@ -244,6 +245,21 @@ class QueueSource(SnapshotModel):
     fit: bool = Field(True, description="scale the quotas so that they add up to the cluster's GPUs")
 
 
+class FillUp(SnapshotModel):
+    """A fill-up experiment (docs/scenario-format.md, "Fill-up"): job shapes drawn from the trace (seeded) arrive
+    one per ``interval`` until the GPUs they ask for reach ``target`` x the cluster's GPUs; none departs."""
+
+    target: float = Field(1.05, gt=0, le=100, description="GPUs requested at the end, as a multiple of capacity")
+    seed: int = Field(0, ge=0, description="which shapes are drawn")
+    interval: Duration = Field(1.0, description="seconds between two arrivals")
+
+    @model_validator(mode="after")
+    def _positive(self) -> FillUp:
+        if self.interval <= 0:
+            raise_errors("FillUp", [(("interval",), "must be positive")])
+        return self
+
+
 class Workload(SnapshotModel):
     trace: TraceSpec
     durations: Durations | None = Field(None, description="durations drawn from another trace's runtimes")
@@ -253,6 +269,7 @@ class Workload(SnapshotModel):
     per_gpu: AmountMap = Field(
         default_factory=dict, description="CPU and memory per GPU of a task; default: the first node's ratio"
     )
+    fill_up: FillUp | None = Field(None, description="replay drawn shapes until the GPUs requested reach a target")
 
 
 class Restart(SnapshotModel):

@@ -15,9 +15,9 @@
 
 * **PAI machines** (``cluster: {machines: {format: pai}}``): Alibaba PAI's
   ``pai_machine_spec.csv`` (no header: machine, gpu_type, cap_cpu, cap_mem in GB,
-  cap_gpu) as node groups, one per kind of machine with GPUs (GPU type, GPUs,
-  CPUs and memory), in order of first appearance; ``scale`` keeps that share of
-  each kind (rounded, at least one machine).
+  cap_gpu) as node groups, one per kind of machine (GPU type, GPUs, CPUs and
+  memory; the machines without GPUs too), in order of first appearance; ``scale``
+  keeps that share of each kind (rounded, at least one machine).
 
 A bad row is an error naming the file and line (header = line 1; the machine table has none).
 
@@ -164,24 +164,19 @@ def read_machines(path: Path, where: str, scale: float) -> list[dict[str, Any]]:
         kinds[kind] = kinds.get(kind, 0) + 1
     groups = []
     for (gpu_type, gpus, cpu, memory), count in kinds.items():
-        if gpus == 0:
-            continue
-        name = (
-            gpu_type.lower()
-            if sum(1 for k in kinds if k[0] == gpu_type and k[1]) == 1
-            else f"{gpu_type}-{memory}g".lower()
-        )
-        groups.append(
-            {
-                "name": name,
-                "count": max(1, round(count * scale)),
-                "gpu": gpus,
-                "cpu": str(cpu),
-                "memory": f"{memory}G",
-                "gpu_model": gpu_type,
-            }
-        )
-    if not groups:
+        alike = sum(1 for k in kinds if k[0] == gpu_type and bool(k[1]) == bool(gpus))
+        name = gpu_type.lower() if alike == 1 else f"{gpu_type}-{memory}g".lower()
+        group: dict[str, Any] = {
+            "name": name if gpus else f"{name}-cpu" if gpu_type.lower() != "cpu" else name,
+            "count": max(1, round(count * scale)),
+            "gpu": gpus,
+            "cpu": str(cpu),
+            "memory": f"{memory}G",
+        }
+        if gpus:
+            group["gpu_model"] = gpu_type
+        groups.append(group)
+    if not any(g["gpu"] for g in groups):
         raise SnapshotError.single(where, f"{path}: no machine with GPUs")
     return groups
 

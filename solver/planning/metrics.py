@@ -17,6 +17,9 @@ Definitions (times in seconds, GPU-time in GPU-hours):
 * per GPU model (when the workload draws one per job): the job figures of the jobs of each model;
 * preemptions: whole-job evictions; per 1,000 GPU-hours of held GPU-time; jobs
   preempted repeatedly: evicted twice or more;
+* fill-up (``fill_up``, a fill-up experiment only): the shares of capacity requested and allocated at the end,
+  the jobs still waiting, and the GPUs left unallocated by cause (:mod:`.fill_up`); its jobs never depart, so none
+  is listed unfinished;
 * fairness, per leaf queue: time below its deserved GPUs (Kueue: nominal) while wanting more,
   mean |held - fair share| (GPUs, time-weighted), Jain's index of held / fair
   share over queues with a fair share, time-weighted.
@@ -32,10 +35,11 @@ import numpy as np
 
 from gpu_preempt.models import MILLI
 
+from .fill_up import unallocated
 from .progress import SimJob
 from .simulator import Simulator
 
-__all__ = ["BOUND", "POINTS", "job_figures", "percentiles", "summary"]
+__all__ = ["BOUND", "POINTS", "fill_up_summary", "job_figures", "percentiles", "summary"]
 
 BOUND = 10.0
 """Seconds: the bound of the bounded slowdown."""
@@ -92,6 +96,22 @@ def job_figures(jobs: list[SimJob]) -> dict[str, Any]:
             **percentiles(slowdown, *POINTS),
         },
         "preempted_jobs": sum(1 for j in jobs if j.evictions),
+    }
+
+
+def fill_up_summary(sim: Simulator) -> dict[str, Any]:
+    """A fill-up's answer (docs/scenario-format.md, "Fill-up"): the shares of capacity requested and allocated at
+    the end, the jobs waiting then, and the GPUs left unallocated by cause."""
+    log = sim.fill_log
+    assert log is not None
+    waiting = [j.spec for j in sim.jobs.values() if "pending" in j.status or "nominated" in j.status]
+    held = sum(sim.cluster.used.values())
+    return {
+        "arrivals": sim.arrived,
+        "requested_share": round(sim.requested / log.capacity, 4),
+        "allocated_share": round(held / log.capacity, 4),
+        "waiting_jobs": len(waiting),
+        "unallocated_gpus": unallocated(sim.cluster, waiting),
     }
 
 
@@ -174,7 +194,8 @@ def summary(sim: Simulator) -> dict[str, Any]:
             "unknown": log.unknown,
             "time_ms": percentiles(np.frombuffer(log.solve_ms), *POINTS, zeros=log.stood),  # millions: no copy
         },
-        "unfinished": sorted(j.spec.name for j in jobs if j.finish is None),
+        "unfinished": [] if sim.fill_log is not None else sorted(j.spec.name for j in jobs if j.finish is None),
+        **({"fill_up": fill_up_summary(sim)} if sim.fill_log is not None else {}),
         "notes": [
             "arrivals are open-loop: the trace's submit times are replayed whatever the waits (trace bias)",
         ],

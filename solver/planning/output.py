@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from gpu_preempt.models import MILLI
 
+from .metrics import fill_up_summary
 from .simulator import Simulator
 
 __all__ = ["Plotter", "jobs_table", "plot_data", "write_outputs", "write_rows"]
@@ -105,6 +106,19 @@ def plot_data(sim: Simulator, title: str = "") -> dict[str, Any]:
         "queues": sim.leaves(),
         "gpus": sum(sim.capacity.values()) // MILLI,
         "arrivals_h": sim.workload.span / 3600,
+        **({"fill_up": _fill_up_curve(sim)} if sim.fill_log is not None else {}),
+    }
+
+
+def _fill_up_curve(sim: Simulator) -> dict[str, Any]:
+    """A fill-up's curve: per arrival, the shares of capacity requested and allocated; and the unallocated GPUs by
+    cause."""
+    assert sim.fill_log is not None
+    rows = sim.fill_log.rows(sim.workload.jobs)
+    return {
+        "requested": [r["requested_share"] for r in rows],
+        "allocated": [r["allocated_share"] for r in rows],
+        "causes": fill_up_summary(sim)["unallocated_gpus"],
     }
 
 
@@ -126,6 +140,8 @@ def write_outputs(
     with (staging / "events.jsonl").open("w", encoding="utf-8") as file:
         file.writelines(sim.log.lines())
     write_rows(sim.samples, staging / "timeseries.csv")
+    if sim.fill_log is not None:
+        write_rows(sim.fill_log.rows(sim.workload.jobs), staging / "fill_up.csv")
     if plotter is not None:
         plotter.finish()
     if sim.dump is not None:

@@ -38,6 +38,8 @@ def plot_all(data: dict[str, Any], folder: Path) -> None:
     )
     _allocation(data, folder / "allocation.png", f"GPUs allocated and fair share per queue: {title}")
     _utilisation(data, folder / "utilisation.png", f"Utilisation and preemptions: {title}")
+    if "fill_up" in data:
+        _fill_up(data["fill_up"], folder / "fill_up.png", f"Fill-up: {title}")
 
 
 def serve() -> None:
@@ -158,6 +160,31 @@ def _utilisation(data: dict[str, Any], path: Path, title: str) -> None:
     axes.legend(lines, [str(line.get_label()) for line in lines], loc="upper left", bbox_to_anchor=(0, -0.16), ncol=2,
                 fontsize="small", frameon=False)  # fmt: skip
     axes.grid(alpha=0.3)
+    _save(figure, path)
+
+
+def _fill_up(data: dict[str, Any], path: Path, title: str) -> None:
+    """A fill-up: the share of GPUs allocated against the share requested, arrival by arrival (the diagonal: all of
+    it allocated), and the GPUs left unallocated at the end by cause."""
+    figure = Figure(figsize=(11, 4.5))
+    figure.subplots_adjust(left=0.07, right=0.98, bottom=0.14, top=0.88, wspace=0.55)
+    figure.suptitle(title, fontsize="medium")
+    curve, causes = figure.add_subplot(1, 2, 1), figure.add_subplot(1, 2, 2)
+    requested, allocated = data["requested"], data["allocated"]
+    top = max([1.0, *requested])
+    curve.plot([0, top], [0, top], color="grey", linestyle=":", linewidth=1, label="all of it allocated")
+    curve.step(requested, allocated, where="post", color="C0", label="allocated")
+    curve.set_xlabel("GPUs requested (share of capacity)")
+    curve.set_ylabel("GPUs allocated (share of capacity)")
+    curve.set_xlim(0, top)
+    curve.set_ylim(0, 1.02)
+    curve.grid(alpha=0.3)
+    curve.legend(fontsize="small", loc="upper left")
+    names = list(data["causes"])
+    causes.barh(names, [data["causes"][n] for n in names], color="C1")
+    causes.invert_yaxis()
+    causes.set_xlabel("GPUs unallocated at the end")
+    causes.grid(alpha=0.3, axis="x")
     _save(figure, path)
 
 

@@ -124,6 +124,16 @@ def replay_report(folder: Path, name: str, scenario: str, summary: dict[str, Any
         ("Plots", _plots(folder)),
         ("Scenario", f"<pre>{html.escape(scenario)}</pre><p>Drawn from the seed:</p><ul>{synthetic}</ul>"),
     ]
+    filled = summary.get("fill_up")
+    if filled is not None:
+        rows = [
+            ["arrivals", filled["arrivals"]],
+            ["GPUs requested (share of capacity)", filled["requested_share"]],
+            ["GPUs allocated (share of capacity)", filled["allocated_share"]],
+            ["jobs waiting at the end", filled["waiting_jobs"]],
+            *([f"GPUs unallocated: {cause}", gpus] for cause, gpus in filled["unallocated_gpus"].items()),
+        ]
+        sections.insert(1, ("Fill-up", table(["figure", "value"], rows)))
     (folder / REPORT).write_text(html_page(f"gpu-preempt simulate: {name}", sections), encoding="utf-8")
 
 

@@ -38,6 +38,7 @@ from gpu_preempt.state.cluster import ClusterState
 from .applied import apply_cycle, leave, schedule_completion
 from .decision_log import DecisionLog
 from .events import EventQueue, Kind
+from .fill_up import FillUpLog
 from .ledgers import Counters, Ledgers, invariants
 from .progress import SimJob
 from .replay_cluster import ReplayCluster
@@ -111,6 +112,12 @@ class Simulator:
         self.arrivals = len(workload.jobs)
         """Arrivals still to come."""
         self.arrived = 0
+        self.requested = 0
+        """Milli-GPUs the arrivals so far ask for."""
+        self.fill_log = FillUpLog(sum(self.cluster.capacity.values())) if workload.until is not None else None
+        """A fill-up's record, cycle by cycle."""
+        self.period = min(self.settings.period, workload.cycle_every or self.settings.period)
+        """Seconds between two cycles at least (a fill-up decides each arrival before the next)."""
         self.task_of: dict[str, tuple[str, int]] = {}
         """Task name -> (job, index)."""
         for spec in workload.jobs:
@@ -207,8 +214,12 @@ class Simulator:
 
     def _run(self) -> None:
         queue, handlers = self.queue, self.handlers
+        until = self.workload.until
         while queue.waiting and (self.active or self.arrivals):  # nothing left to run: stop
             at, kind, payload = queue.pop()
+            if until is not None and at > until:  # a fill-up: settled after its last arrival
+                self._advance(until)
+                break
             self._advance(at)
             if kind not in (Kind.WAKE, Kind.SAMPLE):
                 self.version += 1
@@ -227,7 +238,7 @@ class Simulator:
     def _want_cycle(self) -> None:
         if self.cycle_at is not None:
             return
-        at = self.now if self.last_cycle is None else max(self.now, self.last_cycle + self.settings.period)
+        at = self.now if self.last_cycle is None else max(self.now, self.last_cycle + self.period)
         self.cycle_at = at
         self.queue.push(at, Kind.CYCLE)
 
@@ -271,6 +282,7 @@ class Simulator:
     def _arrive(self, name: str) -> None:
         self.arrivals -= 1
         job = self.active[name] = self.jobs[name]
+        self.requested += job.spec.gpu_milli
         job.since, job.order = self.now, self.arrived
         self.arrived += 1
         self.ledgers.changed(name)
@@ -304,6 +316,8 @@ class Simulator:
         self.log.repeat(result.repeats)
         self.shares = {q: result.start.shares[q].get("gpu", 0) / MILLI for q in self.leaves()}
         apply_cycle(self, result)
+        if self.fill_log is not None:
+            self.fill_log.cycles.append((self.now, self.arrived, self.requested, sum(self.cluster.used.values())))
         if self.settings.check:
             self.problems += [f"t={self.now:g}: {p}" for p in self.invariants()]
         if self.on_cycle is not None:

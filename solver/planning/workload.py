@@ -159,6 +159,10 @@ class ReplayInput:
     span: float
     events: list[ScheduledChange] = field(default_factory=list)
     """Scheduled changes the workload adds (a quota file's later days), after the scenario's own."""
+    until: float | None = None
+    """Simulated seconds at which the replay stops (a fill-up: once its last arrival has settled)."""
+    cycle_every: float | None = None
+    """Seconds between cycles at least, when shorter than ``simulation.period`` (a fill-up: its interval)."""
 
 
 def tasks_of(milli: int, per_node: int) -> list[int]:
@@ -259,11 +263,25 @@ def load_workload(scenario: Scenario, raw: dict[str, Any], base_dir: Path) -> Re
             f"duration: drawn per job from {len(runtimes):,} Philly runtimes, at least {durations.minimum:g} s"
         )
     synthetic = notes + synthetic
+    until = every = None
+    fill = scenario.workload.fill_up
+    if fill is not None:
+        from .fill_up import drawn_shapes
+
+        capacity = sum(n.resources.get("gpu", 0) for n in snapshot.nodes)
+        jobs = drawn_shapes(jobs, fill, capacity)
+        synthetic.append(
+            f"fill_up: {len(jobs):,} job shapes drawn from the trace (seed {fill.seed}), one every "
+            f"{fill.interval:g} s, until the GPUs requested reach {fill.target:g} x capacity; none departs"
+        )
+        settings = scenario.simulation
+        until = jobs[-1].submit + settings.grace_period + 2 * settings.period
+        every = fill.interval
     gpus = sum(n.resources.get("gpu", 0) for n in snapshot.nodes) // MILLI
     span = max((j.submit for j in jobs), default=0.0)
     demand = sum(j.duration * j.gpu_milli for j in jobs) / MILLI
     load = demand / (gpus * span) if gpus and span > 0 else math.inf
-    return ReplayInput(base, snapshot, jobs, initial, synthetic, load, span, events)
+    return ReplayInput(base, snapshot, jobs, initial, synthetic, load, span, events, until, every)
 
 
 def _base_document(scenario: Scenario, raw: dict[str, Any], base_dir: Path) -> tuple[dict[str, Any], Snapshot | None]:

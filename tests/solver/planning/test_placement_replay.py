@@ -64,7 +64,8 @@ def test_a_tainted_node_group_takes_only_tolerating_work(tmp_path: Path):
 
 def test_the_pai_machine_table_becomes_node_groups_per_kind(tmp_path: Path):
     """PAI's 1,897 machines, scaled to a twentieth per kind: P100 x2 (798 -> 40), T4 x2 (497 -> 25), MISC x8
-    (280 -> 14), V100M32 x8 (135 -> 7), V100 x8 with 512 GB (59 -> 3) and 384 GB (45 -> 2); no CPU-only machine."""
+    (280 -> 14), V100M32 x8 (135 -> 7), V100 x8 with 512 GB (59 -> 3) and 384 GB (45 -> 2), and the machines
+    without GPUs (83 -> 4), which GPU jobs leave alone."""
     path = write_scenario(
         tmp_path,
         cluster={"machines": {"format": "pai", "path": str(PAI), "scale": 0.05}},
@@ -76,8 +77,8 @@ def test_the_pai_machine_table_becomes_node_groups_per_kind(tmp_path: Path):
     for node in nodes:
         key = (node.gpu_model, node.resources["gpu"] // 1000)
         counts[key] = counts.get(key, 0) + 1
-    assert counts == {("P100", 2): 40, ("T4", 2): 25, ("MISC", 8): 14, ("V100M32", 8): 7, ("V100", 8): 5}
-    assert all(node.labels["nvidia.com/gpu.product"] == node.gpu_model for node in nodes)
+    assert counts == {("P100", 2): 40, ("T4", 2): 25, ("MISC", 8): 14, ("V100M32", 8): 7, ("V100", 8): 5, (None, 0): 4}
+    assert all(node.labels["nvidia.com/gpu.product"] == node.gpu_model for node in nodes if node.gpu_model)
     assert replay.summary["gpus"] == 40 * 2 + 25 * 2 + (14 + 7 + 5) * 8
 
 

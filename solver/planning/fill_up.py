@@ -17,7 +17,7 @@ the waiting jobs cannot use it:
 * ``no waiting job``: nothing is waiting (the cluster took everything asked).
 
 >>> shapes = [JobSpec("a", 0.0, 60.0, 2000, (2000,), "q"), JobSpec("b", 0.0, 60.0, 0, (0,), "q")]
->>> [(j.name, j.submit, j.gpu_milli) for j in drawn_shapes(shapes, FillUp(target=1.0, seed=3), 4000)]
+>>> [(j.name, j.submit, j.gpu_milli) for j in drawn_shapes(shapes, FillUp(target=1.0, seed=0), 4000)]
 [('000000-a', 0.0, 2000), ('000001-b', 1.0, 0), ('000002-a', 2.0, 2000)]
 """
 

@@ -77,6 +77,7 @@ def simulate(
     on_cycle: Callable[[float, int, int], None] | None = None,
     on_start: Callable[[float], None] | None = None,
     memo: bool = True,
+    incremental: bool = True,
     force: bool = False,
 ) -> SimulationResult:
     """Replay ``scenario`` (a scenario file, or its document: docs/scenario-format.md) through the engine.
@@ -87,7 +88,8 @@ def simulate(
     unless ``force``. ``check`` verifies every decision and invariant every cycle (``simulator.problems`` lists
     what broke). ``on_start(span)`` hears when the last job arrives (seconds) once the workload is read;
     ``on_cycle(now, jobs finished, jobs)`` is called after every cycle. ``memo=False`` searches every waiting job
-    every cycle (the same results, more slowly: a test holds them equal). Bad input raises
+    every cycle, and ``incremental=False`` counts every node afresh every cycle (the same results, more slowly: tests
+    hold them equal). Bad input raises
     :class:`SnapshotError` naming the field.
     """
     source = Path(scenario) if isinstance(scenario, str) else scenario
@@ -100,7 +102,9 @@ def simulate(
         if check is not None:
             simulation = validated.simulation.model_copy(update={"check": check})
             validated = validated.model_copy(update={"simulation": simulation})
-        simulator = Simulator(validated, workload, dump_at=dump_at, on_cycle=on_cycle, memo=memo)
+        simulator = Simulator(
+            validated, workload, dump_at=dump_at, on_cycle=on_cycle, memo=memo, incremental=incremental
+        )
         plotter = None if folder is None else stack.enter_context(Plotter())
         try:
             simulator.run()

@@ -60,6 +60,7 @@ class Simulator:
         on_cycle: Callable[[float, int, int], None] | None = None,
         event_lines: bool = True,
         memo: bool = True,
+        incremental: bool = True,
     ) -> None:
         self.scenario = scenario
         self.settings = scenario.simulation
@@ -104,6 +105,9 @@ class Simulator:
         self.dump_at = dump_at
         self.dump: dict[str, Any] | None = None
         self.dump_decisions: list[dict[str, Any]] | None = None
+        self.incremental = incremental
+        """Whether a cycle starts from the last one's per-node results for the nodes that did not change
+        (``False``: every node counted afresh; the replay's files are the same either way)."""
         self.memo = OutcomeMemo() if memo else None
         """The outcomes that stand from cycle to cycle (``memo=False``: every waiting job searched every cycle; the
         replay's files are the same either way)."""
@@ -304,7 +308,8 @@ class Simulator:
         self.cycles += 1
         dumping = self.dump_at is not None and self.dump is None and self.now >= self.dump_at
         memo = None if dumping else self.memo  # the dumped cycle lists every decision, as `gpu-preempt cycle` does
-        result = run_cycle(self.snapshot(), solver=self.settings.solver, previous=self.last_state, memo=memo)
+        previous = self.last_state if self.incremental else None
+        result = run_cycle(self.snapshot(), solver=self.settings.solver, previous=previous, memo=memo)
         self.last_state = result.end
         if dumping:
             self.dump = self.document()

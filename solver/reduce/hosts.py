@@ -13,10 +13,11 @@ from gpu_preempt.models import MILLI, Job, Resources
 from gpu_preempt.problem.devices import DeviceFit
 from gpu_preempt.problem.records import Devices, gpus_of, share_size
 from gpu_preempt.state.cluster import ClusterState
+from gpu_preempt.state.node_cache import NodeKey
 
 from .losses import Loss, TooComplex
 
-__all__ = ["DeviceView", "FreeHosts", "free_hosts", "tasks_fitting"]
+__all__ = ["EVERY_PROMISE", "DeviceHosts", "DeviceView", "FreeHosts", "device_hosts", "free_hosts", "tasks_fitting"]
 
 
 def free_hosts(
@@ -39,11 +40,34 @@ def free_hosts(
     counts[~cluster.index.schedulable] = 0
     if cluster.has_shares():  # docs/snapshot-format.md, "GPU sharing": a node takes what its devices take
         view = DeviceView.of(cluster, priority, request, spread)
+        held = device_hosts(cluster, view)
+        promised = {cluster.node_index()[name] for name in cluster.promised_nodes()}
         for n in np.flatnonzero(counts > 0).tolist():
-            counts[n] = min(int(counts[n]), view.hosted(n, []))
+            counts[n] = min(int(counts[n]), view.hosted(n, []) if n in promised else held[n])
     at = np.flatnonzero(counts > 0)
     hosts = kept[key] = list(zip(at.tolist(), counts[at].tolist(), strict=True))
     return hosts
+
+
+@dataclass(frozen=True)
+class DeviceHosts(NodeKey):
+    """Per node, the tasks of one shape its devices take with every promise holding (a list of ints)."""
+
+    share: int
+    gpus: int
+    spread: int
+
+
+EVERY_PROMISE = -(2**63)
+"""A priority below every job's: a decision of it sees every promise hold."""
+
+
+def device_hosts(cluster: ClusterState, view: DeviceView) -> list[int]:
+    """:meth:`DeviceView.hosted` of every node with nothing freed, every promise holding (what ``view`` sees on the
+    nodes with no promise), kept per node across the states that follow (:meth:`ClusterState.node_values`): a
+    replay's cycle recounts only the nodes that changed."""
+    every = DeviceView(cluster, EVERY_PROMISE, view.share, view.gpus, view.spread)
+    return cluster.node_values(DeviceHosts(view.share, view.gpus, view.spread), lambda n, _: every.hosted(n, []))
 
 
 @dataclass

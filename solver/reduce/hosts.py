@@ -40,10 +40,11 @@ def free_hosts(
     counts[~cluster.index.schedulable] = 0
     if cluster.has_shares():  # docs/snapshot-format.md, "GPU sharing": a node takes what its devices take
         view = DeviceView.of(cluster, priority, request, spread)
-        held = device_hosts(cluster, view)
-        promised = {cluster.node_index()[name] for name in cluster.promised_nodes()}
-        for n in np.flatnonzero(counts > 0).tolist():
-            counts[n] = min(int(counts[n]), view.hosted(n, []) if n in promised else held[n])
+        promised = [cluster.node_index()[name] for name in cluster.promised_nodes()]
+        before = {n: int(counts[n]) for n in promised}
+        np.minimum(counts, device_hosts(cluster, view), out=counts)
+        for n, count in before.items():  # a promise of lower priority does not hold against this decision
+            counts[n] = min(count, view.hosted(n, [])) if count > 0 else 0
     at = np.flatnonzero(counts > 0)
     hosts = kept[key] = list(zip(at.tolist(), counts[at].tolist(), strict=True))
     return hosts
@@ -62,12 +63,18 @@ EVERY_PROMISE = -(2**63)
 """A priority below every job's: a decision of it sees every promise hold."""
 
 
-def device_hosts(cluster: ClusterState, view: DeviceView) -> list[int]:
+def device_hosts(cluster: ClusterState, view: DeviceView) -> np.ndarray:
     """:meth:`DeviceView.hosted` of every node with nothing freed, every promise holding (what ``view`` sees on the
     nodes with no promise), kept per node across the states that follow (:meth:`ClusterState.node_values`): a
-    replay's cycle recounts only the nodes that changed."""
-    every = DeviceView(cluster, EVERY_PROMISE, view.share, view.gpus, view.spread)
-    return cluster.node_values(DeviceHosts(view.share, view.gpus, view.spread), lambda n, _: every.hosted(n, []))
+    replay's cycle recounts only the nodes that changed. As an int64 array, made once per state."""
+    kept = cluster.for_state(FreeHosts).devices
+    key = (view.share, view.gpus, view.spread)
+    found = kept.get(key)
+    if found is None:
+        every = DeviceView(cluster, EVERY_PROMISE, view.share, view.gpus, view.spread)
+        values = cluster.node_values(DeviceHosts(*key), lambda n, _: min(every.hosted(n, []), 1 << 62))
+        found = kept[key] = np.array(values, dtype=np.int64)
+    return found
 
 
 @dataclass
@@ -77,6 +84,8 @@ class FreeHosts:
     hosts: dict[tuple[int, tuple[tuple[str, int], ...], tuple[str, ...], int], list[tuple[int, int]]] = field(
         default_factory=dict
     )
+    devices: dict[tuple[int, int, int], np.ndarray] = field(default_factory=dict)
+    """:func:`device_hosts` by (share, whole GPUs, spread)."""
 
 
 def _every_fit(

@@ -221,6 +221,9 @@ class Placeable:
         """Room per node with every promise holding (``None``: not schedulable)."""
         self.shapes: dict[tuple[object, ...], bool] = {}
         """Judgements by the requests of the tasks needed next."""
+        self.counts: dict[tuple[tuple[str, int], ...], np.ndarray | None] = {}
+        """Per task request, how many such tasks each node's room takes, every promise holding (``None``: a room
+        does not fit 64 bits)."""
         self.chunks: dict[str, tuple[tuple[str, int], ...]] = {}
         self.queue_keys: dict[tuple[str, tuple[tuple[str, int], ...], bool], tuple[object, ...]] = {}
         self.needs: dict[str, tuple[list[Resources], tuple[object, ...]]] = {}
@@ -331,7 +334,13 @@ class Placeable:
 
     def _first_fit(self, requests: list[Resources], nodes: list[int] | None = None) -> bool:
         """Whether every request finds room now, first fit over the nodes in order (``nodes`` only, if given),
-        every promise holding."""
+        every promise holding. Tasks all alike are counted on the room matrix at once: first fit places as many on
+        each node as its room takes, so they all find room exactly when those counts add up to them."""
+        if requests and all(r == requests[0] for r in requests):
+            counts = self._counts(requests[0])
+            if counts is not None:
+                taken = counts if nodes is None else counts[nodes]
+                return int(np.minimum(taken, len(requests)).sum()) >= len(requests)
         rooms = self.rooms
         if rooms is None:
             cluster = self.cluster
@@ -353,6 +362,27 @@ class Placeable:
             for r, a in request.items():
                 spot[r] = spot.get(r, 0) - a
         return True
+
+    def _counts(self, request: Resources) -> np.ndarray | None:
+        """How many tasks of ``request`` each node's room takes, every promise holding (0 on an unschedulable
+        node); ``None`` when a room does not fit 64 bits."""
+        key = tuple(sorted((r, a) for r, a in request.items() if a > 0))
+        if key in self.counts:
+            return self.counts[key]
+        cluster = self.cluster
+        schedulable = cluster.index.schedulable
+        counts: np.ndarray | None
+        if not key:
+            counts = np.where(schedulable, 2**62, 0).astype(np.int64)  # a request for nothing fits any number
+        else:
+            matrix = cluster.room_matrix(tuple(r for r, _ in key))
+            if matrix is None:
+                counts = None
+            else:
+                counts = np.min(np.maximum(matrix, 0) // np.array([a for _, a in key], dtype=np.int64), axis=1)
+                counts[~schedulable] = 0
+        self.counts[key] = counts
+        return counts
 
 
 def _node_sets(where: Eligibility) -> list[list[int]]:

@@ -5,6 +5,7 @@ Run on demand (never part of the test command):
 
     .venv/bin/python benchmarks/production.py replay       # 8,000 jobs over two weeks, uncontended (load < 0.3)
     .venv/bin/python benchmarks/production.py fill-up      # the fill-up to 1.05x capacity, one arrival a second
+    .venv/bin/python benchmarks/production.py cycles       # a cycle's cost against cluster size, and cycles.png
 
 The workload (seeded): a third of the jobs ask for a share of one GPU (a half or a quarter), half for one GPU, the
 rest for 2, 4 or 8 GPUs or a gang of 2 to 4 tasks of 8; one in eight asks for no GPU; each draws its CPU and memory
@@ -72,7 +73,7 @@ def workload(jobs: int, span: float, seed: int = 0) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: r["submit"])
 
 
-def scenario(folder: Path, jobs: int, span: float, fill_up: dict[str, Any] | None = None) -> Path:
+def scenario(folder: Path, jobs: int, span: float, fill_up: dict[str, Any] | None = None, scale: float = 1.0) -> Path:
     trace = folder / "trace.csv"
     with trace.open("w") as file:
         file.write(",".join(HEADER) + "\n")
@@ -80,7 +81,7 @@ def scenario(folder: Path, jobs: int, span: float, fill_up: dict[str, Any] | Non
             file.write(",".join(str(row[h]) for h in HEADER) + "\n")
     document: dict[str, Any] = {
         "description": f"PAI's 1,897 machines, {jobs:,} generated jobs with production shapes",
-        "cluster": {"machines": {"format": "pai", "path": str(MACHINES), "scale": 1.0}},
+        "cluster": {"machines": {"format": "pai", "path": str(MACHINES), "scale": scale}},
         "queues": [
             {"name": "research", "deserved": {"gpu": 3000, "cpu": "unlimited", "memory": "unlimited"}},
             {"name": "product", "deserved": {"gpu": 3000, "cpu": "unlimited", "memory": "unlimited"}},
@@ -106,19 +107,78 @@ def timed(path: Path, out: Path) -> dict[str, Any]:
     return {"wall": wall, "summary": summary}
 
 
+def cycle_costs(scale: float, jobs: int) -> dict[str, Any]:
+    """The uncontended replay on ``scale`` x the PAI machines, in this process, each cycle timed: the medians of the
+    cycles that placed something and of those that changed nothing."""
+    from gpu_preempt.planning.run import simulate
+    from gpu_preempt.planning.simulator import Simulator
+
+    timed_cycles: list[tuple[float, bool]] = []
+    plain = Simulator._cycle
+
+    def cycle(self: Simulator, payload: None) -> None:
+        before = len(self.log.changing)
+        started = time.perf_counter()
+        plain(self, payload)
+        timed_cycles.append((time.perf_counter() - started, len(self.log.changing) > before))
+
+    Simulator._cycle = cycle  # type: ignore[method-assign]
+    try:
+        with tempfile.TemporaryDirectory() as scratch:
+            result = simulate(scenario(Path(scratch), jobs, 14 * 86400, scale=scale))
+    finally:
+        Simulator._cycle = plain  # type: ignore[method-assign]
+    placed = sorted(t for t, changed in timed_cycles if changed)
+    still = sorted(t for t, changed in timed_cycles if not changed)
+    return {
+        "nodes": len(result.simulator.cluster.nodes),
+        "placing": 1000 * placed[len(placed) // 2] if placed else None,
+        "unchanged": 1000 * still[len(still) // 2] if still else None,
+        "cycles": len(timed_cycles),
+    }
+
+
+def cycles() -> None:
+    """A cycle's cost against cluster size (the machine table scaled, jobs in proportion), as a table and a plot."""
+    from matplotlib.figure import Figure
+
+    rows = [cycle_costs(scale, max(200, round(4000 * scale))) for scale in (0.1, 0.25, 0.5, 1.0, 2.0)]
+    print("| nodes | cycles | placing one job (median) | nothing changed (median) |")
+    print("| ---: | ---: | ---: | ---: |")
+    for r in rows:
+        print(f"| {r['nodes']:,} | {r['cycles']:,} | {r['placing']:.2f} ms | {r['unchanged']:.2f} ms |")
+    figure = Figure(figsize=(7, 4))
+    axes = figure.add_subplot()
+    nodes = [r["nodes"] for r in rows]
+    axes.plot(nodes, [r["placing"] for r in rows], "o-", label="a cycle that places a job (median)")
+    axes.plot(nodes, [r["unchanged"] for r in rows], "s--", label="a cycle that changes nothing (median)")
+    axes.set_xlabel("nodes")
+    axes.set_ylabel("milliseconds")
+    axes.set_ylim(bottom=0)
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize="small")
+    figure.suptitle("One cycle of a replay against cluster size (PAI machine table, production shapes)")
+    figure.savefig(ROOT / "docs" / "images" / "cycle-cost-production.png", dpi=100, metadata={"Software": None})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=("replay", "fill-up"))
+    parser.add_argument("what", choices=("replay", "fill-up", "cycles"))
     parser.add_argument("--jobs", type=int, default=8000)
     args = parser.parse_args()
+    if args.what == "cycles":
+        cycles()
+        return
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         fill = {"target": 1.05, "seed": 0, "interval": "1s"} if args.what == "fill-up" else None
         found = timed(scenario(folder, args.jobs, 14 * 86400, fill), folder / "out")
     s = found["summary"]
-    print(f"| {args.what} | {s['overall']['jobs']:,} | {s['gpus']:,} | {s['arrivals']['offered_load']} | "
-          f"{found['wall']:.1f} s | {s['solver']['cycles']:,} | {s['solver']['decisions']:,} |"
-          + (f" {s['fill_up']['allocated_share']} | {s['fill_up']['unallocated_gpus']} |" if "fill_up" in s else ""))
+    print(
+        f"| {args.what} | {s['overall']['jobs']:,} | {s['gpus']:,} | {s['arrivals']['offered_load']} | "
+        f"{found['wall']:.1f} s | {s['solver']['cycles']:,} | {s['solver']['decisions']:,} |"
+        + (f" {s['fill_up']['allocated_share']} | {s['fill_up']['unallocated_gpus']} |" if "fill_up" in s else "")
+    )
 
 
 if __name__ == "__main__":

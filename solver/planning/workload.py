@@ -280,7 +280,7 @@ def load_workload(scenario: Scenario, raw: dict[str, Any], base_dir: Path) -> Re
     gpus = sum(n.resources.get("gpu", 0) for n in snapshot.nodes) // MILLI
     span = max((j.submit for j in jobs), default=0.0)
     demand = sum(j.duration * j.gpu_milli for j in jobs) / MILLI
-    load = demand / (gpus * span) if gpus and span > 0 else math.inf
+    load = demand / (gpus * span) if gpus and span > 0 and fill is None else math.inf  # a fill-up's jobs never end
     return ReplayInput(base, snapshot, jobs, initial, synthetic, load, span, events, until, every)
 
 

@@ -81,7 +81,7 @@ def scenario(folder: Path, jobs: int, span: float, fill_up: dict[str, Any] | Non
             file.write(",".join(str(row[h]) for h in HEADER) + "\n")
     document: dict[str, Any] = {
         "description": f"PAI's 1,897 machines, {jobs:,} generated jobs with production shapes",
-        "cluster": {"machines": {"format": "pai", "path": str(MACHINES), "scale": scale}},
+        "cluster": {"nodes": machines(scale)},
         "queues": [
             {"name": "research", "deserved": {"gpu": 3000, "cpu": "unlimited", "memory": "unlimited"}},
             {"name": "product", "deserved": {"gpu": 3000, "cpu": "unlimited", "memory": "unlimited"}},
@@ -95,6 +95,14 @@ def scenario(folder: Path, jobs: int, span: float, fill_up: dict[str, Any] | Non
     path = folder / "scenario.yaml"
     path.write_text(yaml.safe_dump(document, sort_keys=False))
     return path
+
+
+def machines(scale: float) -> list[dict[str, Any]]:
+    """The PAI machine table's node groups, each kind scaled by ``scale`` (above 1: the table repeated)."""
+    from gpu_preempt.planning.adapters import read_machines
+
+    groups = read_machines(MACHINES, "machines", 1.0)
+    return [{**g, "count": max(1, round(g["count"] * scale))} for g in groups]
 
 
 def timed(path: Path, out: Path) -> dict[str, Any]:

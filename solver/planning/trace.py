@@ -100,7 +100,7 @@ def read_trace(spec: TraceSpec, base: Path) -> list[TraceJob]:
             raise SnapshotError.single(f"workload.trace.units.{unused[0]}", message)
     try:
         with path.open(newline="", encoding="utf-8") as file:
-            jobs = read_rows(file, columns, str(path), dict(spec.units))
+            jobs = read_rows(file, columns, str(path), {str(c): unit for c, unit in spec.units.items()})
     except csv.Error as err:  # a NUL byte, a field over the csv module's size limit, ...
         raise SnapshotError.single("workload.trace.path", f"{path}: not a CSV file ({err})") from None
     except FileNotFoundError:

@@ -107,6 +107,7 @@ def beat_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """The progress heartbeat beats once as soon as its block starts, then keeps its interval: a test sees a beat
     whatever the machine's speed (no race between the work and the clock)."""
     import threading
+    import types
 
     from gpu_preempt.cli import progress
 
@@ -119,4 +120,10 @@ def beat_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
                 return False
             return super().wait(timeout)
 
-    monkeypatch.setattr(progress.threading, "Event", FirstWaitReturns)
+    # the progress module's own view of threading, not threading.Event itself: a thread's start waits on an Event
+    # too, and must wait for real
+    seen = types.SimpleNamespace(
+        **{name: getattr(threading, name) for name in dir(threading) if not name.startswith("_")}
+    )
+    seen.Event = FirstWaitReturns
+    monkeypatch.setattr(progress, "threading", seen)

@@ -21,7 +21,9 @@ from test_exhaustive import NOW, exhaustive, key
 
 from gpu_preempt.actions.job_solver import attempt
 from gpu_preempt.check.verifier import verify
+from gpu_preempt.formulate.builder import prepare
 from gpu_preempt.models import snapshot_from_data
+from gpu_preempt.problem.bounds import could_fit, could_fit_kueue
 from gpu_preempt.state.cluster import ClusterState
 
 POLICIES = {
@@ -132,6 +134,11 @@ def check(document: dict[str, Any]) -> None:
         return
     best = exhaustive(cluster, "preempt")
     event(f"{decision.outcome} with {len(decision.victims)} victim(s)")
+    problem = prepare(cluster, snapshot.job("want"), "preempt").problem
+    assert problem is not None
+    if problem.victims and could_fit(problem) and not could_fit_kueue(problem):  # the lines' and shares' bound
+        event("refused by the bound on lines and shares")
+        assert best is None
     levels = sorted({j.resolved_priority for j in snapshot.jobs if j.name != "want" and cluster.running_count(j)})
     levels.reverse()
     greedy = attempt(cluster, snapshot.job("want"), "preempt", solver="greedy")

@@ -22,7 +22,7 @@ from gpu_preempt.explain.reasons import device_note, protected_jobs, why_infeasi
 from gpu_preempt.formulate.builder import prepare
 from gpu_preempt.models import Job, Resources, SolverName
 from gpu_preempt.models.decision import Decision, Move, Outcome, VictimTasks
-from gpu_preempt.problem.bounds import could_fit
+from gpu_preempt.problem.bounds import could_fit, could_fit_kueue
 from gpu_preempt.problem.devices import DeviceFit, task_devices
 from gpu_preempt.problem.records import Action, Devices, Problem
 from gpu_preempt.problem.solution import Solution, objective_values
@@ -93,7 +93,8 @@ def _decide(cluster: ClusterState, job: Job, action: Action, solver: SolverName)
         full = prepared.problem
         assert full is not None
         problem = full
-        if not could_fit(problem):  # proved without a search: the model would say so after building it
+        refused = problem.cohort is not None and solver == "cpsat" and not could_fit_kueue(problem)
+        if refused or not could_fit(problem):  # proved without a search: the model would say so after building it
             solution = Solution("infeasible")
         else:
             baseline = greedy.solve(problem)

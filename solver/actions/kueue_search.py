@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gpu_preempt.actions.first_fit import Fitted, fit
 from gpu_preempt.problem.records import GuaranteeRow, Problem
-from gpu_preempt.problem.solution import Solution, broken_rows, placed_amount, victim_freed
+from gpu_preempt.problem.solution import Solution, broken_rows, placed_amount
 
 __all__ = ["solve_cohort"]
 
@@ -20,6 +20,7 @@ def solve_cohort(problem: Problem) -> Solution:
     without = set(cohort.while_nominal)
     groups = problem.line_groups()
     asked = {r: sum(t.requests.get(r, 0) * t.required for t in problem.chunk) for r in problem.resources}
+    freed = _Freed(problem)
     for borrowing in cohort.modes:
         taken: list[int] = []
         for v in problem.greedy_order:
@@ -29,15 +30,15 @@ def solve_cohort(problem: Problem) -> Solution:
                 _still_over(problem, rows, taken) for _, rows in groups if v in problem.members(rows[0].victims)
             ):
                 continue
-            if problem.fair is not None and not problem.fair.allows(_freed_by(problem, [*taken, v]), asked):
+            if problem.fair is not None and not problem.fair.allows(freed.by([*taken, v]), asked):
                 continue  # docs/rules.md, "Kueue's fair sharing": its queue's share would pass no strategy
             taken.append(v)
-            fitted = _cohort_fit(problem, taken, borrowing)
+            fitted = _cohort_fit(problem, taken, borrowing, freed)
             if fitted is None:
                 continue
             for i in range(len(taken) - 2, -1, -1):
                 trial = taken[:i] + taken[i + 1 :]
-                found = _cohort_fit(problem, trial, borrowing)
+                found = _cohort_fit(problem, trial, borrowing, freed)
                 if found is not None:
                     taken[i] = taken[-1]
                     taken.pop()
@@ -47,10 +48,25 @@ def solve_cohort(problem: Problem) -> Solution:
     return Solution("unknown", reason="Kueue's search ran out of candidates without finding room")
 
 
-def _freed_by(problem: Problem, victims: list[int]) -> dict[int, dict[str, int]]:
-    """What each of ``victims`` frees, evicted whole."""
-    solution = Solution("feasible", _whole(problem, victims), {})
-    return {v: victim_freed(problem, solution, v) for v in victims}
+class _Freed:
+    """What each victim frees evicted whole (found once per victim)."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        self.known: dict[int, dict[str, int]] = {}
+
+    def of(self, v: int) -> dict[str, int]:
+        found = self.known.get(v)
+        if found is None:
+            found = self.known[v] = {}
+            for slot in self.problem.victims[v].slots:
+                for r, a in slot.requests.items():
+                    if slot.count > 0:
+                        found[r] = found.get(r, 0) + a * slot.count
+        return found
+
+    def by(self, victims: list[int]) -> dict[int, dict[str, int]]:
+        return {v: self.of(v) for v in victims}
 
 
 def _whole(problem: Problem, victims: list[int]) -> dict[tuple[int, int], int]:
@@ -68,7 +84,7 @@ def _still_over(problem: Problem, rows: tuple[GuaranteeRow, ...], taken: list[in
     )
 
 
-def _cohort_fit(problem: Problem, victims: list[int], borrowing: bool) -> Fitted | None:
+def _cohort_fit(problem: Problem, victims: list[int], borrowing: bool, whole: _Freed) -> Fitted | None:
     """First-fit of the chunk once ``victims`` go, if it fits Kueue's quota in the attempt ``borrowing``."""
     cohort = problem.cohort
     assert cohort is not None
@@ -77,7 +93,7 @@ def _cohort_fit(problem: Problem, victims: list[int], borrowing: bool) -> Fitted
     if fitted is None:
         return None
     solution = Solution("feasible", evicted, fitted.placed)
-    freed = {v: victim_freed(problem, solution, v) for v in victims}
+    freed = whole.by(victims)
     placed = {r: placed_amount(problem, solution, r) for r in problem.resources}
     if not cohort.fits(freed, placed, borrowing=borrowing):
         return None

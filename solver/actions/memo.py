@@ -22,7 +22,16 @@ under which the outcome cannot change (docs/architecture.md, "How a replay stays
   and that is still so (:func:`gpu_preempt.problem.bounds.could_fit` on the problem built again, once per queue,
   priority, request and placement in a state).
 
-Under ``config.policy: kueue`` nothing is kept: a job's quota depends on every queue of its cohort.
+Under ``config.policy: kueue`` a job's quota depends on every queue of its cohort, so what stands is judged by
+the cohort's quota arithmetic of the state (docs/rules.md, "Kueue's preemption"):
+
+* ``allocate`` ``infeasible``: as above, and what its ClusterQueue has available is no more than it was;
+* ``preempt`` ``skipped`` because the quota has room (``kueue-admits``): it still has;
+* ``preempt`` ``infeasible`` with no candidate (``kueue-unreached``): the quota still does not fit and, judged
+  again without writing why each running job is left out, there is still none;
+* ``preempt`` ``infeasible`` that the bound on the cohort queues' lines and shares refused
+  (``kueue-exhausted``): it still refuses the problem built again
+  (:func:`gpu_preempt.problem.bounds.could_fit_kueue`).
 
 Jobs whose outcomes rest on the same facts (queue, priority, request, placement, and the numbers above) are judged
 once per state for all of them; only the job's own backoff is read job by job. Anything else is searched again. A
@@ -34,17 +43,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from gpu_preempt.formulate.builder import Prepared, prepare
+from gpu_preempt.formulate.builder import KUEUE_ADMITS, Prepared, prepare
 from gpu_preempt.models import Job, RequeueState
 from gpu_preempt.models.decision import Decision
-from gpu_preempt.problem.bounds import could_fit
+from gpu_preempt.problem.bounds import could_fit, could_fit_kueue
 from gpu_preempt.problem.records import Action
 from gpu_preempt.reduce.hosts import free_hosts
 from gpu_preempt.rules.candidates import preempt_candidates, reclaim_candidates
 from gpu_preempt.rules.job_order import chunk_request
+from gpu_preempt.rules.kueue_preemption import needing_preemption, no_kueue_candidate, policy_of, quotas_of
 from gpu_preempt.rules.placement import eligibility, placement_key, placement_mask
 from gpu_preempt.rules.reclaim_gate import reclaim_gate
-from gpu_preempt.rules.requeue import backoff_reason
+from gpu_preempt.rules.requeue import backoff_reason, queue_order_time
 from gpu_preempt.state.cluster import ClusterState
 
 __all__ = ["SKIPS", "Facts", "OutcomeMemo", "Standing"]
@@ -67,7 +77,8 @@ class Standing:
     requeue: RequeueState | None
     kind: str
     """``backoff``, ``gate``, ``static``, ``room`` (allocate), ``candidates`` (preempt), ``unreached`` or
-    ``exhausted`` (reclaim)."""
+    ``exhausted`` (reclaim); under Kueue's rules, ``kueue-admits``, ``kueue-unreached`` or ``kueue-exhausted``
+    (preempt)."""
     fits: int = 0
     usage: tuple[int, ...] = ()
     members: Facts = ()
@@ -162,8 +173,6 @@ class OutcomeMemo:
         self.standing.pop(key, None)
         if decision.placed or decision.outcome not in ("skipped", "infeasible"):
             return
-        if cluster.snapshot.config.policy == "kueue":
-            return  # Kueue's quota is shared by the cohort: the facts above do not cover it, so every try searches
         if cluster.count(job, "pending") != job.task_count:
             return
         reason = decision.reason or ""
@@ -176,6 +185,9 @@ class OutcomeMemo:
                 self.standing[key] = Standing(decision, job.requeue, kind, model=model, facts=facts)
             elif kind is not None:
                 self.standing[key] = Standing(decision, job.requeue, kind, model=model)
+            return
+        if cluster.snapshot.config.policy == "kueue" and action == "preempt":
+            self._record_kueue(cluster, job, decision, model)
             return
         fits = _fits(cluster, job)
         if fits is None:
@@ -201,6 +213,22 @@ class OutcomeMemo:
             standing = Standing(decision, job.requeue, "candidates", fits, usage, members, until, model, facts)
             self.standing[key] = standing
 
+    def _record_kueue(self, cluster: ClusterState, job: Job, decision: Decision, model: Job | None) -> None:
+        """Keep a preempt under ``config.policy: kueue`` that the quota spared (the queue has room for the job),
+        that found no candidate, or that the bound on lines and shares refused: each is judged again, once per
+        queue, priority and request in a state."""
+        key = (job.name, "preempt")
+        if decision.outcome == "skipped" and KUEUE_ADMITS in (decision.reason or ""):
+            kind = "kueue-admits"
+        elif decision.outcome == "infeasible" and decision.candidates == 0:
+            kind = "kueue-unreached"
+        elif decision.outcome == "infeasible" and _kueue_exhausted(cluster, job):
+            kind = "kueue-exhausted"
+        else:
+            return
+        facts = self._shared((kind, *_kueue_likeness(cluster, job)))
+        self.standing[key] = Standing(decision, job.requeue, kind, model=model, facts=facts)
+
     def _shared(self, facts: Facts) -> Facts:
         return self.facts.setdefault(facts, facts)
 
@@ -211,6 +239,12 @@ def _judged(cluster: ClusterState, job: Job, found: Standing) -> bool:
     kind = found.kind
     if kind == "gate":
         return reclaim_gate(cluster, job, chunk_request(cluster, job)) is not None
+    if kind == "kueue-admits":
+        return not needing_preemption(quotas_of(cluster), job.queue, chunk_request(cluster, job))
+    if kind == "kueue-unreached":
+        return no_kueue_candidate(cluster, job, chunk_request(cluster, job))
+    if kind == "kueue-exhausted":
+        return _kueue_exhausted(cluster, job)
     if kind == "exhausted":
         return _exhausted(cluster, job)
     fits = _fits(cluster, job)
@@ -285,6 +319,19 @@ def _exhausted(cluster: ClusterState, job: Job) -> bool:
     return found
 
 
+def _kueue_exhausted(cluster: ClusterState, job: Job) -> bool:
+    """Whether, under ``config.policy: kueue``, the job's preempt needs preemption and no victim set could make
+    room for it: the problem built again is refused by :func:`gpu_preempt.problem.bounds.could_fit_kueue` (the
+    same for every job of its queue, priority, request and placement in a state)."""
+    kept = cluster.for_state(_PerState).exhausted
+    key = ("kueue", *_kueue_likeness(cluster, job), job.is_preemptible, id(placement_mask(cluster, job)))
+    found = kept.get(key)
+    if found is None:
+        problem = prepare(cluster, job, "preempt").problem
+        found = kept[key] = problem is not None and bool(problem.victims) and not could_fit_kueue(problem)
+    return found
+
+
 def _request(job: Job) -> tuple[tuple[str, int], ...] | None:
     """What each task of the job asks for (sorted, no zeros), kept on the job model; ``None`` unless every task
     asks for the same, and something, on one device (a share on several is searched again)."""
@@ -321,8 +368,20 @@ def _usage(cluster: ClusterState, job: Job) -> tuple[int, ...]:
                     out.append(usage.allocated.get(r, 0))
                 if not job.is_preemptible and queue.quota_of(r) is not None:
                     out.append(usage.allocated_non_preemptible.get(r, 0))
+        if cluster.snapshot.config.policy == "kueue":  # what the ClusterQueue has available, negated: more admits more
+            quotas = quotas_of(cluster)
+            out.extend(-max(0, quotas.available(job.queue, r)) for r in resources)
         found = kept[key] = tuple(out)
     return found
+
+
+def _kueue_likeness(cluster: ClusterState, job: Job) -> Facts:
+    """What Kueue's preemption reads of a job with every task pending: its ClusterQueue, priority and request, and
+    its queue-order time where its policy compares equal priorities by it."""
+    policy = policy_of(cluster, job.queue)
+    newer = "LowerOrNewerEqualPriority" in (policy.within_cluster_queue, policy.reclaim_within_cohort)
+    when = queue_order_time(cluster.snapshot, job) if newer else None
+    return job.queue, job.resolved_priority, tuple(sorted(chunk_request(cluster, job).items())), when
 
 
 def _no_less(now: tuple[int, ...], then: tuple[int, ...]) -> bool:

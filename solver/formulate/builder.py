@@ -38,7 +38,10 @@ from .queue_facts import cluster_facts, entry_of
 from .rooms import node_rooms
 from .victims import moves_possible_for, victim_of
 
-__all__ = ["Prepared", "prepare"]
+__all__ = ["KUEUE_ADMITS", "Prepared", "prepare"]
+
+KUEUE_ADMITS = "Kueue admits it without preempting"
+"""The words of a Kueue preempt skipped because the ClusterQueue's quota has room (read by the memo)."""
 
 _JOB, _PRIORITY = attrgetter("job"), itemgetter("_resolved_priority")
 
@@ -211,10 +214,7 @@ def _kueue_prepare(
     if action == "allocate":
         return Prepared(cluster, job, action, chunk, required)
     if not needing_preemption(quotas_of(cluster), job.queue, required):
-        why = (
-            f"ClusterQueue {job.queue} has quota for it: Kueue admits it without preempting, and it waits for room "
-            "on the nodes"
-        )
+        why = f"ClusterQueue {job.queue} has quota for it: {KUEUE_ADMITS}, and it waits for room on the nodes"
         return Prepared(cluster, job, action, skip=why)
     candidates, terms = kueue_candidates(cluster, job, required)
     return Prepared(cluster, job, action, chunk, required, candidates, kueue=terms)

@@ -137,22 +137,80 @@ class FairRows:
 
     def state(self, freed: dict[int, Resources], placed: Resources, back: int | None = None) -> CohortQuotas:
         """The quota once ``freed`` is freed (but ``back``'s part) and ``placed`` is added to the queue."""
-        used = {queue: dict(amounts) for queue, amounts in self.quotas.used.items()}
-        for queue, members in self.victims.items():
-            for v in members:
-                if v == back:
-                    continue
-                for r, a in freed.get(v, {}).items():
-                    used.setdefault(queue, {})[r] = used.get(queue, {}).get(r, 0) - a
-        for r, a in placed.items():
-            used.setdefault(self.queue, {})[r] = used.get(self.queue, {}).get(r, 0) + a
+        return self._with_back(self._used(freed, placed), freed, back)
+
+    def _with_back(
+        self, used: dict[str, dict[str, int]], freed: dict[int, Resources], back: int | None
+    ) -> CohortQuotas:
+        """The quota of ``used`` with ``back``'s freed part given back to its queue (``used`` left as it is)."""
+        if back is not None and back in self._queue_of:
+            queue = self._queue_of[back]
+            used = {**used, queue: dict(used.get(queue, {}))}
+            for r, a in freed.get(back, {}).items():
+                used[queue][r] = used[queue].get(r, 0) + a
         return self.quotas.with_used(used)
+
+    @cached_property
+    def _queue_of(self) -> dict[int, str]:
+        return {v: queue for queue, members in self.victims.items() for v in members}
+
+    def _used(self, freed: dict[int, Resources], placed: Resources) -> dict[str, dict[str, int]]:
+        """What each ClusterQueue uses once ``freed`` is freed and ``placed`` added (shallow: copy a queue's
+        amounts before changing them)."""
+        used = {queue: dict(amounts) for queue, amounts in self.quotas.used.items()}
+        queue_of = self._queue_of
+        for v, amounts in freed.items():
+            queue = queue_of.get(v)
+            if queue is None:
+                continue
+            mine = used.setdefault(queue, {})
+            for r, a in amounts.items():
+                mine[r] = mine.get(r, 0) - a
+        mine = used.setdefault(self.queue, {})
+        for r, a in placed.items():
+            mine[r] = mine.get(r, 0) + a
+        return used
 
     def share(self, quotas: CohortQuotas, queue: str) -> int | None:
         return quotas.share(queue, self.weights.get(queue, Fraction(1)), self.resources)
 
+    def out_of_reach(self, freed: dict[int, Resources], placed: Resources) -> frozenset[int]:
+        """Victims no answer can take, by a bound on the shares: a target's victims may go only if the share of
+        the preemptor's side, at its lowest (``placed`` added, every victim on that side gone, ``freed`` giving
+        what each frees), is at most the target side's share before anything goes, which is its highest. Empty
+        when the preemptor may end within its nominal quota (then the shares are not compared)."""
+        mine_side = self._under(self.queue)
+        least = self.state({v: a for v, a in freed.items() if v in mine_side}, placed)
+        nominal = self.quotas.nominal.get(self.queue, {})
+        if all(least.usage(self.queue, r) <= nominal.get(r, 0) for r in self.needs):
+            return frozenset()
+        before = self.state({}, placed)
+        out: set[int] = set()
+        for target, members in self.victims.items():
+            if target == self.queue:
+                continue
+            mine, theirs = self.pairs[target]
+            side = self._under(mine)
+            lowest = self.state({v: a for v, a in freed.items() if v in side}, placed)
+            if not at_most(self.share(lowest, mine), self.share(before, theirs)):
+                out.update(members)
+        return frozenset(out)
+
+    def _under(self, ancestor: str) -> frozenset[int]:
+        """The victims whose ClusterQueue is ``ancestor`` or below it."""
+        parents = self.quotas.parents
+        found: set[int] = set()
+        for queue, members in self.victims.items():
+            at: str | None = queue
+            while at is not None and at != ancestor:
+                at = parents[at]
+            if at == ancestor:
+                found.update(members)
+        return frozenset(found)
+
     def allows(self, freed: dict[int, Resources], placed: Resources) -> bool:
-        after = self.state(freed, placed)
+        used = self._used(freed, placed)
+        after = self.quotas.with_used(used)
         nominal = self.quotas.nominal.get(self.queue, {})
         if all(after.usage(self.queue, r) <= nominal.get(r, 0) for r in self.needs):
             return True  # Kueue's FairSharingPreemptWithinNominal
@@ -166,7 +224,7 @@ class FairRows:
                 continue
             lasts = taken if FINAL_SHARE in self.strategies or len(taken) == 1 else []
             if INITIAL_SHARE in self.strategies and any(
-                below(ours, self.share(self.state(freed, placed, back=w), theirs)) for w in lasts
+                below(ours, self.share(self._with_back(used, freed, w), theirs)) for w in lasts
             ):
                 continue
             return False

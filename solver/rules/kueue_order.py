@@ -27,14 +27,15 @@ class KueueOrder:
     def __init__(self, cluster: ClusterState, waiting: Iterable[Job]) -> None:
         quotas = quotas_of(cluster)
         snapshot = cluster.snapshot
+        borrowing: dict[tuple[str, tuple[tuple[str, int], ...]], bool] = {}  # judged once per queue and request
 
         def key(job: Job) -> tuple[bool, int, float, str]:
-            nominal = quotas.nominal.get(job.queue, {})
-            asked: dict[str, int] = {}
-            for task in cluster.tasks(job, "pending"):
-                for r, a in job.requests(task).items():
-                    asked[r] = asked.get(r, 0) + a
-            borrows = any(quotas.usage(job.queue, r) + a > nominal.get(r, 0) for r, a in asked.items() if a > 0)
+            asked = _asked(cluster, job)
+            borrows = borrowing.get((job.queue, asked))
+            if borrows is None:
+                nominal = quotas.nominal.get(job.queue, {})
+                borrows = any(quotas.usage(job.queue, r) + a > nominal.get(r, 0) for r, a in asked if a > 0)
+                borrowing[job.queue, asked] = borrows
             when = queue_order_time(snapshot, job)
             return borrows, -job.resolved_priority, float("inf") if when is None else when, job.name
 
@@ -44,3 +45,21 @@ class KueueOrder:
         """Every waiting job not yet handed out, in order (empty at the end)."""
         jobs, self.jobs = self.jobs, []
         return jobs
+
+
+def _asked(cluster: ClusterState, job: Job) -> tuple[tuple[str, int], ...]:
+    """What the job's pending tasks ask for in all (kept on the job model while the state has not changed its
+    tasks, as :func:`~gpu_preempt.rules.job_order.chunk_request` keeps its chunk)."""
+    given = job.name not in cluster.changed_jobs
+    if given:
+        found: tuple[tuple[str, int], ...] | None = job.__dict__.get("_kueue_asked")
+        if found is not None:
+            return found
+    total: dict[str, int] = {}
+    for task in cluster.tasks(job, "pending"):
+        for r, a in job.requests(task).items():
+            total[r] = total.get(r, 0) + a
+    asked = tuple(sorted(total.items()))
+    if given:
+        job.__dict__["_kueue_asked"] = asked
+    return asked

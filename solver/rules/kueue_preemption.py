@@ -23,6 +23,7 @@ evicts whole workloads: a candidate is the whole job.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -32,10 +33,18 @@ from gpu_preempt.models.queue import Preemption
 from gpu_preempt.state.cluster import ClusterState
 
 from .candidates import Candidate, CandidateSet, Excluded
-from .protection import EvictingAction, protections
+from .protection import EvictingAction, Protection, protections
 from .requeue import queue_order_time
 
-__all__ = ["KueueTerms", "Variant", "kueue_candidates", "needing_preemption", "policy_of", "quotas_of"]
+__all__ = [
+    "KueueTerms",
+    "Variant",
+    "kueue_candidates",
+    "needing_preemption",
+    "no_kueue_candidate",
+    "policy_of",
+    "quotas_of",
+]
 
 Variant = Literal["in-queue", "hierarchical", "without-borrowing", "while-borrowing", "fair"]
 """A candidate's class (Kueue's ``WithinCQ``, ``HiearchicalReclaim``, ``ReclaimWithoutBorrowing``,
@@ -62,10 +71,20 @@ class KueueTerms:
 
 def quotas_of(cluster: ClusterState) -> CohortQuotas:
     """The quota arithmetic of ``cluster``'s state: the snapshot's queues, each ClusterQueue using what its
-    running, allocated, pipelined and releasing tasks hold."""
-    tree = cluster.tree
-    used = {leaf: dict(cluster.usage[leaf].allocated) for leaf in tree.leaves() if leaf in cluster.usage}
-    return CohortQuotas.of(cluster.snapshot.queues, used)
+    running, allocated, pipelined and releasing tasks hold (found once per state)."""
+    kept = cluster.for_state(_Quotas)
+    if kept.found is None:
+        tree = cluster.tree
+        used = {leaf: dict(cluster.usage[leaf].allocated) for leaf in tree.leaves() if leaf in cluster.usage}
+        kept.found = CohortQuotas.of(cluster.snapshot.queues, used)
+    return kept.found
+
+
+@dataclass
+class _Quotas:
+    """A state's quota arithmetic (:func:`quotas_of`)."""
+
+    found: CohortQuotas | None = None
 
 
 def needing_preemption(quotas: CohortQuotas, queue: str, request: Resources) -> tuple[str, ...]:
@@ -81,72 +100,36 @@ def policy_of(cluster: ClusterState, queue: str) -> Preemption:
 def kueue_candidates(cluster: ClusterState, preemptor: Job, request: Resources) -> tuple[CandidateSet, KueueTerms]:
     """Kueue's candidates for ``preemptor`` asking for ``request``, and their classes."""
     quotas = quotas_of(cluster)
-    queue, tree = preemptor.queue, cluster.tree
+    queue = preemptor.queue
     needs = needing_preemption(quotas, queue, request)
     terms = KueueTerms(queue, needs, quotas)
     result = CandidateSet("preempt", preemptor.name)
     if not needs:
         return result, terms
     policy = policy_of(cluster, queue)
-    by_queue = cluster.running_by_queue()
     seen: set[str] = set()
-
-    def judge(job: Job, variant: Variant | None, found_at: str | None) -> None:
+    for job, variant, found_at in _reach(cluster, quotas, preemptor, request, needs):
         seen.add(job.name)
         if job.name == preemptor.name:
-            return
-        if not any(job.requests(t).get(r, 0) > 0 for t in cluster.tasks(job, "running") for r in needs):
-            uses = ", ".join(needs)
-            result.judged.append(
-                Excluded(job.name, "policy", f"it uses none of the resources needing preemption ({uses})")
-            )
-            return
-        why = _policy_refuses(cluster, preemptor, job, policy)
-        if why is not None:
-            result.judged.append(Excluded(job.name, "priority", why))
-            return
-        action: EvictingAction = "preempt" if job.queue == queue else "reclaim"
-        found = protections(cluster, job, preemptor, action)
-        if found:
-            first = found[0]
-            result.judged.append(Excluded(job.name, first.rule, first.describe(), first.until))
-            return
-        assert variant is not None
+            continue
+        refused = _refusal(cluster, preemptor, job, policy, needs)
+        if refused is not None:
+            result.judged.append(refused)
+            continue
         if variant in ("without-borrowing", "while-borrowing"):
             variant = _borrow_variant(policy, job.resolved_priority, preemptor.resolved_priority)
-        running = cluster.running_count(job)
-        result.candidates.append(Candidate(job.name, running, 0, whole_job=True))
+        result.candidates.append(Candidate(job.name, cluster.running_count(job), 0, whole_job=True))
         terms.variants[job.name] = variant
         if found_at is not None:
             terms.found_at[job.name] = found_at
-
-    if policy.within_cluster_queue != "Never":
-        for job in by_queue.get(queue, []):
-            judge(job, "in-queue", None)
-    fair = bool(cluster.snapshot.config.fair_sharing)
-    if fair and tree.parent(queue) is not None and policy.reclaim_within_cohort != "Never":
-        top = tree.upward(queue)[-1]  # docs/rules.md, "Kueue's fair sharing": any borrowing queue of the tree
-        for leaf in tree.leaves_under(top):
-            if leaf != queue and any(quotas.borrowing_now(leaf, r) for r in needs):
-                for job in by_queue.get(leaf, []):
-                    judge(job, "fair", tree.lca(queue, leaf))  # once per job of a borrowing queue
-    elif tree.parent(queue) is not None and policy.reclaim_within_cohort != "Never":
-        advantage, left = quotas.fits_in_quota(queue, request)
-        below = queue
-        for ancestor in tree.upward(queue)[1:]:
-            for leaf in _over_nominal_leaves(cluster, quotas, ancestor, below, needs):
-                for job in by_queue.get(leaf, []):
-                    judge(job, "hierarchical" if advantage else "without-borrowing", ancestor)
-            fits, left = quotas.fits_in_quota(ancestor, left)
-            advantage = advantage or fits
-            below = ancestor
-    for leaf, jobs in by_queue.items():  # every other running job: out of this preemptor's reach, and why
+    for leaf, jobs in cluster.running_by_queue().items():  # every other running job: out of reach, and why
         why: str | None = None  # one reason per queue, written when first needed
         for job in jobs:
             if job.name not in seen and job.name != preemptor.name:
                 if why is None:
                     why = _out_of_reach(cluster, quotas, preemptor, leaf, needs)
                 result.judged.append(Excluded(job.name, "policy", why))
+    fair = bool(cluster.snapshot.config.fair_sharing)
     borrowing_forbidden = policy.borrow_within_cohort.policy == "Never"
     cohort = [v for v in terms.variants.values() if v != "in-queue"]
     under_nominal = all(quotas.usage(queue, r) < quotas.nominal.get(queue, {}).get(r, 0) for r in needs)
@@ -157,6 +140,70 @@ def kueue_candidates(cluster: ClusterState, preemptor: Job, request: Resources) 
     else:
         modes = (True, False)
     return result, KueueTerms(queue, needs, quotas, terms.variants, terms.found_at, modes)
+
+
+def no_kueue_candidate(cluster: ClusterState, preemptor: Job, request: Resources) -> bool:
+    """Whether ``preemptor`` asking for ``request`` needs preemption (the quota does not fit) and finds no
+    candidate: what :func:`kueue_candidates` would say with an empty list, found without writing why each running
+    job is left out."""
+    quotas = quotas_of(cluster)
+    needs = needing_preemption(quotas, preemptor.queue, request)
+    if not needs:
+        return False
+    policy = policy_of(cluster, preemptor.queue)
+    for job, _, _ in _reach(cluster, quotas, preemptor, request, needs):
+        if job.name == preemptor.name or _policy_refuses(cluster, preemptor, job, policy) is not None:
+            continue  # the cheapest test first: most jobs within reach are of equal or higher priority
+        if _uses(cluster, job, needs) and not _protections(cluster, preemptor, job):
+            return False
+    return True
+
+
+def _reach(
+    cluster: ClusterState, quotas: CohortQuotas, preemptor: Job, request: Resources, needs: tuple[str, ...]
+) -> Iterator[tuple[Job, Variant, str | None]]:
+    """The running jobs within the reach of the preemptor's ClusterQueue's policy, each with its class before
+    borrowing is judged and the ancestor where it was found (``None`` in the queue itself)."""
+    queue, tree = preemptor.queue, cluster.tree
+    policy = policy_of(cluster, queue)
+    by_queue = cluster.running_by_queue()
+    if policy.within_cluster_queue != "Never":
+        for job in by_queue.get(queue, []):
+            yield job, "in-queue", None
+    fair = bool(cluster.snapshot.config.fair_sharing)
+    if fair and tree.parent(queue) is not None and policy.reclaim_within_cohort != "Never":
+        top = tree.upward(queue)[-1]  # docs/rules.md, "Kueue's fair sharing": any borrowing queue of the tree
+        for leaf in tree.leaves_under(top):
+            if leaf != queue and any(quotas.borrowing_now(leaf, r) for r in needs):
+                for job in by_queue.get(leaf, []):
+                    yield job, "fair", tree.lca(queue, leaf)
+    elif tree.parent(queue) is not None and policy.reclaim_within_cohort != "Never":
+        advantage, left = quotas.fits_in_quota(queue, request)
+        below = queue
+        for ancestor in tree.upward(queue)[1:]:
+            for leaf in _over_nominal_leaves(cluster, quotas, ancestor, below, needs):
+                for job in by_queue.get(leaf, []):
+                    yield job, "hierarchical" if advantage else "without-borrowing", ancestor
+            fits, left = quotas.fits_in_quota(ancestor, left)
+            advantage = advantage or fits
+            below = ancestor
+
+
+def _refusal(
+    cluster: ClusterState, preemptor: Job, job: Job, policy: Preemption, needs: tuple[str, ...]
+) -> Excluded | None:
+    """Why ``job``, within reach, is not a candidate of ``preemptor``, or ``None`` when it is."""
+    if not _uses(cluster, job, needs):
+        uses = ", ".join(needs)
+        return Excluded(job.name, "policy", f"it uses none of the resources needing preemption ({uses})")
+    why = _policy_refuses(cluster, preemptor, job, policy)
+    if why is not None:
+        return Excluded(job.name, "priority", why)
+    found = _protections(cluster, preemptor, job)
+    if found:
+        first = found[0]
+        return Excluded(job.name, first.rule, first.describe(), first.until)
+    return None
 
 
 def _over_nominal_leaves(
@@ -174,6 +221,17 @@ def _over_nominal_leaves(
         else:
             found.extend(_over_nominal_leaves(cluster, quotas, child, skip, needs))
     return found
+
+
+def _uses(cluster: ClusterState, job: Job, needs: tuple[str, ...]) -> bool:
+    """Whether a running task of ``job`` uses a resource of ``needs``."""
+    return any(job.requests(t).get(r, 0) > 0 for t in cluster.tasks(job, "running") for r in needs)
+
+
+def _protections(cluster: ClusterState, preemptor: Job, job: Job) -> list[Protection]:
+    """What protects ``job`` from ``preemptor``: a preempt in its own ClusterQueue, a reclaim in the cohort."""
+    action: EvictingAction = "preempt" if job.queue == preemptor.queue else "reclaim"
+    return protections(cluster, job, preemptor, action)
 
 
 def _policy_refuses(cluster: ClusterState, preemptor: Job, job: Job, policy: Preemption) -> str | None:

@@ -53,6 +53,8 @@ class QueueTree:
         self._order = {q.name: i for i, q in enumerate(snapshot.queues)}
         self._queues: list[str] | None = None
         self._children: dict[str, list[str]] = {}
+        self._lca: dict[tuple[str, str], str | None] = {}
+        self._leaves_under: dict[str, list[str]] = {}
 
     def queue(self, name: str) -> Queue:
         queue: Queue = self.graph.nodes[name]["queue"]
@@ -84,8 +86,11 @@ class QueueTree:
 
     def leaves_under(self, name: str) -> list[str]:
         """Leaf queues of the subtree rooted at ``name`` (``name`` itself if it is a leaf)."""
-        below = nx.descendants(self.graph, name) | {name}
-        return [q for q in self.queues() if q in below and self.is_leaf(q)]
+        found = self._leaves_under.get(name)
+        if found is None:
+            below = nx.descendants(self.graph, name) | {name}
+            found = self._leaves_under[name] = [q for q in self.queues() if q in below and self.is_leaf(q)]
+        return list(found)
 
     def upward(self, name: str) -> list[str]:
         """``name`` and its ancestors, nearest first, ending with a top-level queue."""
@@ -105,8 +110,11 @@ class QueueTree:
 
     def lca(self, a: str, b: str) -> str | None:
         """Lowest common ancestor of two queues; ``None`` when only the virtual root is common."""
-        common: str = nx.lowest_common_ancestor(self.graph, a, b)
-        return None if common == ROOT else common
+        key = (a, b)
+        if key not in self._lca:
+            common: str = nx.lowest_common_ancestor(self.graph, a, b)
+            self._lca[key] = None if common == ROOT else common
+        return self._lca[key]
 
     def leveled_pair(self, reclaimer_leaf: str, victim_leaf: str) -> tuple[str, str]:
         """The two siblings under the LCA on the path to each leaf (KAI ``getLeveledQueues``).

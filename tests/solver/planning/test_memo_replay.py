@@ -49,6 +49,30 @@ SCENARIOS = {
     },
 }
 
+KUEUE_QUEUES = [  # two ClusterQueues of one cohort, each lending what it does not use
+    {"name": "pool"},
+    {
+        "name": "a",
+        "parent": "pool",
+        "nominal": {"gpu": 4, "cpu": 32, "memory": "256Gi"},
+        "preemption": {"within_cluster_queue": "LowerPriority", "reclaim_within_cohort": "Any"},
+    },
+    {
+        "name": "b",
+        "parent": "pool",
+        "nominal": {"gpu": 12, "cpu": 96, "memory": "768Gi"},
+        "preemption": {"within_cluster_queue": "LowerOrNewerEqualPriority", "reclaim_within_cohort": "Any"},
+    },
+]
+KUEUE = {
+    "queues": KUEUE_QUEUES,
+    "workload": {**contended_workload(160), "time_scale": 400},
+    "config": {"policy": "kueue", "preempt_min_runtime": "10m", "reclaim_min_runtime": "5m"},
+    "priority_classes": [{"name": "low", "value": 10}, {"name": "high", "value": 90}],
+}
+SCENARIOS["Kueue's classical preemption, deep queue"] = KUEUE
+SCENARIOS["Kueue's fair sharing, deep queue"] = {**KUEUE, "config": {**KUEUE["config"], "fair_sharing": True}}
+
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_a_replay_writes_the_same_files_with_and_without_the_memo(tmp_path: Path, name: str):

@@ -7,7 +7,7 @@ from conftest import FIXTURES, base_document, build
 from gpu_preempt import cpsat
 from gpu_preempt.formulate.builder import prepare
 from gpu_preempt.models import load_snapshot
-from gpu_preempt.problem.bounds import could_fit
+from gpu_preempt.problem.bounds import could_fit, could_fit_kueue
 from gpu_preempt.state.cluster import ClusterState
 
 
@@ -24,6 +24,26 @@ def test_a_refusal_is_never_wrong_on_any_fixture():
                 refused += 1
                 assert cpsat.solve(problem).status == "infeasible", (path.name, job.name, action)
     assert refused >= 10  # the fixtures exercise it
+
+
+def test_the_bound_on_kueue_lines_and_shares_is_never_wrong_on_any_fixture():
+    """Under ``policy: kueue`` a cohort queue frees at most what keeps it over its nominal quota before its last
+    workload goes, and under fair sharing a queue whose share no answer lets go keeps its workloads: when that
+    refuses, the full model finds no answer either (small random cohorts: tests/test_kueue_exhaustive.py)."""
+    refused = 0
+    for path in sorted(FIXTURES.glob("*.yaml")):
+        snapshot = load_snapshot(path)
+        if snapshot.config.policy != "kueue":
+            continue
+        cluster = ClusterState.of(snapshot)
+        for job in cluster.waiting_jobs():
+            prepared = prepare(cluster, job, "preempt")
+            problem = None if prepared.skip is not None else prepared.problem
+            if problem is None or could_fit_kueue(problem):
+                continue
+            refused += 1
+            assert cpsat.solve(problem).status == "infeasible", (path.name, job.name)
+    assert refused >= 1
 
 
 def test_a_task_that_could_move_counts_on_its_node():

@@ -50,6 +50,9 @@ A whole cycle, each decision applied before the next, and every decision re-chec
 >>> verify_cycle(result)
 []
 
+Did KAI's own victim search evict more than it had to? :func:`audit` holds each of its decisions of one cycle
+against the least disruptive one on the same state (docs/operations.md).
+
 Capacity planning: :func:`simulate` replays a scenario (a cluster, queues, a job trace) through the same engine and
 :func:`sweep` replays it over axes (sizes, policies, seeds); see their examples and docs/planning.md.
 """
@@ -75,9 +78,11 @@ if _typing.TYPE_CHECKING:
     from .api import decide, verify, verify_cycle
     from .planning.run import SimulationResult, simulate
     from .planning.run_sweep import SweepResult, sweep
+    from .questions import Audit, audit
     from .state.cluster import ClusterState
 
 __all__ = [
+    "Audit",
     "ClusterState",
     "CycleResult",
     "Decision",
@@ -88,6 +93,7 @@ __all__ = [
     "SnapshotError",
     "SweepResult",
     "UnknownJobError",
+    "audit",
     "decide",
     "load_snapshot",
     "parse_snapshot",
@@ -103,6 +109,8 @@ __version__: str = _metadata.version("gpu-preempt")
 """The installed distribution's version (pyproject.toml's ``version``)."""
 
 _HOMES = {
+    "Audit": "gpu_preempt.questions",
+    "audit": "gpu_preempt.questions",
     "ClusterState": "gpu_preempt.state.cluster",
     "CycleResult": "gpu_preempt.actions.cycle",
     "Decision": "gpu_preempt.models.decision",

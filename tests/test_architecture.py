@@ -30,8 +30,9 @@ MAY_IMPORT: dict[str, set[str]] = {
     "inventory": {"models"},
     "kube": {"models"},
     "planning": {"models", "state", "actions", "check"},
-    "cli": {"models", "state", "actions", "check", "explain", "inventory", "kube", "planning"},
-    "api": {"models", "state", "actions", "check", "planning"},
+    "questions": {"models", "state", "actions", "check"},
+    "cli": {"models", "state", "actions", "check", "explain", "inventory", "kube", "planning", "questions"},
+    "api": {"models", "state", "actions", "check", "planning", "questions"},
 }
 """Folder (``api``: the package's ``__init__.py`` and ``api.py``) -> what it may import besides itself. An entry
 with a dot would allow one module of a folder only."""

@@ -6,7 +6,8 @@ runs a whole scheduling cycle, ``enforce-quota`` brings queues above their limit
 back within it (:mod:`.decide`); ``inventory`` lists this machine's GPUs through
 NVML (:mod:`.inventory`); ``simulate`` replays a capacity-planning scenario
 (:mod:`.simulate`) and ``sweep`` runs it over axes (:mod:`.sweep`); ``import`` reads Kubernetes objects into a
-snapshot and ``plan`` writes a decision's evictions for review (:mod:`.kube`). Exit codes are in :mod:`.app`.
+snapshot and ``plan`` writes a decision's evictions for review (:mod:`.kube`); ``audit`` holds KAI's own victim
+search against the minimum (:mod:`.questions`). Exit codes are in :mod:`.app`.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ import os
 import sys
 from typing import Any
 
-from . import decide, inventory, kube, simulate, snapshot, sweep
+from . import decide, inventory, kube, questions, simulate, snapshot, sweep
 from .app import OwnProcess, app
 
-__all__ = ["app", "decide", "inventory", "kube", "main", "simulate", "snapshot", "sweep"]
+__all__ = ["app", "decide", "inventory", "kube", "main", "questions", "simulate", "snapshot", "sweep"]
 
 
 def main() -> Any:

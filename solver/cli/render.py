@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from gpu_preempt.explain.summary import Summary
     from gpu_preempt.inventory.nvml import Inventory
     from gpu_preempt.planning.run_sweep import SweepResult
+    from gpu_preempt.questions import Audit
     from gpu_preempt.state.cluster import ClusterState
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "err",
     "other_kind",
     "out",
+    "print_audit",
     "print_decision",
     "print_inventory",
     "print_problems",
@@ -442,3 +444,34 @@ def _lost(objective: dict[str, Any]) -> str:
     """The work a decision's victims lose, in words: GPU-seconds, and the CPU-seconds of victims without GPUs."""
     cpu = objective.get("lost_cpu_work")
     return f"{objective['lost_work']:g} GPU-seconds lost" + (f", {cpu:g} CPU-seconds" if cpu else "")
+
+
+def print_audit(file: Path, found: Audit) -> None:
+    """``audit``: a line of totals, then one row per decision of KAI's search held against the minimum."""
+    t = found.totals()
+    out.print(
+        f"{file}: {t['decisions']} decision(s) of KAI's search against the minimum: {t['over-eviction']} "
+        f"over-evicting, {t['missed']} missed, {t['minimal']} minimal; beyond the minimum {t['extra_jobs']} job(s), "
+        f"{t['extra_tasks']} task(s), {t['extra_gpu_hours']:g} GPU-hour(s); {t['stray_victims']} victim(s) freed for "
+        "no one"
+    )
+    if not found.findings:
+        return
+    table = Table(title=None)
+    for header in ("job", "action", "finding", "KAI's search evicts", "the minimum evicts", "extra"):
+        table.add_column(header)
+    for f in found.findings:
+        extra = f"{f.extra_jobs} job(s), {f.extra_tasks} task(s), {f.extra_gpu_hours:g} GPU-h"
+        if f.stray:
+            extra += f"; freed for no one: {', '.join(f.stray)}"
+        table.add_row(f.job, f.action, f.kind, _evicts(f.search), _evicts(f.exact), extra)
+    out.print(table)
+
+
+def _evicts(decision: Decision) -> str:
+    """A decision's victims in a cell: ``-`` when it places nothing."""
+    if not decision.placed:
+        return f"- ({decision.outcome})"
+    if not decision.victims:
+        return "nothing"
+    return ", ".join(v.job if v.whole_job else f"{v.job} ({len(v.tasks)} task(s))" for v in decision.victims)

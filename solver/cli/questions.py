@@ -1,4 +1,5 @@
-"""The operator's questions (docs/operations.md): ``audit`` (did the scheduler evict more than it had to).
+"""The operator's questions (docs/operations.md): ``whatif`` (will a job fit if I submit it, and if not, what
+would) and ``audit`` (did the scheduler evict more than it had to).
 
 The engine is imported inside each command, so that ``--help`` starts fast.
 """
@@ -6,11 +7,145 @@ The engine is imported inside each command, so that ``--help`` starts fast.
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+from gpu_preempt.models import Job, Snapshot, SnapshotError, read_document
 
 from .app import FileArg, JsonOpt, TimeOpt, WorkersOpt, command, hold_until_exit, snapshot_to_solve
-from .render import print_audit
+from .render import err, print_audit, print_whatif
 
-__all__ = ["audit"]
+__all__ = ["audit", "whatif"]
+
+
+@command(example="gpu-preempt whatif fixtures/example-cluster.yaml --submit docs/examples/submit-vision.yaml")
+def whatif(
+    file: FileArg,
+    submit: Annotated[
+        Path,
+        typer.Option(
+            "--submit",
+            metavar="JOB",
+            help="a file holding one job: in the snapshot's job format, or as Kubernetes objects (a Pod, a PodGroup "
+            "and its pods, a Workload) read as import reads them",
+        ),
+    ],
+    as_json: JsonOpt = False,
+    workers: WorkersOpt = None,
+    time_limit: TimeOpt = None,
+) -> None:
+    """The decision a new job would get now, without changing anything; if it would not run, the nearest variants
+    that would (fewer GPUs or tasks, another queue or GPU model, no topology requirement, later)."""
+    snapshot = snapshot_to_solve(file, as_json, workers, time_limit)
+    job = _submitted(submit, snapshot)
+    from gpu_preempt.questions import whatif as run_whatif
+
+    try:
+        answer = run_whatif(snapshot, job)
+    except ValueError as error:  # the job does not fit the snapshot: a name taken, a queue unknown
+        _bad(submit, str(error).splitlines()[0] if "validation error" not in str(error) else _first(error))
+    hold_until_exit(answer)
+    if as_json:
+        print(json.dumps(answer.to_dict(), indent=2))
+    else:
+        print_whatif(file, answer)
+
+
+def _submitted(path: Path, snapshot: Snapshot) -> Job:
+    """The job in ``path`` (the snapshot's job format, or Kubernetes objects read as ``import`` reads them),
+    validated; exit 2 naming the field when it is not one."""
+    from pydantic import ValidationError
+
+    try:
+        data: Any = read_document(path)
+    except SnapshotError as error:
+        _bad(path, error.errors[0].message)
+    if isinstance(data, dict) and isinstance(data.get("kind"), str):
+        data = _manifest_job(path, snapshot)
+    if not isinstance(data, dict):
+        _bad(path, "a job is a mapping with name, queue, task_resources and tasks")
+    try:
+        return Job.model_validate(data)
+    except ValidationError as error:
+        first = SnapshotError.from_validation_error(error).errors[0]
+        _bad(path, f"{first.path}: {first.message}" if first.path else first.message)
+
+
+def _manifest_job(path: Path, snapshot: Snapshot) -> dict[str, Any]:
+    """The one job of the Kubernetes objects in ``path`` (a Pod, a PodGroup and its pods, a Workload), imported
+    beside the snapshot's queues and priority classes written as the objects they come from: KAI Queues, or under
+    ``config.policy: kueue`` ClusterQueues with a LocalQueue of the same name in each namespace of the input."""
+    from gpu_preempt.kube.importer import import_objects
+    from gpu_preempt.kube.read import parse_objects, read_objects
+
+    try:
+        objects = read_objects([str(path)], sys.stdin)
+        kueue = snapshot.config.policy == "kueue"
+        given = [*_queue_objects(snapshot, {o.namespace for o in objects if o.namespace}), *_class_objects(snapshot)]
+        context = parse_objects(json.dumps({"kind": "List", "items": given}), "the snapshot's queues")
+        document, _ = import_objects([*context, *objects], now=snapshot.now, queue_source="kueue" if kueue else "kai")
+    except SnapshotError as error:
+        first = error.errors[0]
+        _bad(path, f"{first.path}: {first.message}" if first.path else first.message)
+    jobs = [j for j in document["jobs"] if all(not t.get("node") for t in j.get("tasks", []))]
+    if len(jobs) != 1:
+        _bad(path, f"the objects give {len(jobs)} pending job(s); whatif takes one")
+    return dict(jobs[0])
+
+
+def _queue_objects(snapshot: Snapshot, namespaces: set[str]) -> list[dict[str, Any]]:
+    """The snapshot's queues as the Kubernetes objects an import reads them from."""
+    if snapshot.config.policy != "kueue":
+        return [
+            {
+                "apiVersion": "scheduling.run.ai/v2",
+                "kind": "Queue",
+                "metadata": {"name": q.name},
+                "spec": {"parentQueue": q.parent} if q.parent else {},
+            }
+            for q in snapshot.queues
+        ]
+    parents = {q.parent for q in snapshot.queues}
+    leaves = [q.name for q in snapshot.queues if q.name not in parents]
+    cluster_queues = [
+        {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ClusterQueue", "metadata": {"name": name}, "spec": {}}
+        for name in leaves
+    ]
+    local = [
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta1",
+            "kind": "LocalQueue",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"clusterQueue": name},
+        }
+        for name in leaves
+        for namespace in sorted(namespaces)
+    ]
+    return [*cluster_queues, *local]
+
+
+def _class_objects(snapshot: Snapshot) -> list[dict[str, Any]]:
+    return [
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": c.name}, "value": c.value}
+        for c in snapshot.priority_classes
+    ]
+
+
+def _first(error: ValueError) -> str:
+    from pydantic import ValidationError
+
+    if isinstance(error, ValidationError):
+        first = SnapshotError.from_validation_error(error).errors[0]
+        return f"{first.path.split('.', 2)[-1]}: {first.message}"
+    return str(error)
+
+
+def _bad(path: Path, message: str) -> NoReturn:
+    err.print(f"error: --submit {path}: {message}")
+    raise typer.Exit(2)
 
 
 @command(example="gpu-preempt audit fixtures/kai-probe-keeps-first-victim.yaml")

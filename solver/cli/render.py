@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from gpu_preempt.explain.summary import Summary
     from gpu_preempt.inventory.nvml import Inventory
     from gpu_preempt.planning.run_sweep import SweepResult
-    from gpu_preempt.questions import Audit
+    from gpu_preempt.questions import Audit, WhatIf
     from gpu_preempt.state.cluster import ClusterState
 
 __all__ = [
@@ -46,11 +46,13 @@ __all__ = [
     "out",
     "print_audit",
     "print_decision",
+    "print_decision_brief",
     "print_inventory",
     "print_problems",
     "print_simulation",
     "print_summary",
     "print_sweep",
+    "print_whatif",
 ]
 
 # Names, reasons and messages are printed as they are: no rich markup (a queue "team[gpu]" lost its "[gpu]" as a
@@ -475,3 +477,34 @@ def _evicts(decision: Decision) -> str:
     if not decision.victims:
         return "nothing"
     return ", ".join(v.job if v.whole_job else f"{v.job} ({len(v.tasks)} task(s))" for v in decision.victims)
+
+
+def print_whatif(file: Path, answer: WhatIf) -> None:
+    """``whatif``: the decision the job would get now, then the variants that run when it would not."""
+    decision = answer.decision
+    verdict = "runs now" if decision.placed else "does not run now"
+    out.print(f"{file}: {answer.job} {verdict}")
+    for tried in answer.tried[:-1]:
+        out.print(f"{tried.action}: {tried.outcome} ({tried.reason})" if tried.reason else tried.action)
+    print_decision_brief(decision)
+    if decision.placed:
+        return
+    if not answer.variants:
+        out.print("no variant runs: fewer GPUs or tasks, another queue or GPU model, no topology, later")
+        return
+    table = Table(title="variants that run")
+    for header in ("change", "action", "evicts", "placements"):
+        table.add_column(header)
+    for v in answer.variants:
+        placements = ", ".join(sorted({n for n in v.decision.placements.values()}))
+        table.add_row(v.change, f"{v.decision.action} -> {v.decision.outcome}", _evicts(v.decision), placements)
+    out.print(table)
+
+
+def print_decision_brief(d: Decision) -> None:
+    """One decision in two lines: action, outcome, victims and placements, or why it places nothing."""
+    if d.placed:
+        nodes = ", ".join(f"{t}: {n}" for t, n in sorted(d.placements.items()))
+        out.print(f"{d.job}: {d.action} -> {d.outcome}; evicts {_evicts(d)}; places {nodes}")
+    else:
+        out.print(f"{d.job}: {d.action} -> {d.outcome}" + (f" ({d.reason})" if d.reason else ""))

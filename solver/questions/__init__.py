@@ -1,7 +1,9 @@
-"""The operator's questions of a real cluster (docs/operations.md): did the scheduler evict more than it had to."""
+"""The operator's questions of a real cluster (docs/operations.md): will a job fit if I submit it, and did the
+scheduler evict more than it had to."""
 
 from __future__ import annotations
 
 from .audit import Audit, Finding, audit, stray_victims
+from .whatif import Variant, WhatIf, whatif, with_job
 
-__all__ = ["Audit", "Finding", "audit", "stray_victims"]
+__all__ = ["Audit", "Finding", "Variant", "WhatIf", "audit", "stray_victims", "whatif", "with_job"]

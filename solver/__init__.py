@@ -50,7 +50,8 @@ A whole cycle, each decision applied before the next, and every decision re-chec
 >>> verify_cycle(result)
 []
 
-Did KAI's own victim search evict more than it had to? :func:`audit` holds each of its decisions of one cycle
+Will a job fit if it is submitted? :func:`whatif` gives the decision it would get now, and the nearest variants that
+run when it would not. Did KAI's own victim search evict more than it had to? :func:`audit` holds each of its decisions of one cycle
 against the least disruptive one on the same state (docs/operations.md).
 
 Capacity planning: :func:`simulate` replays a scenario (a cluster, queues, a job trace) through the same engine and
@@ -78,7 +79,7 @@ if _typing.TYPE_CHECKING:
     from .api import decide, verify, verify_cycle
     from .planning.run import SimulationResult, simulate
     from .planning.run_sweep import SweepResult, sweep
-    from .questions import Audit, audit
+    from .questions import Audit, WhatIf, audit, whatif
     from .state.cluster import ClusterState
 
 __all__ = [
@@ -93,6 +94,7 @@ __all__ = [
     "SnapshotError",
     "SweepResult",
     "UnknownJobError",
+    "WhatIf",
     "audit",
     "decide",
     "load_snapshot",
@@ -103,6 +105,7 @@ __all__ = [
     "sweep",
     "verify",
     "verify_cycle",
+    "whatif",
 ]
 
 __version__: str = _metadata.version("gpu-preempt")
@@ -111,6 +114,8 @@ __version__: str = _metadata.version("gpu-preempt")
 _HOMES = {
     "Audit": "gpu_preempt.questions",
     "audit": "gpu_preempt.questions",
+    "WhatIf": "gpu_preempt.questions",
+    "whatif": "gpu_preempt.questions",
     "ClusterState": "gpu_preempt.state.cluster",
     "CycleResult": "gpu_preempt.actions.cycle",
     "Decision": "gpu_preempt.models.decision",

@@ -3,7 +3,7 @@ scheduler evict more than it had to."""
 
 from __future__ import annotations
 
-from .audit import Audit, Finding, audit, stray_victims
-from .whatif import Variant, WhatIf, whatif, with_job
+from .search_audit import Audit, Finding, audit, stray_victims
+from .what_if import Variant, WhatIf, whatif, with_job
 
 __all__ = ["Audit", "Finding", "Variant", "WhatIf", "audit", "stray_victims", "whatif", "with_job"]

@@ -21,6 +21,7 @@ A decision where both agree is minimal. The exact solver out of time says ``unkn
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -64,12 +65,12 @@ class Finding:
     @property
     def extra_jobs(self) -> int:
         """Victim jobs of the search beyond the minimum (0 unless both place the job)."""
-        return _beyond(self, lambda d: len(d.victims))
+        return int(_beyond(self, lambda d: len(d.victims)))
 
     @property
     def extra_tasks(self) -> int:
         """Evicted tasks of the search beyond the minimum."""
-        return _beyond(self, lambda d: sum(len(v.tasks) for v in d.victims))
+        return int(_beyond(self, lambda d: sum(len(v.tasks) for v in d.victims)))
 
     @property
     def extra_gpu_hours(self) -> float:
@@ -131,7 +132,7 @@ def audit(snapshot: Snapshot) -> Audit:
     return found
 
 
-def _beyond(finding: Finding, measure: Any) -> Any:
+def _beyond(finding: Finding, measure: Callable[[Decision], float]) -> float:
     """``measure`` of the search's decision less the exact one's, when both place the job (else 0)."""
     if not (finding.search.placed and finding.exact.placed):
         return 0

@@ -51,8 +51,8 @@ A whole cycle, each decision applied before the next, and every decision re-chec
 []
 
 Will a job fit if it is submitted? :func:`whatif` gives the decision it would get now, and the nearest variants that
-run when it would not. Did KAI's own victim search evict more than it had to? :func:`audit` holds each of its decisions of one cycle
-against the least disruptive one on the same state (docs/operations.md).
+run when it would not. Did KAI's own victim search evict more than it had to? :func:`audit` holds each of its
+decisions of one cycle against the least disruptive one on the same state (docs/operations.md).
 
 Capacity planning: :func:`simulate` replays a scenario (a cluster, queues, a job trace) through the same engine and
 :func:`sweep` replays it over axes (sizes, policies, seeds); see their examples and docs/planning.md.

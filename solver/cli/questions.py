@@ -1,5 +1,5 @@
 """The operator's questions (docs/operations.md): ``whatif`` (will a job fit if I submit it, and if not, what
-would) and ``audit`` (did the scheduler evict more than it had to).
+would), ``risk`` (who is at risk of preemption next) and ``audit`` (did the scheduler evict more than it had to).
 
 The engine is imported inside each command, so that ``--help`` starts fast.
 """
@@ -16,9 +16,9 @@ import typer
 from gpu_preempt.models import Job, Snapshot, SnapshotError, read_document
 
 from .app import FileArg, JsonOpt, TimeOpt, WorkersOpt, command, hold_until_exit, snapshot_to_solve
-from .render import err, print_audit, print_whatif
+from .render import err, print_audit, print_risk, print_whatif
 
-__all__ = ["audit", "whatif"]
+__all__ = ["audit", "risk", "whatif"]
 
 
 @command(example="gpu-preempt whatif fixtures/example-cluster.yaml --submit docs/examples/submit-vision.yaml")
@@ -146,6 +146,32 @@ def _first(error: ValueError) -> str:
 def _bad(path: Path, message: str) -> NoReturn:
     err.print(f"error: --submit {path}: {message}")
     raise typer.Exit(2)
+
+
+@command(example="gpu-preempt risk fixtures/example-cluster.yaml --top 5")
+def risk(
+    file: FileArg,
+    queue: Annotated[str | None, typer.Option("--queue", metavar="NAME", help="only the jobs of this queue")] = None,
+    top: Annotated[int, typer.Option("--top", min=1, help="stop once this many jobs are ranked")] = 20,
+    as_json: JsonOpt = False,
+    workers: WorkersOpt = None,
+    time_limit: TimeOpt = None,
+) -> None:
+    """Rank the running jobs by the smallest pending request (GPUs, queue, priority) that makes each a victim, with
+    what protects each now and until when. Exit 0 whatever it finds."""
+    snapshot = snapshot_to_solve(file, as_json, workers, time_limit)
+    names = [q.name for q in snapshot.queues]
+    if queue is not None and queue not in names:
+        err.print(f"error: --queue: unknown queue '{queue}' (queues: {', '.join(names[:10])})")
+        raise typer.Exit(2)
+    from gpu_preempt.questions import risk as run_risk
+
+    found = run_risk(snapshot, top=top, queue=queue)
+    hold_until_exit(found)
+    if as_json:
+        print(json.dumps(found.to_dict(), indent=2))
+    else:
+        print_risk(file, found)
 
 
 @command(example="gpu-preempt audit fixtures/kai-probe-keeps-first-victim.yaml")

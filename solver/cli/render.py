@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from gpu_preempt.explain.summary import Summary
     from gpu_preempt.inventory.nvml import Inventory
     from gpu_preempt.planning.run_sweep import SweepResult
-    from gpu_preempt.questions import Audit, WhatIf
+    from gpu_preempt.questions import Audit, RiskReport, WhatIf
     from gpu_preempt.state.cluster import ClusterState
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "print_decision_brief",
     "print_inventory",
     "print_problems",
+    "print_risk",
     "print_simulation",
     "print_summary",
     "print_sweep",
@@ -508,3 +509,23 @@ def print_decision_brief(d: Decision) -> None:
         out.print(f"{d.job}: {d.action} -> {d.outcome}; evicts {_evicts(d)}; places {nodes}")
     else:
         out.print(f"{d.job}: {d.action} -> {d.outcome}" + (f" ({d.reason})" if d.reason else ""))
+
+
+def print_risk(file: Path, found: RiskReport) -> None:
+    """``risk``: the running jobs by the smallest request that takes them, then those no request searched takes."""
+    out.print(
+        f"{file}: {len(found.ranked)} running job(s) at risk, by the smallest request that makes each a victim "
+        f"({found.decisions} request(s) decided, up to {found.searched_up_to} GPUs)"
+    )
+    table = Table(title=None)
+    for header in ("job", "queue", "priority", "smallest request that takes it", "protected now by"):
+        table.add_column(header)
+    for r in [*found.ranked, *found.unranked]:
+        if r.request is None:
+            request = f"none up to {found.searched_up_to} GPUs"
+        else:
+            p = r.request
+            tasks = "" if p.tasks == 1 else f" in {p.tasks} tasks"
+            request = f"{p.gpus} GPU(s){tasks} from {p.queue} at priority {p.priority} ({r.action})"
+        table.add_row(r.job, r.queue, str(r.priority), request, "; ".join(r.protections) or "-")
+    out.print(table)

@@ -72,8 +72,10 @@ def import_(
         err.print(f"error: --now: {error}")
         raise typer.Exit(2) from None
     try:
-        objects = read_objects(files, sys.stdin)
+        notes: list[str] = []
+        objects = read_objects(files, sys.stdin, notes)
         document, report = import_objects(objects, now=instant, queue_source=queue_source, cpu_jobs=not gpu_jobs_only)
+        report.notes[:0] = notes
         snapshot_from_data(document)  # what is written is a valid snapshot
     except SnapshotError as error:
         print_problems("the input cannot be imported", error.errors)

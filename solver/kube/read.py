@@ -24,6 +24,7 @@ from gpu_preempt.models import SnapshotError
 from gpu_preempt.models.errors import FieldError
 from gpu_preempt.models.load.document import parse_document, parse_stream
 
+from .kai_snapshot import is_zip, kai_snapshot_list
 from .shapes import wrong_types
 
 __all__ = ["KubeObject", "parse_objects", "read_objects"]
@@ -76,19 +77,30 @@ class KubeObject:
         return found if isinstance(found, dict) else {}
 
 
-def read_objects(sources: list[str], stdin: IO[str]) -> list[KubeObject]:
-    """The objects of every source, in order (``-`` reads ``stdin``); raises :class:`SnapshotError`."""
+def read_objects(sources: list[str], stdin: IO[str], notes: list[str] | None = None) -> list[KubeObject]:
+    """The objects of every source, in order (``-`` reads ``stdin``); a KAI scheduler snapshot ZIP is read as the
+    List of its objects (:mod:`.kai_snapshot`), what it says of its configuration added to ``notes``. Raises
+    :class:`SnapshotError`."""
     objects: list[KubeObject] = []
     for source in sources:
         if source == "-":
             text, name = stdin.read(), "<stdin>"
         else:
             try:
-                text, name = Path(source).read_text(encoding="utf-8"), source
+                data, name = Path(source).read_bytes(), source
             except FileNotFoundError:
                 raise SnapshotError.single(source, "no such file") from None
-            except (OSError, UnicodeDecodeError) as err:
+            except OSError as err:
                 raise SnapshotError.single(source, f"cannot read ({err})") from None
+            if is_zip(data):
+                text, said = kai_snapshot_list(data, source)
+                if notes is not None:
+                    notes += said
+            else:
+                try:
+                    text = data.decode("utf-8")
+                except UnicodeDecodeError as err:
+                    raise SnapshotError.single(source, f"cannot read ({err})") from None
         objects += parse_objects(text, name)
     return objects
 

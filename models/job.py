@@ -188,6 +188,10 @@ class Job(LazyPartsModel):
     checkpointed_at: Time | None = Field(
         None, description="its last checkpoint: an eviction or a move loses only the progress made since"
     )
+    expected_end: Time | None = Field(
+        None,
+        description="when its running tasks are expected to finish (read by whatif; decisions ignore it)",
+    )
     gpu_devices: int = Field(
         1, ge=1, le=MAX_GPUS, description="a share of a GPU is taken on each of this many devices of one node"
     )

@@ -59,6 +59,7 @@ def uncommon_jobs(raw: list[Any]) -> tuple[set[int], tuple[list[list[Any]], list
         [job.requeue for job in raw],
         [job.placement for job in raw],
         [job.checkpointed_at for job in raw],
+        [job.expected_end for job in raw],
         [job.gpu_devices for job in raw],
         [job.preemption_delay for job in raw],
     ):
@@ -202,6 +203,7 @@ def built_now(odd: list[int], raw: list[Any], gathered: Gathered, resolved: list
         values["requeue"] = None if struct.requeue in (None, UNSET) else RequeueState.model_validate(struct.requeue)
         values["placement"] = None if struct.placement in (None, UNSET) else Placement.model_validate(struct.placement)
         values["checkpointed_at"] = None if struct.checkpointed_at in (None, UNSET) else instant(struct.checkpointed_at)
+        values["expected_end"] = None if struct.expected_end in (None, UNSET) else instant(struct.expected_end)
         values["gpu_devices"] = _gpu_devices(struct.gpu_devices)
         values["preemption_delay"] = _delay(struct.preemption_delay)
         uniform = len(gathered.own) == own
@@ -289,6 +291,7 @@ def _job_values(struct: Any, gathered: Gathered, i: int, resolved: tuple[int, bo
         "requeue": None,
         "placement": None,
         "checkpointed_at": None,
+        "expected_end": None,
         "gpu_devices": 1,  # a job that gives it is built by built_now
         "preemption_delay": None,
         "_resolved_priority": priority,  # resolved by the snapshot (Snapshot._check_jobs), known here

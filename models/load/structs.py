@@ -78,6 +78,7 @@ class _Job(Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
     requeue: Any = UNSET
     placement: Any = UNSET
     checkpointed_at: Any = UNSET  # rare: such a job is built by its model (build._odd)
+    expected_end: Any = UNSET  # rare too
     gpu_devices: Any = UNSET  # rare too
     preemption_delay: Any = UNSET
 

@@ -21,7 +21,7 @@ from .core import scheduled_at as pod_scheduled_at
 from .groups import DELAY_AT, KAI_PRIORITY_LABEL, PREEMPTION_DELAY, Group, asks_gpus, becomes_job, preemption_delay
 from .placement import pod_placement, pod_topology
 
-__all__ = ["STUCK_RELEASING", "TASK_ORDER", "hold_pod", "job_of", "stuck_in_releasing", "take_pod"]
+__all__ = ["EXPECTED_END", "STUCK_RELEASING", "TASK_ORDER", "hold_pod", "job_of", "stuck_in_releasing", "take_pod"]
 
 
 TASK_ORDER = "kai.scheduler/task-priority"
@@ -41,6 +41,10 @@ def _task_order(p: Pod, report: Report) -> int | None:
             f"Pod {p.obj.key}: metadata.labels.{TASK_ORDER}", f"{shown(value)} is not a whole number: no order"
         )
         return None
+
+
+EXPECTED_END = "gpu-preempt/expected-end"
+"""The annotation (RFC 3339) that says when a running job is expected to finish."""
 
 
 def job_of(
@@ -130,6 +134,9 @@ def job_of(
         job["started_at"] = format_time(started)
     if group.requeue is not None:
         job["requeue"] = group.requeue
+    end = _expected_end(group, running, started)
+    if end is not None:
+        job["expected_end"] = format_time(end)
     placement = _placement(group, members, where, report)
     if placement:
         job["placement"] = placement
@@ -138,6 +145,24 @@ def job_of(
     if uids:
         job["annotations"] = {"pod-uids": uids}
     return job
+
+
+def _expected_end(group: Group, running: list[Pod], started: float | None) -> float | None:
+    """When the running pods are expected to finish (docs/kubernetes.md, "Expected end"): the annotation
+    :data:`EXPECTED_END` on the pod group or a running pod, else ``activeDeadlineSeconds`` from the start."""
+    if not running:
+        return None
+    sources = [*([group.source] if group.source is not None else []), *(p.obj for p in running)]
+    for obj in sources:
+        value = obj.annotations.get(EXPECTED_END)
+        if value is not None:
+            found = instant(obj, f"metadata.annotations.{EXPECTED_END}", value)
+            if found is not None:
+                return found
+    deadlines = [d for p in running if isinstance(d := p.obj.get("spec", "activeDeadlineSeconds"), int)]
+    if deadlines and started is not None:
+        return started + min(deadlines)
+    return None
 
 
 def _placement(group: Group, pods: list[Pod], where: str, report: Report) -> dict[str, Any]:

@@ -11,8 +11,9 @@ decision of the engine on the same cluster, never a guess:
 * **another GPU model**: when it selects nodes by the ``nvidia.com/gpu.product`` label, each other model the nodes
   carry in which it runs;
 * **without its topology requirement**: when it asks for one;
-* **later**: the earliest time, among those when a protection that shields a running job now ends, at which it
-  runs on the cluster otherwise as it is.
+* **later**: the earliest time, among those when a protection that shields a running job now ends and those when a
+  running job is expected to end (its ``expected_end``: it is gone then), at which it runs on the cluster otherwise
+  as it is.
 
 >>> from gpu_preempt.models import Job, load_snapshot
 >>> snapshot = load_snapshot("fixtures/example-cluster.yaml")
@@ -115,6 +116,17 @@ def whatif(snapshot: Snapshot, job: Job, *, variants: bool = True) -> WhatIf:
 
 
 def _tried(snapshot: Snapshot, job: Job, *, now: float | None = None) -> list[Decision]:
+    """Every attempt of ``job`` in ``snapshot`` (at ``now``, without the running jobs expected to end by then)."""
+    if now is not None and any(j.expected_end is not None and j.expected_end <= now for j in snapshot.jobs):
+        left = [j for j in snapshot.jobs if j.expected_end is None or j.expected_end > now]
+        snapshot = Snapshot.assemble(
+            now=snapshot.now,
+            config=snapshot.config,
+            nodes=list(snapshot.nodes),
+            queues=list(snapshot.queues),
+            priority_classes=list(snapshot.priority_classes),
+            jobs=left,
+        )
     state = with_job(snapshot, job, now=now)
     return solve_one(ClusterState.of(state), state.job(job.name), "auto")
 
@@ -145,9 +157,15 @@ def _variants(snapshot: Snapshot, job: Job, tried: list[Decision]) -> Iterator[t
     if placement is not None and placement.topology is not None and placement.topology.required is not None:
         loose = placement.model_copy(update={"topology": None})
         yield "without its topology requirement", _changed(job, placement=loose), None
-    ends = sorted({p.until for d in tried for p in d.protected if p.until is not None and p.until > snapshot.now})
-    for until in ends:
-        yield f"at {format_time(until)}, when a protection ends", job, until
+    now = snapshot.now
+    times: dict[float, str] = {}
+    for until in sorted({p.until for d in tried for p in d.protected if p.until is not None and p.until > now}):
+        times.setdefault(until, "when a protection ends")
+    for other in sorted(snapshot.jobs, key=lambda j: (j.expected_end or 0.0, j.name)):
+        if other.expected_end is not None and other.expected_end > now and any(t.node for t in other.tasks):
+            times.setdefault(other.expected_end, f"when {other.name} is expected to end")
+    for at in sorted(times):
+        yield f"at {format_time(at)}, {times[at]}", job, at
 
 
 def _changed(job: Job, **update: Any) -> Job:

@@ -605,3 +605,29 @@ def test_the_import_command_leaves_jobs_without_gpus_out_on_request(tmp_path: Pa
     assert kept.exit_code == left.exit_code == 0, (kept.output, left.output)
     assert "name: ml/etl" in kept.stdout and "name: ml/etl" not in left.stdout
     assert "ml/etl (asks for no GPU and is not on a node)" in " ".join(left.stderr.split())
+
+
+def test_a_running_job_gets_its_expected_end_from_the_annotation_or_the_deadline():
+    """docs/kubernetes.md, "Expected end": the pod's annotation, else spec.activeDeadlineSeconds from its start."""
+    dump = json.loads((FIXTURES / "kube" / "kai-cluster.json").read_text())
+    running = [o for o in dump["items"] if o["kind"] == "Pod" and o.get("spec", {}).get("nodeName")]
+    running = [o for o in running if o.get("status", {}).get("phase") == "Running"]
+    gpus = [o for o in running if any("nvidia.com/gpu" in str(c.get("resources")) for c in o["spec"]["containers"])]
+    first, second = gpus[0], gpus[-1]
+    first["metadata"].setdefault("annotations", {})["gpu-preempt/expected-end"] = "2026-11-23T15:00:00Z"
+    second["spec"]["activeDeadlineSeconds"] = 7200
+    objects = parse_objects(json.dumps(dump), "dump.json")
+    document, _ = import_objects(objects, now=load_time("2026-11-23T12:00:00Z"))
+    snapshot = snapshot_from_data(document)
+    ends = {t.name: j.expected_end for j in snapshot.jobs for t in j.tasks}
+    key = f"{first['metadata']['namespace']}/{first['metadata']['name']}"
+    assert ends[key] == load_time("2026-11-23T15:00:00Z")
+    other = next(j for j in snapshot.jobs if any(t.name.endswith(second["metadata"]["name"]) for t in j.tasks))
+    assert other.expected_end is not None and other.started_at is not None
+    assert other.expected_end == other.started_at + 7200
+
+
+def load_time(text: str) -> float:
+    from gpu_preempt.models import parse_time
+
+    return parse_time(text)

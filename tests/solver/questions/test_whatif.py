@@ -134,3 +134,20 @@ def test_a_pod_manifest_is_read_as_import_reads_it():
     assert document["job"] == "vision/sweep-0" and document["runs"] is True
     assert document["decision"]["action"] == "preempt"
     assert [v["job"] for v in document["decision"]["victims"]] == ["vision-pretrain"]
+
+
+def test_a_job_that_runs_later_runs_when_a_running_job_is_expected_to_end():
+    """The node's only job may not be taken (higher priority), and is expected to end at 13:00: the job runs then."""
+    busy = {
+        "name": "busy",
+        "queue": "q",
+        "priority": 90,
+        "task_resources": {"gpu": 8},
+        "expected_end": "2026-01-01T13:00:00Z",
+        "tasks": [{"node": "n0"}],
+    }
+    snapshot = cluster([busy])
+    answer = whatif(snapshot, job(priority=10, task_resources={"gpu": 8}))
+    (later,) = [v for v in answer.variants if v.at is not None]
+    assert later.at == snapshot.now + 3600 and later.change.endswith("when busy is expected to end")
+    assert later.decision.action == "allocate" and not later.decision.victims

@@ -51,9 +51,10 @@ A whole cycle, each decision applied before the next, and every decision re-chec
 []
 
 Will a job fit if it is submitted? :func:`whatif` gives the decision it would get now, and the nearest variants that
-run when it would not; :func:`risk` ranks the running jobs by the smallest request that takes each. Did KAI's own
-victim search evict more than it had to? :func:`audit` holds each of its decisions of one cycle against the least
-disruptive one on the same state (docs/operations.md).
+run when it would not; :func:`risk` ranks the running jobs by the smallest request that takes each;
+:func:`forecast` estimates when the pending jobs start. Did KAI's own victim search evict more than it had to?
+:func:`audit` holds each of its decisions of one cycle against the least disruptive one on the same state
+(docs/operations.md).
 
 Capacity planning: :func:`simulate` replays a scenario (a cluster, queues, a job trace) through the same engine and
 :func:`sweep` replays it over axes (sizes, policies, seeds); see their examples and docs/planning.md.
@@ -80,7 +81,7 @@ if _typing.TYPE_CHECKING:
     from .api import decide, verify, verify_cycle
     from .planning.run import SimulationResult, simulate
     from .planning.run_sweep import SweepResult, sweep
-    from .questions import Audit, RiskReport, WhatIf, audit, risk, whatif
+    from .questions import Audit, Forecast, RiskReport, WhatIf, audit, forecast, risk, whatif
     from .state.cluster import ClusterState
 
 __all__ = [
@@ -88,6 +89,7 @@ __all__ = [
     "ClusterState",
     "CycleResult",
     "Decision",
+    "Forecast",
     "GpuPreemptError",
     "QuotaDecision",
     "RiskReport",
@@ -99,6 +101,7 @@ __all__ = [
     "WhatIf",
     "audit",
     "decide",
+    "forecast",
     "load_snapshot",
     "parse_snapshot",
     "risk",
@@ -119,6 +122,8 @@ _HOMES = {
     "audit": "gpu_preempt.questions",
     "WhatIf": "gpu_preempt.questions",
     "RiskReport": "gpu_preempt.questions",
+    "Forecast": "gpu_preempt.questions",
+    "forecast": "gpu_preempt.questions",
     "risk": "gpu_preempt.questions",
     "whatif": "gpu_preempt.questions",
     "ClusterState": "gpu_preempt.state.cluster",

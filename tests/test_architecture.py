@@ -30,7 +30,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "inventory": {"models"},
     "kube": {"models"},
     "planning": {"models", "state", "actions", "check"},
-    "questions": {"models", "state", "rules", "actions", "check"},
+    "questions": {"models", "state", "rules", "actions", "check", "planning"},
     "cli": {"models", "state", "actions", "check", "explain", "inventory", "kube", "planning", "questions"},
     "api": {"models", "state", "actions", "check", "planning", "questions"},
 }

@@ -1,5 +1,6 @@
 """The operator's questions (docs/operations.md): ``whatif`` (will a job fit if I submit it, and if not, what
-would), ``risk`` (who is at risk of preemption next) and ``audit`` (did the scheduler evict more than it had to).
+would), ``risk`` (who is at risk of preemption next), ``forecast`` (when will a pending job start) and ``audit``
+(did the scheduler evict more than it had to).
 
 The engine is imported inside each command, so that ``--help`` starts fast.
 """
@@ -16,9 +17,9 @@ import typer
 from gpu_preempt.models import Job, Snapshot, SnapshotError, read_document
 
 from .app import FileArg, JsonOpt, TimeOpt, WorkersOpt, command, hold_until_exit, snapshot_to_solve
-from .render import err, print_audit, print_risk, print_whatif
+from .render import err, print_audit, print_forecast, print_risk, print_whatif
 
-__all__ = ["audit", "risk", "whatif"]
+__all__ = ["audit", "forecast", "risk", "whatif"]
 
 
 @command(example="gpu-preempt whatif fixtures/example-cluster.yaml --submit docs/examples/submit-vision.yaml")
@@ -172,6 +173,41 @@ def risk(
         print(json.dumps(found.to_dict(), indent=2))
     else:
         print_risk(file, found)
+
+
+@command(example="gpu-preempt forecast fixtures/example-cluster.yaml --seeds 5")
+def forecast(
+    file: FileArg,
+    seeds: Annotated[int, typer.Option("--seeds", min=1, max=1000, help="replays, each with its own draw")] = 5,
+    remaining: Annotated[
+        str,
+        typer.Option("--remaining", metavar="DURATION", help="mean work left of a running job without expected_end"),
+    ] = "2h",
+    duration: Annotated[str, typer.Option("--duration", metavar="DURATION", help="mean work of a pending job")] = "2h",
+    as_json: JsonOpt = False,
+) -> None:
+    """Start estimates of every pending job (P50, P90 over the seeds), by replaying the snapshot forward through the
+    simulator, and the running jobs preempted on the way."""
+    from gpu_preempt.models import parse_duration
+
+    means = []
+    for option, text in (("--remaining", remaining), ("--duration", duration)):
+        try:
+            means.append(parse_duration(text))
+        except ValueError as error:
+            err.print(f"error: {option}: {error}")
+            raise typer.Exit(2) from None
+        if means[-1] <= 0:
+            err.print(f"error: {option}: a mean of work is more than 0 s")
+            raise typer.Exit(2)
+    snapshot_to_solve(file, as_json, None, None)  # checked as every command checks it: exit 2 naming the field
+    from gpu_preempt.questions import forecast as run_forecast
+
+    found = run_forecast(file, seeds=seeds, remaining=means[0], duration=means[1])
+    if as_json:
+        print(json.dumps(found.to_dict(), indent=2))
+    else:
+        print_forecast(file, found)
 
 
 @command(example="gpu-preempt audit fixtures/kai-probe-keeps-first-victim.yaml")

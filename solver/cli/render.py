@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from gpu_preempt.explain.summary import Summary
     from gpu_preempt.inventory.nvml import Inventory
     from gpu_preempt.planning.run_sweep import SweepResult
-    from gpu_preempt.questions import Audit, RiskReport, WhatIf
+    from gpu_preempt.questions import Audit, Forecast, RiskReport, WhatIf
     from gpu_preempt.state.cluster import ClusterState
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "print_audit",
     "print_decision",
     "print_decision_brief",
+    "print_forecast",
     "print_inventory",
     "print_problems",
     "print_risk",
@@ -529,3 +530,19 @@ def print_risk(file: Path, found: RiskReport) -> None:
             request = f"{p.gpus} GPU(s){tasks} from {p.queue} at priority {p.priority} ({r.action})"
         table.add_row(r.job, r.queue, str(r.priority), request, "; ".join(r.protections) or "-")
     out.print(table)
+
+
+def print_forecast(file: Path, found: Forecast) -> None:
+    """``forecast``: each pending job's start, P50 and P90 over the seeds, then the jobs preempted on the way."""
+    out.print(f"{file}: {len(found.pending)} pending job(s), {found.seeds} replay(s) from the snapshot")
+    table = Table(title=None)
+    for header in ("job", "starts in (P50)", "P90", "started in"):
+        table.add_column(header)
+    for p in found.pending:
+        started = sum(1 for s in p.starts if s is not None)
+        shown = [("-" if v is None else format_duration(round(v))) for v in (p.p50, p.p90)]
+        table.add_row(p.job, shown[0], shown[1], f"{started} of {found.seeds} replays")
+    out.print(table)
+    if found.preempted:
+        said = ", ".join(f"{job} ({n} of {found.seeds})" for job, n in sorted(found.preempted.items()))
+        out.print(f"preempted on the way: {said}")

@@ -33,6 +33,9 @@ the cohort's quota arithmetic of the state (docs/rules.md, "Kueue's preemption")
   (``kueue-exhausted``): it still refuses the problem built again
   (:func:`gpu_preempt.problem.bounds.could_fit_kueue`).
 
+The last two only for CP-SAT's decisions: Kueue's own search (the greedy baseline) answers a hopeless problem by
+its walk, ``unknown`` or ``infeasible`` as the walk ends, so its outcome is searched again.
+
 Jobs whose outcomes rest on the same facts (queue, priority, request, placement, and the numbers above) are judged
 once per state for all of them; only the job's own backoff is read job by job. Anything else is searched again. A
 test holds replays with and without the memo to the same files.
@@ -215,14 +218,16 @@ class OutcomeMemo:
 
     def _record_kueue(self, cluster: ClusterState, job: Job, decision: Decision, model: Job | None) -> None:
         """Keep a preempt under ``config.policy: kueue`` that the quota spared (the queue has room for the job),
-        that found no candidate, or that the bound on lines and shares refused: each is judged again, once per
-        queue, priority and request in a state."""
+        or, decided by CP-SAT, that found no candidate or that the bound on lines and shares refused: each is
+        judged again, once per queue, priority and request in a state."""
         key = (job.name, "preempt")
         if decision.outcome == "skipped" and KUEUE_ADMITS in (decision.reason or ""):
             kind = "kueue-admits"
-        elif decision.outcome == "infeasible" and decision.candidates == 0:
+        elif decision.outcome != "infeasible" or decision.solver != "cpsat":
+            return  # Kueue's own search answers a hopeless problem by its walk: unknown or infeasible
+        elif decision.candidates == 0:
             kind = "kueue-unreached"
-        elif decision.outcome == "infeasible" and _kueue_exhausted(cluster, job):
+        elif _kueue_exhausted(cluster, job):
             kind = "kueue-exhausted"
         else:
             return

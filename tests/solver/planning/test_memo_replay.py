@@ -72,6 +72,10 @@ KUEUE = {
 }
 SCENARIOS["Kueue's classical preemption, deep queue"] = KUEUE
 SCENARIOS["Kueue's fair sharing, deep queue"] = {**KUEUE, "config": {**KUEUE["config"], "fair_sharing": True}}
+SCENARIOS["Kueue's own search, deep queue"] = {
+    **KUEUE,
+    "simulation": {"period": 10, "grace_period": 30, "seed": 1, "solver": "greedy"},
+}
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))

@@ -125,8 +125,9 @@ def risk(snapshot: Snapshot, *, top: int = 20, queue: str | None = None) -> Risk
             for victim in decision.victims:
                 if victim.job in watched and victim.job not in found:
                     found[victim.job] = (probe, decision.action)
+    probes: dict[str, ClusterState] = {}
     for job in running:
-        guarded = _protections(snapshot, job)
+        guarded = _protections(snapshot, job, probes)
         if job.name in found:
             probe, action = found[job.name]
             report.ranked.append(Risk(job.name, job.queue, job.resolved_priority, guarded, probe, action))
@@ -150,17 +151,20 @@ def _sizes(snapshot: Snapshot) -> Iterator[list[Probe]]:
         yield [Probe(leaf, priority, gpus, tasks) for priority in priorities for leaf in leaves]
 
 
-def _protections(snapshot: Snapshot, job: Job) -> tuple[str, ...]:
-    """What shields ``job`` now: against a preemptor of its own queue and of another, at the highest priority."""
+def _protections(snapshot: Snapshot, job: Job, probes: dict[str, ClusterState]) -> tuple[str, ...]:
+    """What shields ``job`` now: against a preemptor of its own queue and of another, at the highest priority
+    (``probes``: per leaf queue, the state with such a preemptor waiting in it, made once for every job)."""
     highest = max([c.value for c in snapshot.priority_classes] + [snapshot.config.default_priority])
     leaves = [q.name for q in snapshot.queues if not any(c.parent == q.name for c in snapshot.queues)]
     others = [q for q in leaves if q != job.queue]
     words: list[str] = []
     cases: list[tuple[str, str]] = [(job.queue, "preempt"), *((q, "reclaim") for q in others[:1])]
     for preemptor_queue, action in cases:
-        probe = Probe(preemptor_queue, highest, 1, 1).job()
-        state = with_job(snapshot, probe)
-        for p in protections(ClusterState.of(state), job, state.job(PROBE), action):  # type: ignore[arg-type]
+        state = probes.get(preemptor_queue)
+        if state is None:
+            with_probe = with_job(snapshot, Probe(preemptor_queue, highest, 1, 1).job())
+            state = probes[preemptor_queue] = ClusterState.of(with_probe)
+        for p in protections(state, job, state.snapshot.job(PROBE), action):  # type: ignore[arg-type]
             text = f"{p.rule}" + ("" if p.until is None else f" until {format_time(p.until)}")
             text += f" ({action})" if p.rule == "min-runtime" else ""
             if text not in words:

@@ -184,6 +184,15 @@ def forecast(
         typer.Option("--remaining", metavar="DURATION", help="mean work left of a running job without expected_end"),
     ] = "2h",
     duration: Annotated[str, typer.Option("--duration", metavar="DURATION", help="mean work of a pending job")] = "2h",
+    arrivals: Annotated[
+        Path | None,
+        typer.Option(
+            "--arrivals",
+            metavar="CSV",
+            help="jobs that arrive meanwhile: a CSV trace with the canonical column names (id, submit, duration, gpus, "
+            "queue, ...), submit in seconds from the snapshot's instant",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Start estimates of every pending job (P50, P90 over the seeds), by replaying the snapshot forward through the
@@ -203,7 +212,15 @@ def forecast(
     snapshot_to_solve(file, as_json, None, None)  # checked as every command checks it: exit 2 naming the field
     from gpu_preempt.questions import forecast as run_forecast
 
-    found = run_forecast(file, seeds=seeds, remaining=means[0], duration=means[1])
+    if arrivals is not None and not arrivals.is_file():
+        err.print(f"error: --arrivals {arrivals}: no such file")
+        raise typer.Exit(2)
+    try:
+        found = run_forecast(file, seeds=seeds, remaining=means[0], duration=means[1], arrivals=arrivals)
+    except SnapshotError as error:  # the arrivals trace: its field or line named
+        first = error.errors[0]
+        err.print(f"error: --arrivals {arrivals}: {first.path + ': ' if first.path else ''}{first.message}")
+        raise typer.Exit(2) from None
     if as_json:
         print(json.dumps(found.to_dict(), indent=2))
     else:

@@ -4,9 +4,9 @@ The replay starts from the snapshot (docs/scenario-format.md, ``cluster.snapshot
 and its pending jobs wait, every cycle decided as ``cycle`` decides. A running job's remaining work is what its
 ``expected_end`` leaves, where it gives one; otherwise, like a pending job's whole work, it is drawn per seed from an
 exponential distribution of the stated mean (``remaining``, ``duration``): the spread over seeds is the spread of
-the estimate. No job arrives unless a trace is given. Per pending job: its start in each seed (seconds from the
-snapshot's instant; ``None`` when it does not start), the 50th and 90th percentiles over the seeds that start it,
-and per running job, in how many seeds it is preempted on the way.
+the estimate. Per pending job: its start in each seed (seconds from the
+snapshot's instant; ``None`` when it does not start), the 50th and 90th percentiles over the seeds, and per running
+job, in how many seeds it is preempted on the way. Jobs of an arrivals trace compete with them when one is given.
 
 >>> found = forecast("fixtures/example-cluster.yaml", seeds=3)
 >>> [(j.job, j.p50 is not None) for j in found.pending]
@@ -25,10 +25,12 @@ from typing import Any
 from gpu_preempt.models import format_duration, load_snapshot
 from gpu_preempt.planning.run import simulate
 
-__all__ = ["COLUMNS", "NO_ARRIVALS", "Forecast", "PendingStart", "forecast", "scenario_of"]
+__all__ = ["CANONICAL", "COLUMNS", "NO_ARRIVALS", "Forecast", "PendingStart", "forecast", "scenario_of"]
 
 NO_ARRIVALS = "id,submit,duration,gpus,queue\n"
 COLUMNS = {"id": "id", "submit": "submit", "duration": "duration", "gpus": "gpus", "queue": "queue"}
+CANONICAL = ("id", "submit", "duration", "gpus", "queue", "priority_class", "tasks", "cpu", "memory", "gpu_model")
+"""The trace columns read by name from an arrivals file's header."""
 
 
 @dataclass(frozen=True)
@@ -73,10 +75,14 @@ def forecast(
     remaining: float = 7200.0,
     duration: float = 7200.0,
     simulation: dict[str, Any] | None = None,
+    arrivals: str | Path | None = None,
 ) -> Forecast:
     """Replay the snapshot file forward ``seeds`` times; ``remaining`` and ``duration`` are the mean seconds of work
     left of a running job without ``expected_end`` and of a pending job's work; ``simulation`` is the scenario's
-    ``simulation`` section (period, grace period, restart model, solver)."""
+    ``simulation`` section (period, grace period, restart model, solver); ``arrivals``, a CSV trace with the
+    canonical column names (docs/scenario-format.md, "workload": ``id, submit, duration, gpus`` and optionally
+    ``queue``, ``priority_class``, ``tasks``, ``cpu``, ``memory``, ``gpu_model``), the jobs that arrive meanwhile, their
+    ``submit`` in seconds from the snapshot's instant."""
     path = Path(snapshot).resolve()
     start = load_snapshot(path)
     running = [j for j in start.jobs if any(t.status != "pending" for t in j.tasks)]
@@ -84,8 +90,9 @@ def forecast(
     found = Forecast(seeds)
     starts: dict[str, list[float | None]] = {j.name: [] for j in pending}
     with tempfile.TemporaryDirectory(prefix="gpu-preempt-forecast-") as folder:
-        trace = Path(folder) / "no-arrivals.csv"
-        trace.write_text(NO_ARRIVALS)
+        trace = Path(arrivals).resolve() if arrivals is not None else Path(folder) / "no-arrivals.csv"
+        if arrivals is None:
+            trace.write_text(NO_ARRIVALS)
         for seed in range(1, seeds + 1):
             scenario = scenario_of(path, trace, seed, remaining=remaining, duration=duration, simulation=simulation)
             sim = simulate(scenario).simulator
@@ -121,9 +128,12 @@ def scenario_of(
         else:
             left = rng.expovariate(1 / remaining)
         work[job.name] = format_duration(round(max(1.0, left), 3))
+    with trace.open(encoding="utf-8") as lines:
+        header = [h.strip() for h in lines.readline().strip().split(",")]
+    columns = {name: name for name in header if name in CANONICAL} or COLUMNS
     return {
         "cluster": {"snapshot": str(snapshot), "remaining_of": work},
-        "workload": {"trace": {"format": "csv", "path": str(trace), "columns": COLUMNS}},
+        "workload": {"trace": {"format": "csv", "path": str(trace), "columns": columns}},
         "simulation": {**(simulation or {}), "seed": seed},
     }
 

@@ -82,3 +82,32 @@ def test_the_command_prints_percentiles_and_json():
     assert document["seeds"] == 2 and document["pending"][0]["job"] == "serving-new"
     bad = subprocess.run([GPU_PREEMPT, "forecast", str(EXAMPLE), "--remaining", "soon"], capture_output=True, text=True)
     assert bad.returncode == 2 and "--remaining" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_arrivals_compete_with_the_pending_jobs(tmp_path: Path):
+    """The node frees at 13:00; a job of a higher class arrives at 12:00:10 and runs first, for an hour."""
+    document = {
+        "now": "2026-01-01T12:00:00Z",
+        "nodes": [{"name": "n0", "resources": {"gpu": 8}}],
+        "queues": [{"name": "q"}],
+        "priority_classes": [{"name": "low", "value": 10}, {"name": "high", "value": 90}],
+        "jobs": [
+            {
+                "name": "busy",
+                "queue": "q",
+                "priority_class": "high",
+                "task_resources": {"gpu": 8},
+                "expected_end": "2026-01-01T13:00:00Z",
+                "tasks": [{"node": "n0"}],
+            },
+            {"name": "want", "queue": "q", "priority_class": "low", "task_resources": {"gpu": 8}, "tasks": [{}]},
+        ],
+    }
+    path = tmp_path / "busy.yaml"
+    path.write_text(yaml.safe_dump(document))
+    arrivals = tmp_path / "arrivals.csv"
+    arrivals.write_text("id,submit,duration,gpus,queue,priority_class\nurgent,10,3600,8,q,high\n")
+    (alone,) = forecast(path, seeds=1).pending
+    (behind,) = forecast(path, seeds=1, arrivals=arrivals).pending
+    assert alone.starts == (3600.0,)
+    assert behind.starts == (7200.0,)

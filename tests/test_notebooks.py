@@ -29,7 +29,7 @@ def test_committed_without_outputs(path: Path):
 
 
 @pytest.mark.slow
-def test_capacity_planning_answers_its_four_questions_with_plots():
+def test_capacity_planning_answers_its_questions_with_plots():
     nbclient = pytest.importorskip("nbclient")
     import nbformat
 
@@ -49,3 +49,7 @@ def test_capacity_planning_answers_its_four_questions_with_plots():
     assert "smallest cluster with wait p95 <= 30m: " in text and "GPUs (probed [40," in text
     assert "CP-SAT preempted " in text and "where greedy preempted " in text
     assert "under KAI's rules, cpsat: " in text and "under Kueue's rules, greedy: " in text
+    assert "whatif: two 8-GPU tasks in vision run now: False; variants that run: fewer GPUs a task: 4" in text
+    assert "at risk: nlp-finetune is taken by 1 GPU(s) from serving" in text
+    assert "forecast: serving-new starts in 30 s (P50)" in text
+    assert "audit: gang (preempt): over-eviction, KAI's search evicts ['big', 'newest'], the minimum ['big']" in text

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -49,10 +50,15 @@ def whatif(
     except ValueError as error:  # the job does not fit the snapshot: a name taken, a queue unknown
         _bad(submit, str(error).splitlines()[0] if "validation error" not in str(error) else _first(error))
     hold_until_exit(answer)
+    _answer(file, answer, as_json, print_whatif)
+
+
+def _answer(file: Path, found: Any, as_json: bool, printer: Callable[[Path, Any], None]) -> None:
+    """An answer as ``--json`` asks (one document for programs), or printed for people."""
     if as_json:
-        print(json.dumps(answer.to_dict(), indent=2))
+        print(json.dumps(found.to_dict(), indent=2))
     else:
-        print_whatif(file, answer)
+        printer(file, found)
 
 
 def _submitted(path: Path, snapshot: Snapshot) -> Job:
@@ -109,8 +115,7 @@ def _queue_objects(snapshot: Snapshot, namespaces: set[str]) -> list[dict[str, A
             }
             for q in snapshot.queues
         ]
-    parents = {q.parent for q in snapshot.queues}
-    leaves = [q.name for q in snapshot.queues if q.name not in parents]
+    leaves = [q.name for q in snapshot.queues if snapshot.is_leaf(q.name)]
     cluster_queues = [
         {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ClusterQueue", "metadata": {"name": name}, "spec": {}}
         for name in leaves
@@ -169,10 +174,7 @@ def risk(
 
     found = run_risk(snapshot, top=top, queue=queue)
     hold_until_exit(found)
-    if as_json:
-        print(json.dumps(found.to_dict(), indent=2))
-    else:
-        print_risk(file, found)
+    _answer(file, found, as_json, print_risk)
 
 
 @command(example="gpu-preempt forecast fixtures/example-cluster.yaml --seeds 5")
@@ -221,10 +223,7 @@ def forecast(
         first = error.errors[0]
         err.print(f"error: --arrivals {arrivals}: {first.path + ': ' if first.path else ''}{first.message}")
         raise typer.Exit(2) from None
-    if as_json:
-        print(json.dumps(found.to_dict(), indent=2))
-    else:
-        print_forecast(file, found)
+    _answer(file, found, as_json, print_forecast)
 
 
 @command(example="gpu-preempt audit fixtures/kai-probe-keeps-first-victim.yaml")
@@ -241,7 +240,4 @@ def audit(
 
     found = run_audit(snapshot)
     hold_until_exit(found)
-    if as_json:
-        print(json.dumps(found.to_dict(), indent=2))
-    else:
-        print_audit(file, found)
+    _answer(file, found, as_json, print_audit)

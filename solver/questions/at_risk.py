@@ -141,7 +141,7 @@ def risk(snapshot: Snapshot, *, top: int = 20, queue: str | None = None) -> Risk
 def _sizes(snapshot: Snapshot) -> Iterator[list[Probe]]:
     """The requests of each size in turn, smallest first; within a size the lowest priority first (the weakest
     request that takes a job), then the queues in document order."""
-    leaves = [q.name for q in snapshot.queues if not any(c.parent == q.name for c in snapshot.queues)]
+    leaves = [q.name for q in snapshot.queues if snapshot.is_leaf(q.name)]
     priorities = sorted({c.value for c in snapshot.priority_classes} | {snapshot.config.default_priority})
     node_gpus = max((n.resources.get("gpu", 0) // MILLI for n in snapshot.nodes), default=0)
     total = sum(n.resources.get("gpu", 0) // MILLI for n in snapshot.nodes)
@@ -155,7 +155,7 @@ def _protections(snapshot: Snapshot, job: Job, probes: dict[str, ClusterState]) 
     """What shields ``job`` now: against a preemptor of its own queue and of another, at the highest priority
     (``probes``: per leaf queue, the state with such a preemptor waiting in it, made once for every job)."""
     highest = max([c.value for c in snapshot.priority_classes] + [snapshot.config.default_priority])
-    leaves = [q.name for q in snapshot.queues if not any(c.parent == q.name for c in snapshot.queues)]
+    leaves = [q.name for q in snapshot.queues if snapshot.is_leaf(q.name)]
     others = [q for q in leaves if q != job.queue]
     words: list[str] = []
     cases: list[tuple[str, str]] = [(job.queue, "preempt"), *((q, "reclaim") for q in others[:1])]

@@ -142,7 +142,7 @@ def _variants(snapshot: Snapshot, job: Job, tried: list[Decision]) -> Iterator[t
         minimum = None if job.min_available is None else min(job.min_available, count)
         fewer = _changed(job, tasks=job.tasks[:count], min_available=minimum)
         yield f"fewer tasks: {count}", fewer, None
-    leaves = [q.name for q in snapshot.queues if not any(c.parent == q.name for c in snapshot.queues)]
+    leaves = [q.name for q in snapshot.queues if snapshot.is_leaf(q.name)]
     for queue in leaves:
         if queue != job.queue:
             yield f"queue {queue}", _changed(job, queue=queue), None

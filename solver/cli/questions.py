@@ -226,7 +226,10 @@ def forecast(
     _answer(file, found, as_json, print_forecast)
 
 
-@command(example="gpu-preempt audit fixtures/kai-probe-keeps-first-victim.yaml")
+@command(
+    example="gpu-preempt audit fixtures/kai-probe-keeps-first-victim.yaml\n"
+    "gpu-preempt audit fixtures/kube/kueue-preempted.json   # what Kueue did, from its Workloads"
+)
 def audit(
     file: FileArg,
     as_json: JsonOpt = False,
@@ -234,10 +237,69 @@ def audit(
     time_limit: TimeOpt = None,
 ) -> None:
     """Hold KAI's own victim search against the least disruptive decision, for every reclaim and preempt of one
-    cycle, on the same state: over-eviction, missed reclaims, victims freed for no one. Exit 0 whatever it finds."""
-    snapshot = snapshot_to_solve(file, as_json, workers, time_limit)
-    from gpu_preempt.questions import audit as run_audit
+    cycle, on the same state: over-eviction, missed reclaims, victims freed for no one. FILE may also be a Kubernetes
+    dump (kubectl get ... -o json or yaml): the preemptions its Kueue Workloads record are held against the minimum
+    on the state before each. Exit 0 whatever it finds."""
+    if _is_dump(file):
+        found = _observed_audit(file, as_json, workers, time_limit)
+    else:
+        snapshot = snapshot_to_solve(file, as_json, workers, time_limit)
+        from gpu_preempt.questions import audit as run_audit
 
-    found = run_audit(snapshot)
+        found = run_audit(snapshot)
     hold_until_exit(found)
     _answer(file, found, as_json, print_audit)
+
+
+def _is_dump(path: Path) -> bool:
+    """Whether ``path`` holds Kubernetes objects (a List, one object, or KAI's snapshot ZIP), not a snapshot."""
+    try:
+        with path.open("rb") as handle:
+            if handle.read(4) == b"PK\x03\x04":
+                return True
+        document = read_document(path)
+    except (OSError, SnapshotError):
+        return False
+    return isinstance(document, dict) and ("apiVersion" in document or "items" in document) and "jobs" not in document
+
+
+def _observed_audit(file: Path, as_json: bool, workers: int | None, time_limit: float | None) -> Any:
+    """The preemptions a dump's Kueue Workloads record, each audited on the state before it; with none, the cycle
+    audit of the imported snapshot."""
+    from gpu_preempt.kube.importer import import_objects
+    from gpu_preempt.kube.kueue_preempted import kueue_preemptions, state_before
+    from gpu_preempt.kube.read import read_objects
+    from gpu_preempt.models import snapshot_from_data
+    from gpu_preempt.questions import Audit, audit_preemption
+    from gpu_preempt.questions import audit as run_audit
+
+    from .app import check_limits, collector_off_if_ours, import_cpsat_without_pandas, with_solver_options
+    from .render import print_problems
+
+    collector_off_if_ours()
+    import_cpsat_without_pandas()
+    check_limits(workers, time_limit)
+    try:
+        objects = read_objects([str(file)], sys.stdin)
+        observed = kueue_preemptions(objects)
+        known = [p for p in observed if p.preemptor is not None]
+        if not known:
+            document, _ = import_objects(objects)
+            snapshot = with_solver_options(snapshot_from_data(document), workers, time_limit)
+        # imported at each preemption's time: a pod deleted since is releasing then, not stuck
+        rebuilt = [state_before(import_objects(objects, now=p.at)[0], objects, p, observed) for p in known]
+        befores = [with_solver_options(snapshot_from_data(r.document), workers, time_limit) for r in rebuilt]
+    except SnapshotError as error:
+        print_problems(f"{file} cannot be audited", error.errors)
+        raise typer.Exit(2) from None
+    found = Audit(by="Kueue") if known else run_audit(snapshot)
+    found.not_audited = [
+        f"{', '.join(p.victims)}: preempted for the workload of UID {p.uid}, which is not in the dump: not audited"
+        for p in observed
+        if p.preemptor is None
+    ]
+    for r, before in zip(rebuilt, befores, strict=True):
+        p = r.preemption
+        assert p.preemptor is not None
+        found.findings.append(audit_preemption(before, p.preemptor, p.victims, unplaced=r.unplaced, notes=r.notes))
+    return found

@@ -451,25 +451,40 @@ def _lost(objective: dict[str, Any]) -> str:
 
 
 def print_audit(file: Path, found: Audit) -> None:
-    """``audit``: a line of totals, then one row per decision of KAI's search held against the minimum."""
+    """``audit``: a line of totals, then one row per decision of the scheduler held against the minimum, then what
+    the state of an observed preemption could not be rebuilt from."""
     t = found.totals()
+    no_room = f", {t['no room']} making no room" if t["no room"] else ""
     out.print(
-        f"{file}: {t['decisions']} decision(s) of KAI's search against the minimum: {t['over-eviction']} "
-        f"over-evicting, {t['missed']} missed, {t['minimal']} minimal; beyond the minimum {t['extra_jobs']} job(s), "
-        f"{t['extra_tasks']} task(s), {t['extra_gpu_hours']:g} GPU-hour(s); {t['stray_victims']} victim(s) freed for "
-        "no one"
+        f"{file}: {t['decisions']} decision(s) of {found.by} against the minimum: {t['over-eviction']} "
+        f"over-evicting, {t['missed']} missed, {t['minimal']} minimal{no_room}; beyond the minimum {t['extra_jobs']} "
+        f"job(s), {t['extra_tasks']} task(s), {t['extra_gpu_hours']:g} GPU-hour(s); {t['stray_victims']} victim(s) "
+        "freed for no one"
     )
+    for line in found.not_audited:
+        out.print(line)
     if not found.findings:
         return
     table = Table(title=None)
-    for header in ("job", "action", "finding", "KAI's search evicts", "the minimum evicts", "extra"):
+    verb = "evicts" if found.by.endswith("search") else "evicted"
+    for header in ("job", "action", "finding", f"{found.by} {verb}", "the minimum evicts", "extra"):
         table.add_column(header)
     for f in found.findings:
         extra = f"{f.extra_jobs} job(s), {f.extra_tasks} task(s), {f.extra_gpu_hours:g} GPU-h"
         if f.stray:
             extra += f"; freed for no one: {', '.join(f.stray)}"
-        table.add_row(f.job, f.action, f.kind, _evicts(f.search), _evicts(f.exact), extra)
+        searched = _evicts(f.search) if f.search.placed else _victims(f.search) + " (no room made)"
+        table.add_row(f.job, f.action, f.kind, searched, _evicts(f.exact), extra)
     out.print(table)
+    for f in found.findings:
+        for line in f.broken:
+            out.print(f"{f.job}: {found.by}'s decision breaks: {line}")
+        for line in f.notes:
+            out.print(f"{f.job}: state before: {line}")
+
+
+def _victims(decision: Decision) -> str:
+    return ", ".join(v.job for v in decision.victims) or "nothing"
 
 
 def _evicts(decision: Decision) -> str:

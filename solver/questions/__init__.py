@@ -4,7 +4,7 @@ preemption next, when will a pending job start, and did the scheduler evict more
 from __future__ import annotations
 
 from .at_risk import Probe, Risk, RiskReport, risk
-from .search_audit import Audit, Finding, audit, stray_victims
+from .search_audit import Audit, Finding, audit, audit_preemption, stray_victims
 from .start_forecast import Forecast, PendingStart, forecast
 from .what_if import Variant, WhatIf, whatif, with_job
 
@@ -19,6 +19,7 @@ __all__ = [
     "Variant",
     "WhatIf",
     "audit",
+    "audit_preemption",
     "forecast",
     "risk",
     "stray_victims",

@@ -13,6 +13,10 @@ finding says what the search did beyond the minimum:
 
 A decision where both agree is minimal. The exact solver out of time says ``unknown`` and the finding says so.
 
+What a scheduler did can be audited the same way (:func:`audit_preemption`): Kueue's preemptions, read from a
+dump of its Workloads on the state before each, are held against the least disruptive decision; a scheduler that
+admits by quota alone may also evict workloads whose going makes **no room** on the nodes for the job.
+
 >>> from gpu_preempt.models import load_snapshot
 >>> found = audit(load_snapshot("fixtures/kai-probe-keeps-first-victim.yaml"))
 >>> [(f.job, f.kind, f.extra_jobs) for f in found.findings]
@@ -21,18 +25,18 @@ A decision where both agree is minimal. The exact solver out of time says ``unkn
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gpu_preempt.actions.cycle import run_cycle
 from gpu_preempt.actions.job_solver import attempt
 from gpu_preempt.check.verifier import verify
-from gpu_preempt.models import Snapshot
-from gpu_preempt.models.decision import Decision
+from gpu_preempt.models import Snapshot, is_gpu_resource
+from gpu_preempt.models.decision import Decision, VictimTasks
 from gpu_preempt.state.cluster import ClusterState
 
-__all__ = ["Audit", "Finding", "audit", "stray_victims"]
+__all__ = ["Audit", "Finding", "audit", "audit_preemption", "stray_victims"]
 
 
 @dataclass(frozen=True)
@@ -47,13 +51,20 @@ class Finding:
     """The least disruptive decision the rules allow, on the same state."""
     stray: tuple[str, ...] = ()
     """Victims of the search whose tasks ran on none of the nodes the job lands on."""
+    broken: tuple[str, ...] = ()
+    """Rules of this snapshot the search's decision breaks, as the independent verifier words them (a scheduler's
+    observed decision only: the greedy baseline keeps them by construction)."""
+    notes: tuple[str, ...] = ()
+    """What the state could not be rebuilt from (an observed decision)."""
 
     @property
     def kind(self) -> str:
-        """``over-eviction``, ``missed``, ``minimal``, ``neither places`` or ``unknown`` (the exact solver ran out
-        of time)."""
+        """``over-eviction``, ``missed``, ``minimal``, ``neither places``, ``no room`` (the search evicts and the job
+        still finds no room on the nodes) or ``unknown`` (the exact solver ran out of time)."""
         if self.exact.outcome == "unknown":
             return "unknown"
+        if not self.search.placed and self.search.victims:
+            return "no room"
         if self.exact.placed and not self.search.placed:
             return "missed"
         if not self.search.placed:
@@ -87,6 +98,8 @@ class Finding:
             "extra_tasks": self.extra_tasks,
             "extra_gpu_hours": self.extra_gpu_hours,
             "stray_victims": list(self.stray),
+            "broken": list(self.broken),
+            "notes": list(self.notes),
             "search": self.search.to_dict(timing=False),
             "exact": self.exact.to_dict(timing=False),
         }
@@ -97,13 +110,17 @@ class Audit:
     """Every finding of one cycle, in the order KAI's search made its decisions."""
 
     findings: list[Finding] = field(default_factory=list)
+    by: str = "KAI's search"
+    """Whose decisions are held against the minimum."""
+    not_audited: list[str] = field(default_factory=list)
+    """Observed decisions the input does not allow to rebuild, and why."""
 
     def of_kind(self, kind: str) -> list[Finding]:
         return [f for f in self.findings if f.kind == kind]
 
     def totals(self) -> dict[str, Any]:
         """How many decisions, of each kind, and the excess in all."""
-        kinds = ("over-eviction", "missed", "minimal", "neither places", "unknown")
+        kinds = ("over-eviction", "missed", "minimal", "neither places", "no room", "unknown")
         return {
             "decisions": len(self.findings),
             **{kind: len(self.of_kind(kind)) for kind in kinds},
@@ -114,14 +131,19 @@ class Audit:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        return {"totals": self.totals(), "findings": [f.to_dict() for f in self.findings]}
+        return {
+            "by": self.by,
+            "totals": self.totals(),
+            "findings": [f.to_dict() for f in self.findings],
+            "not_audited": list(self.not_audited),
+        }
 
 
 def audit(snapshot: Snapshot) -> Audit:
     """One cycle of ``snapshot`` with KAI's own search, each of its reclaim and preempt decisions held against the
     exact solver's on the same state."""
     result = run_cycle(snapshot, solver="greedy")
-    found = Audit()
+    found = Audit(by="Kueue's search" if snapshot.config.policy == "kueue" else "KAI's search")
     for state, decision in zip(result.states, result.decisions, strict=True):
         if decision.action not in ("reclaim", "preempt") or decision.outcome == "skipped":
             continue
@@ -130,6 +152,100 @@ def audit(snapshot: Snapshot) -> Audit:
             continue  # nothing to compare: neither could place the job
         found.findings.append(Finding(decision.job, decision.action, decision, exact, stray_victims(state, decision)))
     return found
+
+
+def audit_preemption(
+    snapshot: Snapshot, preemptor: str, victims: Sequence[str], *, unplaced: Sequence[str] = (), notes: Sequence[str] = ()
+) -> Finding:
+    """A preemption a scheduler made (``victims`` evicted whole for the pending job ``preemptor``) held against the
+    least disruptive decision, on ``snapshot``: the state just before it.
+
+    The victims in ``unplaced`` have pending tasks the state no longer places: they are placed first as allocate
+    would (in that order), since they ran before they were evicted. The scheduler's decision is then the victims'
+    running tasks evicted and the job placed as allocate places it in the room they leave (``no room`` when it is
+    not); the verifier names the rules it breaks.
+    """
+    notes = list(notes)
+    for name in unplaced:
+        snapshot, placed = _placed_again(snapshot, name)
+        if not placed:
+            notes.append(f"{name}: no room for its tasks in the state rebuilt: left pending")
+    state = ClusterState.of(snapshot)
+    job = snapshot.job(preemptor)
+    tasks = {name: tuple(str(t.name) for t in state.tasks(snapshot.job(name), "running")) for name in victims}
+    evicted = [VictimTasks(name, tasks[name], True) for name in victims if tasks[name]]
+    after = state.with_changes([(task, "releasing", None) for v in evicted for task in v.tasks])
+    landing = attempt(after, job, "allocate")
+    exact = attempt(state, job, "preempt")
+    levels = sorted({*exact.priority_levels, *(snapshot.job(v.job).resolved_priority for v in evicted)}, reverse=True)
+    searched = Decision(
+        job.name,
+        "preempt",
+        landing.outcome if landing.placed else "infeasible",
+        victims=evicted,
+        placements=dict(landing.placements) if landing.placed else {},
+        objective=_measured(state, evicted, levels),
+        solver="observed",
+        reason=None if landing.placed else "the victims leave no room on the nodes for the job",
+        priority_levels=levels,
+    )
+    # the objective is our measure of the decision and the requeue state its consequence, not rules it keeps
+    ours = ("objective", "requeue")
+    broken = tuple(str(v) for v in verify(state, searched) if v.rule not in ours) if searched.placed else ()
+    return Finding(job.name, "preempt", searched, exact, stray_victims(state, searched), broken, tuple(notes))
+
+
+def _placed_again(snapshot: Snapshot, name: str) -> tuple[Snapshot, bool]:
+    """``snapshot`` with the pending tasks of the running job ``name`` placed as allocate places them, as running."""
+    job = snapshot.job(name)
+    state = ClusterState.of(snapshot)
+    decision = attempt(state, job, "allocate")
+    if not decision.placed:
+        return snapshot, False
+    tasks = [
+        t.model_copy(update={"node": decision.placements[str(t.name)], "status": "running"})
+        if str(t.name) in decision.placements
+        else t
+        for t in job.tasks
+    ]
+    jobs = [j if j.name != name else job.model_copy(update={"tasks": tasks}) for j in snapshot.jobs]
+    again = Snapshot.assemble(
+        now=snapshot.now,
+        config=snapshot.config,
+        nodes=list(snapshot.nodes),
+        queues=list(snapshot.queues),
+        priority_classes=list(snapshot.priority_classes),
+        jobs=jobs,
+    )
+    return again, True
+
+
+def _measured(state: ClusterState, victims: list[VictimTasks], levels: list[int]) -> dict[str, Any]:
+    """The objective of evicting ``victims`` as the solver reports it (docs/snapshot-format.md, "Victim choice"):
+    victim jobs per priority level of ``levels``, jobs, tasks, and the progress lost since each victim's last
+    checkpoint or start (GPU-seconds; CPU-seconds of victims without GPUs)."""
+    snapshot, now = state.snapshot, state.now
+    lost = lost_cpu = 0
+    for victim in victims:
+        job = snapshot.job(victim.job)
+        since = job.progress_since
+        elapsed = 0 if since is None else max(0, round((now - since) * 1000))
+        by_name = {str(t.name): t for t in job.tasks}
+        for task in victim.tasks:
+            requests = job.requests(by_name[task])
+            gpus = sum(a for r, a in requests.items() if is_gpu_resource(r))
+            lost += gpus * elapsed
+            lost_cpu += 0 if gpus else requests.get("cpu", 0) * elapsed
+    priorities = [snapshot.job(v.job).resolved_priority for v in victims]
+    out: dict[str, Any] = {
+        "priority": [priorities.count(p) for p in levels],
+        "jobs": len(victims),
+        "tasks": sum(len(v.tasks) for v in victims),
+        "lost_work": lost / 1_000_000,
+    }
+    if lost_cpu:
+        out["lost_cpu_work"] = lost_cpu / 1_000_000
+    return out
 
 
 def _beyond(finding: Finding, measure: Callable[[Decision], float]) -> float:

@@ -13,6 +13,8 @@ from .requeue import RequeueConfig
 __all__ = [
     "DEFAULT_OBJECTIVE",
     "Config",
+    "PlacementStrategy",
+    "Strategy",
     "Criterion",
     "QuotaMiss",
     "RankedCriterion",
@@ -99,6 +101,18 @@ class SolverConfig(SnapshotModel):
         return value
 
 
+Strategy = Literal["binpack", "spread"]
+"""Where tasks go among the nodes that take them: the fullest first (binpack) or the emptiest (spread)."""
+
+
+class PlacementStrategy(SnapshotModel):
+    """KAI's ``nodeplacement`` plugin (and, for GPUs, ``gpupack`` or ``gpuspread``): the node order per kind of task,
+    GPU tasks by their GPUs, tasks without GPUs by their CPU (docs/rules.md, "Node order")."""
+
+    gpu: Strategy = Field("binpack", description="tasks that ask for GPUs: binpack or spread on GPUs")
+    cpu: Strategy = Field("binpack", description="tasks without GPUs: binpack or spread on CPU")
+
+
 class Config(SnapshotModel):
     """Node-pool defaults; every field is optional."""
 
@@ -143,6 +157,14 @@ class Config(SnapshotModel):
         description="last_chunk: a victim queue may be reclaimed while it is above its line in some resource before "
         "its last chunk (KAI); strict: never below its line",
     )
+    actions: tuple[Literal["allocate", "reclaim", "preempt"], ...] = Field(
+        ("allocate", "reclaim", "preempt"),
+        min_length=1,
+        description="the job actions a cycle runs, in this order (KAI's `actions`; quota enforcement has its switch)",
+    )
+    placement_strategy: PlacementStrategy = Field(
+        default_factory=PlacementStrategy, description="KAI's node order: binpack (default) or spread, per kind of task"
+    )
     moves: bool = Field(True, description="a victim task may be moved to free room on another node instead of evicted")
     requeue: RequeueConfig = Field(default_factory=RequeueConfig, description="requeue with backoff after eviction")
     topology: tuple[Name, ...] = Field(
@@ -160,16 +182,16 @@ class Config(SnapshotModel):
         """``quota_miss`` as a fraction; ``None`` for ``best_effort`` (no bound on what remains)."""
         return None if isinstance(self.quota_miss, str) else self.quota_miss
 
-    @field_validator("objective", "topology", mode="before")
+    @field_validator("objective", "topology", "actions", mode="before")
     @classmethod
     def _as_tuple(cls, value: object) -> object:
         return tuple(value) if isinstance(value, list) else value
 
-    @field_validator("objective", "topology")
+    @field_validator("objective", "topology", "actions")
     @classmethod
     def _unique(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
         repeated = sorted({c for c in value if value.count(c) > 1})
         if repeated:
-            what = "criterion" if info.field_name == "objective" else "level"
+            what = {"objective": "criterion", "topology": "level"}.get(info.field_name or "", "action")
             raise ValueError(f"{what} listed twice: {', '.join(repeated)}")
         return value

@@ -3,19 +3,21 @@
 With no victims, the only choice is where the tasks go, and the only objective
 is to place as many of the optional tasks as possible (the required ones must
 all fit). With a single task type each node hosts at most ``floor(room / request)``
-tasks independently of the others, so filling nodes in document order, as many
-per node as fit, places the most tasks possible; queue limits and the
-non-preemptible quota cap only the total. This is also the canonical placement
-of the full model (lexicographically largest in node order), so both paths give
-the same answer.
+tasks independently of the others, so placing one task at a time on any node with room
+places the most tasks possible; queue limits and the non-preemptible quota cap only the
+total. The tasks go where KAI's node order puts them (:mod:`gpu_preempt.problem.node_order`:
+the placement strategy, idle room first), as first fit and the canonical answer of the
+full model place them.
 """
 
 from __future__ import annotations
 
 from gpu_preempt.formulate.builder import Prepared
-from gpu_preempt.models import format_quantity, format_resources
+from gpu_preempt.models import Resources, format_quantity, format_resources
 from gpu_preempt.problem.devices import assign_devices
-from gpu_preempt.problem.records import Problem
+from gpu_preempt.problem.records import share_size
+from gpu_preempt.problem.node_order import fill_in_order, weighed
+from gpu_preempt.problem.records import ChunkType, Problem
 from gpu_preempt.problem.solution import Solution
 from gpu_preempt.reduce.hosts import free_hosts
 
@@ -62,14 +64,9 @@ def solve_allocation(prepared: Prepared) -> tuple[Problem, Solution, str | None]
                 f"and the nodes have room for {room_total}"
             )
         return empty, Solution("infeasible"), reason
-    chosen: list[tuple[str, int]] = []
-    left = total
-    for name, count in hosted:
-        if left == 0:
-            break
-        take = min(count, left)
-        chosen.append((name, take))
-        left -= take
+    if cluster.has_shares() and share_size(request, job.gpu_devices):
+        return _shares_in_order(prepared, [name for name, _ in hosted], total)
+    chosen = _in_order(prepared, request, resources, hosted, total)
     problem = prepared.build(chosen=[], only_nodes={name for name, _ in chosen})
     index = {room.name: i for i, room in enumerate(problem.nodes)}
     placed = {(0, index[name]): take for name, take in chosen}
@@ -79,3 +76,32 @@ def solve_allocation(prepared: Prepared) -> tuple[Problem, Solution, str | None]
         assert devices is not None  # one kind of task: first fit reaches what the devices take
         solution.devices = devices
     return problem, solution, None
+
+
+def _in_order(
+    prepared: Prepared, request: Resources, resources: tuple[str, ...], hosted: list[tuple[str, int]], total: int
+) -> list[tuple[str, int]]:
+    """``total`` tasks of ``request`` on the ``hosted`` nodes (each with how many it takes) in KAI's node order."""
+    cluster, job = prepared.cluster, prepared.job
+    snapshot = cluster.snapshot
+    rooms, index = cluster.rooms(job.resolved_priority, resources), cluster.node_index()
+    hosts = []
+    for name, count in hosted:
+        have = snapshot.node(name).resources
+        free = dict(zip(resources, rooms[index[name]], strict=True))
+        now = cluster.current_load(name)
+        idle = {r: have.get(r, 0) - now.get(r, 0) for r in resources}
+        hosts.append((name, count, have, free, idle))
+    order = snapshot.config.placement_strategy
+    strategy = order.gpu if weighed(request) != "cpu" else order.cpu
+    return fill_in_order(hosts, ChunkType(request, (), 0), strategy, total)
+
+
+def _shares_in_order(prepared: Prepared, hosted: list[str], total: int) -> tuple[Problem, Solution, None]:
+    """Shares of a GPU placed by first fit in KAI's node and device order over the ``hosted`` nodes."""
+    from .first_fit import fit
+
+    problem = prepared.build(chosen=[], only_nodes=set(hosted))
+    fitted = fit(problem, {}, {0: total})
+    assert fitted is not None  # the hosts' counts take ``total``
+    return problem, Solution("optimal", placed=fitted.placed, devices=fitted.devices), None

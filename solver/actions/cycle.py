@@ -62,10 +62,13 @@ def default_actions(snapshot: Snapshot) -> tuple[str, ...]:
 
 
 def job_actions(snapshot: Snapshot, actions: Sequence[str]) -> tuple[str, ...]:
-    """``actions`` as ``snapshot``'s policy runs them: Kueue's preempt covers the cohort, so there is no reclaim."""
-    if snapshot.config.policy == "kueue":
-        return tuple(a for a in actions if a != "reclaim")
-    return tuple(actions)
+    """``actions`` as ``snapshot``'s scheduler runs them: only those of ``config.actions``, in its order (quota
+    enforcement first, by its own switch); under Kueue's policy no reclaim, which its preempt covers."""
+    config = snapshot.config
+    order = [a for a in config.actions if a in actions]
+    if config.policy == "kueue":
+        order = [a for a in order if a != "reclaim"]
+    return tuple([QUOTA_ACTION] if QUOTA_ACTION in actions else []) + tuple(order)
 
 
 @dataclass

@@ -1,21 +1,35 @@
 """The greedy baselines' placement: first-fit of the chunk once some victims are gone (docs/rules.md, "The greedy
 baseline").
 
-Biggest tasks first, nodes in order, a share of a GPU on the first device with room (:class:`DeviceFit`, KAI's
-packing of shared devices). With a required topology still to choose, the first domain (in order) where the whole
+Biggest tasks first, each on the node KAI's node order puts first (:mod:`gpu_preempt.problem.node_order`: the
+placement strategy, idle room before releasing room), a share of a GPU on the device KAI's ``gpupack`` or
+``gpuspread`` picks (:class:`DeviceFit`). With a required topology still to choose, the first domain (in order) where the whole
 chunk fits, as KAI tries one domain after another (docs/rules.md, "Placement").
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import NamedTuple, TypeVar
 
 from gpu_preempt.problem.devices import DeviceFit, device_fits
+from gpu_preempt.problem.node_order import best, strategy_of
 from gpu_preempt.problem.records import ChunkType, Problem
 from gpu_preempt.problem.solution import Solution, broken_rows
 
-__all__ = ["Capacity", "Evicted", "Fitted", "LazyPerNode", "Rooms", "fit", "fits_one", "hosts", "room_after"]
+__all__ = [
+    "Capacity",
+    "Evicted",
+    "Fitted",
+    "LazyPerNode",
+    "Rooms",
+    "fit",
+    "fits_one",
+    "hosts",
+    "in_node_order",
+    "room_after",
+]
 
 V = TypeVar("V")
 Evicted = dict[tuple[int, int], int]
@@ -35,14 +49,16 @@ class Fitted(NamedTuple):
     """Per node with devices, what its devices hold then."""
 
 
-def fit(problem: Problem, evicted: Evicted, counts: dict[int, int] | None = None) -> Fitted | None:
+def fit(
+    problem: Problem, evicted: Evicted, counts: dict[int, int] | None = None, domain: int | None = None
+) -> Fitted | None:
     """First-fit of the chunk once ``evicted`` go; ``None`` if a required task finds no room.
 
     ``counts``: place exactly these many tasks of each type (KAI's probe of part of the chunk), instead of its
-    required tasks and as many optional ones as fit.
+    required tasks and as many optional ones as fit. ``domain``: in that domain of a required topology only.
     """
-    if not problem.domains:
-        return _fit_on(problem, evicted, None, counts)
+    if not problem.domains or domain is not None:
+        return _fit_on(problem, evicted, domain, counts)
     for d in sorted({d for n, d in enumerate(problem.domains) if problem.nodes[n].eligible}):
         placed = _fit_on(problem, evicted, d, counts)
         if placed is not None:
@@ -103,13 +119,17 @@ def _fit_on(problem: Problem, evicted: Evicted, domain: int | None, counts: dict
     placed: dict[tuple[int, int], int] = {}
     devices: dict[tuple[int, int, int], int] = {}
     on_devices = device_fits(problem, Solution("feasible", evicted))
+    idle: Rooms = LazyPerNode(lambda n: dict(nodes[n].now_room))
+    sharing = problem.placement[0] == "binpack"  # KAI's gpusharingorder is on with the GPU strategy binpack
     types = sorted(range(len(problem.chunk)), key=lambda t: sorted(problem.chunk[t].requests.values(), reverse=True))
     for t in reversed(types):
         chunk = problem.chunk[t]
         share, gpus = chunk.share, chunk.gpus
+        strategy = strategy_of(problem, chunk)
         tasks, required = (len(chunk.tasks), chunk.required) if counts is None else (counts.get(t, 0),) * 2
         for index in range(tasks):
-            node = next((n for n in usable if fits_one(room[n], chunk, on_devices.get(n))), None)
+            fitting = [n for n in usable if fits_one(room[n], chunk, on_devices.get(n))]
+            node = best(fitting, nodes, chunk, strategy, room, idle, on_devices, sharing=sharing)
             if node is None:
                 if index < required:
                     return None
@@ -120,6 +140,7 @@ def _fit_on(problem: Problem, evicted: Evicted, domain: int | None, counts: dict
                 break
             for r, a in chunk.requests.items():
                 room[node][r] = room[node].get(r, 0) - a
+                idle[node][r] = idle[node].get(r, 0) - a
             fit_of = on_devices.get(node)
             if fit_of is not None and share:
                 found = fit_of.take_share(share, chunk.spread)
@@ -174,3 +195,24 @@ class Capacity:
                 before, after = self.hosted[slot.node], self._fits(room)
                 self.hosted[slot.node] = after
                 self.total += after - before
+
+
+def in_node_order(problem: Problem, solution: Solution) -> Solution:
+    """``solution`` with its chunk placed in KAI's node order (:mod:`gpu_preempt.problem.node_order`): the same
+    victims and as many tasks of each type, so that among equally good answers the one KAI's placement would give
+    is taken (docs/rules.md, "Node order"). Unchanged when it moves tasks or counts a preferred level's domains
+    (where the placement is part of the objective), or when first fit cannot place them all."""
+    if not solution.feasible or not solution.placed or solution.moved or problem.spread:
+        return solution
+    counts: dict[int, int] = {}
+    for (t, _), n in solution.placed.items():
+        counts[t] = counts.get(t, 0) + n
+    domain = None
+    if problem.domains:
+        domain = problem.domains[next(iter(solution.placed))[1]]
+    fitted = fit(problem, solution.evicted, counts, domain)
+    if fitted is None or fitted.placed == solution.placed:
+        return solution
+    placed = dict(fitted.placed)
+    devices = dict(fitted.devices) if solution.devices or fitted.devices else {}
+    return replace(solution, placed=placed, devices=devices)

@@ -35,6 +35,7 @@ from gpu_preempt.state.cluster import ClusterState
 
 from . import greedy
 from .allocation import solve_allocation
+from .first_fit import in_node_order
 from .reduced_path import solve_reduced
 
 __all__ = ["attempt", "named_moves", "named_victims"]
@@ -102,6 +103,8 @@ def _decide(cluster: ClusterState, job: Job, action: Action, solver: SolverName)
                 solution = baseline if solver == "greedy" else cpsat.solve(problem, params, hint=baseline)
             except ModelError as error:
                 solution = Solution("unknown", reason=too_large(error))
+    if solver == "cpsat" and action != "allocate":
+        solution = in_node_order(problem, solution)  # among equal optima, where KAI's node order places
     decision = _assemble(cluster, problem, solution, solver)
     moved = {m.job for m in decision.moves}
     decision.protected = [p for p in protected_jobs(prepared.candidates) if p.job not in moved]

@@ -173,6 +173,7 @@ class Prepared:
             ),
             levels=self.levels,
             domains=() if allowed.required is None else tuple(allowed.required[positions].tolist()),
+            placement=(config.placement_strategy.gpu, config.placement_strategy.cpu),
             spread=() if allowed.preferred is None else tuple(allowed.preferred[positions].tolist()),
             spread_held=allowed.held,
         )

@@ -86,6 +86,7 @@ def _node_room(cluster: ClusterState, node: Node, priority: int, asked: frozense
         free=None if free == room else free,
         eligible=node.schedulable,
         devices=node_devices(cluster, node, priority, room, now_room) if cluster.has_shares() else None,
+        capacity=have,
     )
 
 

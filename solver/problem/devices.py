@@ -26,8 +26,9 @@ def task_devices(counts: list[int], tasks: int) -> list[tuple[int, ...]]:
 
 class DeviceFit:
     """The devices of one node after a solution's evictions, filled task by task (docs/snapshot-format.md, "GPU
-    sharing"): a share goes to the first devices that carry shares and have room for it, then to the first empty
-    devices (shares packed together, whole devices kept free), as many as it is spread over; a task of ``w`` whole
+    sharing"): a share goes to the devices that carry shares and have room for it, the most used first, then to the
+    first empty devices (shares packed together, whole devices kept free: KAI's ``gpupack``), as many as it is
+    spread over; with ``spread`` (KAI's ``gpuspread``) to the empty devices first, then the least used; a task of ``w`` whole
     GPUs takes ``w`` empty devices.
 
     >>> fit = DeviceFit(Devices(count=3, whole=0, shares=(600, 0, 0)))
@@ -35,7 +36,17 @@ class DeviceFit:
     ((0,), (1, 2), False)
     """
 
-    def __init__(self, devices: Devices, freed_shares: dict[int, int] | None = None, freed_whole: int = 0) -> None:
+    def __init__(
+        self,
+        devices: Devices,
+        freed_shares: dict[int, int] | None = None,
+        freed_whole: int = 0,
+        *,
+        spread: bool = False,
+    ) -> None:
+        self.spread = spread
+        """KAI's ``gpuspread``: a share goes to the least used devices, empty ones first; else ``gpupack``: the most
+        used shared devices that have room, empty ones last."""
         self.count = devices.count
         self.shares = list(devices.shares) + [0] * (devices.count - len(devices.shares))
         for d, amount in (freed_shares or {}).items():
@@ -65,6 +76,11 @@ class DeviceFit:
             return m
         return self.empty() // gpus if gpus else 1 << 62
 
+    def shared_room(self, share: int) -> bool:
+        """Whether a device that carries shares has room for ``share`` (KAI's ``gpusharingorder`` prefers such a
+        node)."""
+        return any(a and a + share <= MILLI for a in self.shares)
+
     def can_take(self, share: int, gpus: int, spread: int = 1) -> bool:
         """Whether a task of ``share`` milli-GPUs on each of ``spread`` devices (0: none), else of ``gpus`` whole GPUs,
         fits."""
@@ -73,11 +89,15 @@ class DeviceFit:
         return self.empty() >= gpus
 
     def take_share(self, amount: int, spread: int = 1) -> tuple[int, ...] | None:
-        """The devices the share goes to (``None``: too few have room)."""
-        fitting = [d for d, a in enumerate(self.shares) if a and a + amount <= MILLI]
-        if len(fitting) < spread:
-            empty = [d for d, a in enumerate(self.shares) if not a]
-            fitting += empty[: min(spread - len(fitting), max(0, self.empty()))]
+        """The devices the share goes to (``None``: too few have room), in KAI's device order (:attr:`spread`)."""
+        fitting = sorted(
+            (d for d, a in enumerate(self.shares) if a and a + amount <= MILLI), key=lambda d: (-self.shares[d], d)
+        )
+        empty = [d for d, a in enumerate(self.shares) if not a][: max(0, self.empty())]
+        if self.spread:
+            fitting = empty + sorted(fitting, key=lambda d: (self.shares[d], d))
+        elif len(fitting) < spread:
+            fitting += empty[: spread - len(fitting)]
         if len(fitting) < spread:
             return None
         devices = tuple(sorted(fitting[:spread]))
@@ -132,7 +152,8 @@ def device_fits(problem: Problem, solution: Solution) -> dict[int, DeviceFit]:
         counted = problem.__dict__["_devices"] = tuple(
             (n, node.devices) for n, node in enumerate(problem.nodes) if node.devices is not None
         )
-    return {n: DeviceFit(devices, *freed.get(n, ({}, 0))) for n, devices in counted}
+    spread = problem.placement[0] == "spread"
+    return {n: DeviceFit(devices, *freed.get(n, ({}, 0)), spread=spread) for n, devices in counted}
 
 
 def assign_devices(problem: Problem, solution: Solution) -> dict[tuple[int, int, int], int] | None:

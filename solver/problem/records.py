@@ -107,6 +107,8 @@ class NodeRoom:
     devices: Devices | None = None
     """Its devices, when the decision must count them (a node with shares of a GPU, or one where the chunk's shares
     may go); ``None``: whole GPUs only, counted by the node's room."""
+    capacity: Resources | None = None
+    """Its allocatable resources, which KAI's node order weighs room against (``None``: its room)."""
 
     def free_room(self) -> Resources:
         return self.room if self.free is None else self.free
@@ -336,6 +338,8 @@ class Problem:
     """Under ``config.policy: kueue``: the quota the chunk must fit after the victims go (family ``cohort``)."""
     fair: FairRows | None = None
     """Under Kueue's fair sharing: the shares each victim's queue must keep (family ``cohort``)."""
+    placement: tuple[str, str] = ("binpack", "binpack")
+    """KAI's node order for tasks with GPUs and without (``config.placement_strategy``): ``binpack`` or ``spread``."""
 
     def members(self, victims: tuple[int, ...]) -> frozenset[int]:
         """``victims`` as a set, made once per tuple (rows of one queue share theirs)."""

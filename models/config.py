@@ -13,14 +13,14 @@ from .requeue import RequeueConfig
 __all__ = [
     "DEFAULT_OBJECTIVE",
     "Config",
-    "PlacementStrategy",
-    "Strategy",
     "Criterion",
+    "PlacementStrategy",
     "QuotaMiss",
     "RankedCriterion",
     "ReclaimLine",
     "SolverConfig",
     "SolverName",
+    "Strategy",
     "criteria",
 ]
 

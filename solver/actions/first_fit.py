@@ -3,8 +3,8 @@ baseline").
 
 Biggest tasks first, each on the node KAI's node order puts first (:mod:`gpu_preempt.problem.node_order`: the
 placement strategy, idle room before releasing room), a share of a GPU on the device KAI's ``gpupack`` or
-``gpuspread`` picks (:class:`DeviceFit`). With a required topology still to choose, the first domain (in order) where the whole
-chunk fits, as KAI tries one domain after another (docs/rules.md, "Placement").
+``gpuspread`` picks (:class:`DeviceFit`). With a required topology still to choose, the first domain (in order)
+where the whole chunk fits, as KAI tries one domain after another (docs/rules.md, "Placement").
 """
 
 from __future__ import annotations

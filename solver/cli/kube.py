@@ -29,6 +29,7 @@ from .render import err, out, print_problems
 
 if TYPE_CHECKING:
     from gpu_preempt.kube.core import Report
+    from gpu_preempt.kube.kai_config import KaiSettings
     from gpu_preempt.kube.plan import PodEviction
     from gpu_preempt.models.decision import Decision
 
@@ -72,10 +73,11 @@ def import_(
         err.print(f"error: --now: {error}")
         raise typer.Exit(2) from None
     try:
-        notes: list[str] = []
-        objects = read_objects(files, sys.stdin, notes)
-        document, report = import_objects(objects, now=instant, queue_source=queue_source, cpu_jobs=not gpu_jobs_only)
-        report.notes[:0] = notes
+        settings: list[KaiSettings] = []
+        objects = read_objects(files, sys.stdin, settings)
+        document, report = import_objects(
+            objects, now=instant, queue_source=queue_source, cpu_jobs=not gpu_jobs_only, settings=settings
+        )
         snapshot_from_data(document)  # what is written is a valid snapshot
     except SnapshotError as error:
         print_problems("the input cannot be imported", error.errors)

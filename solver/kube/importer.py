@@ -40,6 +40,7 @@ from .core import (
 )
 from .groups import DEFAULT_QUEUE, Group, QueueSource, asks_gpus, assign_pods, becomes_job, scheduler_groups
 from .jobs import hold_pod, job_of, stuck_in_releasing, take_pod
+from .kai_config import KaiSettings, from_shard
 from .placement import node_taints, topology_levels
 from .queues import KAI_GROUP, KUEUE_GROUP, VOLCANO_GROUP, kai_queue, kueue_cluster_queue, kueue_cohort, volcano_queue
 from .read import KubeObject
@@ -51,7 +52,7 @@ IGNORED_KINDS = {
     "Namespace", "Service", "Endpoints", "EndpointSlice", "ConfigMap", "Secret", "ServiceAccount", "Event",
     "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob", "PersistentVolumeClaim",
     "PersistentVolume", "PodDisruptionBudget", "LimitRange", "ResourceQuota", "Lease", "ControllerRevision",
-    "ResourceFlavor", "WorkloadPriorityClass", "AdmissionCheck", "SchedulingShard", "BindRequest", "Topology",
+    "ResourceFlavor", "WorkloadPriorityClass", "AdmissionCheck", "BindRequest", "Topology",
 }  # fmt: skip
 """Kinds a dump often holds that say nothing the snapshot keeps: counted and named in the report."""
 
@@ -62,9 +63,12 @@ def import_objects(
     now: float | None = None,
     queue_source: QueueSource | None = None,
     cpu_jobs: bool = True,
+    settings: list[KaiSettings] | None = None,
 ) -> tuple[dict[str, Any], Report]:
     """The snapshot document of ``objects`` and the report of what was guessed or left out; without ``cpu_jobs``,
-    jobs without GPUs are left out (their running pods load on their nodes)."""
+    jobs without GPUs are left out (their running pods load on their nodes). ``settings``: the snapshot config a KAI
+    scheduler configuration gives (a KAI snapshot's, :mod:`.kai_config`); a ``SchedulingShard`` among the objects
+    gives its own."""
     report = Report()
     by_kind: dict[tuple[str, str], list[KubeObject]] = {}
     unknown: list[FieldError] = []
@@ -152,6 +156,7 @@ def import_objects(
         )
     if levels:
         config["topology"] = levels
+    _kai_settings(config, [*(settings or []), *_shards(kind(KAI_TOPOLOGY, "SchedulingShard"), report)], report)
     if global_default:
         config["default_priority"] = global_default[0].get("value")
     else:
@@ -180,11 +185,32 @@ KAI_TOPOLOGY = "kai.scheduler"
 
 HANDLED = {
     ("", "Node"), ("", "Pod"), ("scheduling.k8s.io", "PriorityClass"),
-    (KAI_GROUP, "Queue"), (KAI_GROUP, "PodGroup"), (KAI_TOPOLOGY, "Topology"),
+    (KAI_GROUP, "Queue"), (KAI_GROUP, "PodGroup"), (KAI_TOPOLOGY, "Topology"), (KAI_TOPOLOGY, "SchedulingShard"),
     (KUEUE_GROUP, "ClusterQueue"), (KUEUE_GROUP, "LocalQueue"), (KUEUE_GROUP, "Cohort"), (KUEUE_GROUP, "Workload"),
     (KUEUE_GROUP, "Topology"),
     (VOLCANO_GROUP, "Queue"), (VOLCANO_GROUP, "PodGroup"),
 }  # fmt: skip
+
+
+def _shards(shards: list[KubeObject], report: Report) -> list[KaiSettings]:
+    """The settings of KAI's SchedulingShard: one shard, or the one named ``default`` among several (reported)."""
+    if not shards:
+        return []
+    shard = shards[0]
+    if len(shards) > 1:
+        shard = next((o for o in shards if o.name == "default"), shards[0])
+        names = ", ".join(o.name for o in shards)
+        report.guess("SchedulingShard", f"{len(shards)} shards ({names}): the config of {shard.name}")
+    return [from_shard(shard.get("spec"), shard.at("spec"))]
+
+
+def _kai_settings(config: dict[str, Any], settings: list[KaiSettings], report: Report) -> None:
+    """``config`` with what KAI's configuration sets, its notes and guesses reported."""
+    for found in settings:
+        config.update(found.config)
+        report.notes.extend(found.notes)
+        for where, what in found.guesses:
+            report.guess(where, what)
 
 
 def _unique(objects: list[KubeObject]) -> None:

@@ -7,8 +7,9 @@ Its ``rawObjects`` are the objects of the scheduler's cache, listed by kind (``p
 ``RawKubernetesObjects``). The lists the decision does not read (bind requests, config maps, storage and DRA
 objects) are counted in a note. Of the scheduler's configuration (``config``, ``schedulerParams``): a node pool
 (``partitionParams``: ``NodePoolLabelKey`` and ``NodePoolLabelValue``, Go field names without JSON tags) keeps the
-nodes of the pool and the pods on them or on no node; the actions, the queue label key and each plugin's arguments
-are said in notes, with what the snapshot does not model of them.
+nodes of the pool (an empty value: the nodes without the label) and the pods on them or on no node; the actions and
+the plugins' arguments become the snapshot's ``config`` (:mod:`.kai_config`), and what it does not model of them is
+said in notes.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import zipfile
 from typing import Any
 
 from gpu_preempt.models import SnapshotError
+
+from .kai_config import KaiSettings, from_scheduler_config
 
 __all__ = ["RAW_KINDS", "SNAPSHOT_FILE", "is_zip", "kai_snapshot_list"]
 
@@ -39,8 +42,9 @@ def is_zip(data: bytes) -> bool:
     return data[:4] == b"PK\x03\x04"
 
 
-def kai_snapshot_list(data: bytes, source: str) -> tuple[str, list[str]]:
-    """The objects of a KAI snapshot ZIP as the JSON text of a List, and notes on what of it is read and how."""
+def kai_snapshot_list(data: bytes, source: str) -> tuple[str, KaiSettings]:
+    """The objects of a KAI snapshot ZIP as the JSON text of a List, and the snapshot config its scheduler
+    configuration gives, with notes on what of it is read and how."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             if SNAPSHOT_FILE not in archive.namelist():
@@ -70,8 +74,12 @@ def kai_snapshot_list(data: bytes, source: str) -> tuple[str, list[str]]:
     if unread:
         notes.append("KAI snapshot: not read: " + ", ".join(f"{n} {k}" for k, n in sorted(unread.items())))
     items = _node_pool(document.get("schedulerParams"), items, notes)
-    notes += _config_notes(document.get("config"), document.get("schedulerParams"))
-    return json.dumps({"kind": "List", "items": items}), notes
+    settings = from_scheduler_config(document.get("config"), f"{at}: config")
+    settings.notes[:0] = notes
+    params = document.get("schedulerParams")
+    if isinstance(params, dict) and isinstance(params.get("queueLabelKey"), str) and params["queueLabelKey"]:
+        settings.notes.append(f"KAI snapshot: queue label key {params['queueLabelKey']}")
+    return json.dumps({"kind": "List", "items": items}), settings
 
 
 def _node_pool(params: Any, items: list[Any], notes: list[str]) -> list[Any]:
@@ -79,8 +87,9 @@ def _node_pool(params: Any, items: list[Any], notes: list[str]) -> list[Any]:
     pool = params.get("partitionParams") if isinstance(params, dict) else None
     key = pool.get("NodePoolLabelKey") if isinstance(pool, dict) else None
     value = pool.get("NodePoolLabelValue") if isinstance(pool, dict) else None
-    if not isinstance(key, str) or not key or not isinstance(value, str):
+    if not isinstance(key, str) or not key:
         return items
+    value = value if isinstance(value, str) else ""
 
     def labels(item: Any) -> dict[str, Any]:
         found = (item.get("metadata") or {}).get("labels") if isinstance(item, dict) else None
@@ -89,7 +98,9 @@ def _node_pool(params: Any, items: list[Any], notes: list[str]) -> list[Any]:
     nodes = {
         (item.get("metadata") or {}).get("name")
         for item in items
-        if isinstance(item, dict) and item.get("kind") == "Node" and labels(item).get(key) == value
+        if isinstance(item, dict)
+        and item.get("kind") == "Node"
+        and (labels(item).get(key) == value if value else key not in labels(item))  # KAI: "" selects DoesNotExist
     }
     kept = []
     for item in items:
@@ -101,25 +112,6 @@ def _node_pool(params: Any, items: list[Any], notes: list[str]) -> list[Any]:
             if node and node not in nodes:
                 continue
         kept.append(item)
-    notes.append(f"KAI snapshot: node pool {key}={value}: {len(nodes)} node(s), and the pods on them or on none")
+    pool = f"{key}={value}" if value else f"without label {key}"
+    notes.append(f"KAI snapshot: node pool {pool}: {len(nodes)} node(s), and the pods on them or on none")
     return kept
-
-
-def _config_notes(config: Any, params: Any) -> list[str]:
-    """What of the scheduler's configuration bears on decisions, in words."""
-    notes = []
-    if isinstance(config, dict):
-        actions = config.get("actions")
-        if isinstance(actions, str) and actions:
-            notes.append(
-                f"KAI snapshot: the scheduler's actions: {actions} (a cycle here runs allocate, reclaim, preempt)"
-            )
-        for tier in config.get("tiers") or []:
-            for plugin in (tier or {}).get("plugins") or [] if isinstance(tier, dict) else []:
-                arguments = plugin.get("arguments") if isinstance(plugin, dict) else None
-                if isinstance(arguments, dict) and arguments:
-                    shown = ", ".join(f"{k}={v}" for k, v in sorted(arguments.items()))
-                    notes.append(f"KAI snapshot: plugin {plugin.get('name')} arguments {shown} (not modelled)")
-    if isinstance(params, dict) and isinstance(params.get("queueLabelKey"), str) and params["queueLabelKey"]:
-        notes.append(f"KAI snapshot: queue label key {params['queueLabelKey']}")
-    return notes

@@ -214,6 +214,8 @@ def _run_again(job: dict[str, Any], name: str, rebuilt: Rebuilt, pods: dict[str,
     if "started_at" not in job and starts:
         job["started_at"] = format_time(min(t for t in starts if t is not None))
     if "started_at" not in job:
-        rebuilt.notes.append(f"{name}: when it started is not in the dump: taken as the preemption's time (no progress lost)")
+        rebuilt.notes.append(
+            f"{name}: when it started is not in the dump: taken as the preemption's time (no progress lost)"
+        )
         job["started_at"] = rebuilt.document["now"]
     return any(not task.get("node") for task in tasks)

@@ -24,6 +24,7 @@ from gpu_preempt.models import SnapshotError
 from gpu_preempt.models.errors import FieldError
 from gpu_preempt.models.load.document import parse_document, parse_stream
 
+from .kai_config import KaiSettings
 from .kai_snapshot import is_zip, kai_snapshot_list
 from .shapes import wrong_types
 
@@ -77,10 +78,10 @@ class KubeObject:
         return found if isinstance(found, dict) else {}
 
 
-def read_objects(sources: list[str], stdin: IO[str], notes: list[str] | None = None) -> list[KubeObject]:
+def read_objects(sources: list[str], stdin: IO[str], settings: list[KaiSettings] | None = None) -> list[KubeObject]:
     """The objects of every source, in order (``-`` reads ``stdin``); a KAI scheduler snapshot ZIP is read as the
-    List of its objects (:mod:`.kai_snapshot`), what it says of its configuration added to ``notes``. Raises
-    :class:`SnapshotError`."""
+    List of its objects (:mod:`.kai_snapshot`), the snapshot config its scheduler configuration gives added to
+    ``settings``. Raises :class:`SnapshotError`."""
     objects: list[KubeObject] = []
     for source in sources:
         if source == "-":
@@ -94,8 +95,8 @@ def read_objects(sources: list[str], stdin: IO[str], notes: list[str] | None = N
                 raise SnapshotError.single(source, f"cannot read ({err})") from None
             if is_zip(data):
                 text, said = kai_snapshot_list(data, source)
-                if notes is not None:
-                    notes += said
+                if settings is not None:
+                    settings.append(said)
             else:
                 try:
                     text = data.decode("utf-8")

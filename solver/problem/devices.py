@@ -28,8 +28,8 @@ class DeviceFit:
     """The devices of one node after a solution's evictions, filled task by task (docs/snapshot-format.md, "GPU
     sharing"): a share goes to the devices that carry shares and have room for it, the most used first, then to the
     first empty devices (shares packed together, whole devices kept free: KAI's ``gpupack``), as many as it is
-    spread over; with ``spread`` (KAI's ``gpuspread``) to the empty devices first, then the least used; a task of ``w`` whole
-    GPUs takes ``w`` empty devices.
+    spread over; with ``spread`` (KAI's ``gpuspread``) to the empty devices first, then the least used; a task of
+    ``w`` whole GPUs takes ``w`` empty devices.
 
     >>> fit = DeviceFit(Devices(count=3, whole=0, shares=(600, 0, 0)))
     >>> fit.take_share(300), fit.take_share(300, 2), fit.take_whole(1)

@@ -35,7 +35,7 @@ from gpu_preempt.models import MILLI, Resources, is_gpu_resource
 from .devices import DeviceFit
 from .records import ChunkType, NodeRoom, Problem
 
-__all__ = ["best", "fill_in_order", "node_key", "strategy_of", "weighed"]
+__all__ = ["best", "node_key", "strategy_of", "weighed"]
 
 
 def weighed(requests: Resources) -> str:
@@ -98,47 +98,3 @@ def best(
         if top is None or key > top or (key == top and nodes[n].name < nodes[found].name):  # type: ignore[index]
             found, top = n, key
     return found
-
-
-def fill_in_order(
-    hosts: Sequence[tuple[str, int, Mapping[str, int], Resources, Resources]],
-    chunk: ChunkType,
-    strategy: str,
-    total: int,
-) -> list[tuple[str, int]]:
-    """``total`` tasks of one kind (whole GPUs or none) placed one at a time on the best of ``hosts``: each a node's
-    name, how many tasks it takes, its allocatable resources, its free room and its idle room. Returns how many go
-    where, in the order the nodes were first chosen.
-
-    >>> hosts = [("a", 2, {"gpu": 8000}, {"gpu": 2000}, {"gpu": 2000}), ("b", 8, {"gpu": 8000}, {"gpu": 8000},
-    ...          {"gpu": 8000})]
-    >>> task = ChunkType({"gpu": 1000}, ("t",), 1)
-    >>> fill_in_order(hosts, task, "binpack", 3), fill_in_order(hosts, task, "spread", 3)
-    ([('a', 2), ('b', 1)], [('b', 3)])
-    """
-    import heapq
-
-    free = {name: dict(room) for name, _, _, room, _ in hosts}
-    idle = {name: dict(room) for name, _, _, _, room in hosts}
-    left = {name: count for name, count, _, _, _ in hosts}
-    capacity = {name: have for name, _, have, _, _ in hosts}
-
-    def entry(name: str) -> tuple[tuple[float, ...], str]:
-        key = node_key(capacity[name], chunk, strategy, free[name], idle[name])
-        return tuple(-k for k in key), name
-
-    heap = [entry(name) for name, count, _, _, _ in hosts if count > 0]
-    heapq.heapify(heap)
-    taken: dict[str, int] = {}
-    requests = [(r, a) for r, a in chunk.requests.items() if a > 0]
-    while total > 0 and heap:
-        _, name = heapq.heappop(heap)
-        taken[name] = taken.get(name, 0) + 1
-        total -= 1
-        left[name] -= 1
-        for r, a in requests:
-            free[name][r] = free[name].get(r, 0) - a
-            idle[name][r] = idle[name].get(r, 0) - a
-        if left[name] > 0:
-            heapq.heappush(heap, entry(name))
-    return list(taken.items())

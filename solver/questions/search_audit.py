@@ -155,7 +155,12 @@ def audit(snapshot: Snapshot) -> Audit:
 
 
 def audit_preemption(
-    snapshot: Snapshot, preemptor: str, victims: Sequence[str], *, unplaced: Sequence[str] = (), notes: Sequence[str] = ()
+    snapshot: Snapshot,
+    preemptor: str,
+    victims: Sequence[str],
+    *,
+    unplaced: Sequence[str] = (),
+    notes: Sequence[str] = (),
 ) -> Finding:
     """A preemption a scheduler made (``victims`` evicted whole for the pending job ``preemptor``) held against the
     least disruptive decision, on ``snapshot``: the state just before it.

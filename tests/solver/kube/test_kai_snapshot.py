@@ -17,7 +17,7 @@ DUMP = FIXTURES / "kube" / "kai-cluster.json"
 LISTS = {"Pod": "pods", "Node": "nodes", "Queue": "queues", "PodGroup": "podGroups", "PriorityClass": "priorityClasses"}
 
 
-def kai_zip(path: Path, params: dict[str, Any] | None = None) -> Path:
+def kai_zip(path: Path, params: dict[str, Any] | None = None, config: dict[str, Any] | None = None) -> Path:
     """The bundled KAI dump as KAI's snapshot plugin writes it: objects listed by kind, without apiVersion or kind
     (a cache's objects carry none), the scheduler's configuration beside them."""
     raw: dict[str, list[Any]] = {key: [] for key in [*LISTS.values(), "bindRequests", "configMaps"]}
@@ -26,7 +26,8 @@ def kai_zip(path: Path, params: dict[str, Any] | None = None) -> Path:
             raw[LISTS[item["kind"]]].append({k: v for k, v in item.items() if k not in ("apiVersion", "kind")})
     raw["configMaps"].append({"metadata": {"name": "scheduler-config", "namespace": "kai-scheduler"}})
     snapshot = {
-        "config": {
+        "config": config
+        or {
             "actions": "allocate, consolidation, reclaim, preempt",
             "tiers": [{"plugins": [{"name": "gpupack"}]}],
         },
@@ -49,9 +50,97 @@ def test_a_kai_snapshot_zip_imports_to_the_same_snapshot_as_the_dump(tmp_path: P
     from_zip, document = imported(str(kai_zip(tmp_path / "snapshot.zip")))
     _, expected = imported(str(DUMP))
     assert from_zip.returncode == 0, from_zip.stderr
-    assert document == expected
-    assert "the scheduler's actions: allocate, consolidation, reclaim, preempt" in from_zip.stderr
+    assert document == expected  # KAI's default configuration is the snapshot's: nothing to write
+    assert "actions allocate, consolidation, reclaim, preempt: config.actions allocate, reclaim, preempt" in (
+        from_zip.stderr
+    )
     assert "not read: 1 configMaps" in from_zip.stderr
+
+
+SPREAD = {
+    "actions": "allocate, reclaim, stalegangeviction",
+    "tiers": [
+        {
+            "plugins": [
+                {"name": "proportion", "arguments": {"relcaimerSaturationMultiplier": "1.5", "kValue": "2"}},
+                {
+                    "name": "minruntime",
+                    "arguments": {"defaultPreemptMinRuntime": "10m", "reclaimResolveMethod": "queue"},
+                },
+                {"name": "gpuspread"},
+                {"name": "nodeplacement", "arguments": {"gpu": "spread", "cpu": "binpack"}},
+            ]
+        }
+    ],
+}
+
+
+def test_the_scheduler_configuration_that_decides_becomes_the_snapshot_config(tmp_path: Path):
+    """KAI's actions without preempt and consolidation, the proportion plugin's saturation multiplier, minruntime's
+    defaults and nodeplacement's strategies are the snapshot's; what is not modelled is said."""
+    result, document = imported(str(kai_zip(tmp_path / "spread.zip", config=SPREAD)))
+    assert result.returncode == 0, result.stderr
+    assert document is not None
+    config = document["config"]
+    assert config["actions"] == ["allocate", "reclaim"] and config["moves"] is False
+    assert config["placement_strategy"] == {"gpu": "spread", "cpu": "binpack"}
+    assert config["reclaimer_saturation_multiplier"] == 1.5
+    assert (config["preempt_min_runtime"], config["min_runtime_resolve"]) == ("10m", "queue")
+    assert "not modelled: stalegangeviction" in result.stderr
+    assert "kValue 2: time-based fair share is not modelled" in result.stderr
+
+
+def test_a_value_kai_would_not_parse_is_a_guess_and_strict_refuses_it(tmp_path: Path):
+    bad = {
+        "actions": "allocate, reclaim, preempt",
+        "tiers": [{"plugins": [{"name": "nodeplacement", "arguments": {"gpu": "tight"}}]}],
+    }
+    path = kai_zip(tmp_path / "bad.zip", config=bad)
+    result, document = imported(str(path))
+    assert result.returncode == 0 and document is not None
+    assert "placement_strategy" not in document["config"]
+    assert "nodeplacement" in result.stderr and "'tight' is not binpack or spread: binpack" in result.stderr
+    strict, _ = imported(str(path), "--strict")
+    assert strict.returncode == 2
+
+
+def test_a_scheduling_shard_in_a_dump_gives_its_config(tmp_path: Path):
+    """KAI's SchedulingShard: spread turns consolidation off, as KAI's defaults do; minRuntime and the actions'
+    overrides are read."""
+    data = json.loads(DUMP.read_text())
+    data["items"].append(
+        {
+            "apiVersion": "kai.scheduler/v1",
+            "kind": "SchedulingShard",
+            "metadata": {"name": "default"},
+            "spec": {
+                "placementStrategy": {"gpu": "spread"},
+                "minRuntime": {"reclaimMinRuntime": "5m"},
+                "actions": {"preempt": {"enabled": False}},
+            },
+        }
+    )
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps(data))
+    result, document = imported(str(dump))
+    assert result.returncode == 0, result.stderr
+    assert document is not None
+    config = document["config"]
+    assert config["placement_strategy"] == {"gpu": "spread", "cpu": "binpack"}
+    assert config["actions"] == ["allocate", "reclaim"] and config["moves"] is False
+    assert config["reclaim_min_runtime"] == "5m"
+
+
+def test_a_node_pool_without_a_value_keeps_the_nodes_without_the_label(tmp_path: Path):
+    """KAI's ``SchedulingNodePoolParams.GetLabelSelector``: an empty value selects ``DoesNotExist``."""
+    nodes = [i for i in json.loads(DUMP.read_text())["items"] if i["kind"] == "Node"]
+    key = next(iter(nodes[0]["metadata"].get("labels", {})))
+    without = sorted(n["metadata"]["name"] for n in nodes if key not in n["metadata"].get("labels", {}))
+    pool = {"partitionParams": {"NodePoolLabelKey": key, "NodePoolLabelValue": ""}}
+    result, document = imported(str(kai_zip(tmp_path / "pool.zip", pool)))
+    assert result.returncode == 0, result.stderr
+    assert document is not None and sorted(n["name"] for n in document["nodes"]) == without
+    assert f"without label {key}" in result.stderr
 
 
 def test_a_node_pool_keeps_its_nodes_and_their_pods(tmp_path: Path):

@@ -26,14 +26,17 @@ SCENARIOS = ROOT / "fixtures" / "scenarios"
 _ANSWER = re.compile(r"(<!-- answer: (?P<name>[\w-]+) -->\n?)(?P<body>.*?)(\n?<!-- /answer -->)", re.DOTALL)
 
 
-def _replay(name: str, solver: str | None = None) -> dict[str, Any]:
-    """The summary of the bundled scenario ``name`` (with ``solver`` instead of its own)."""
+def _replay(name: str, solver: str | None = None, config: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The summary of the bundled scenario ``name`` (with ``solver`` instead of its own, ``config`` added to its
+    own)."""
     from gpu_preempt.planning.run import simulate
 
     path = SCENARIOS / f"{name}.yaml"
     document = yaml.safe_load(path.read_text(encoding="utf-8"))
     if solver is not None:
         document.setdefault("simulation", {})["solver"] = solver
+    if config is not None:
+        document.setdefault("config", {}).update(config)
     trace = document["workload"]["trace"]
     trace["path"] = str((path.parent / trace["path"]).resolve())
     return simulate(document).summary
@@ -124,10 +127,15 @@ def size_target() -> str:
 
 
 def shared_fragmentation() -> str:
-    """The devices the shared-inference scenario leaves partly used."""
+    """The devices the shared-inference scenario leaves partly used, with KAI's GPU placement binpack and spread."""
     s = _replay("itp-cluster10-shared-inference")
-    partly = s["fragmentation"]
-    return f"(that example: {partly['mean_gpus']:.1f} on average, {partly['max_gpus']} at most, of {s['gpus']})"
+    spread = _replay("itp-cluster10-shared-inference", config={"placement_strategy": {"gpu": "spread"}})
+    partly, apart = s["fragmentation"], spread["fragmentation"]
+    return (
+        f"(that example: {partly['mean_gpus']:.1f} on average, {partly['max_gpus']} at most, of {s['gpus']}; "
+        f"with `config.placement_strategy.gpu: spread`, {apart['mean_gpus']:.1f} on average and "
+        f"{apart['max_gpus']} at most)"
+    )
 
 
 ANSWERS: dict[str, Callable[[], str]] = {

@@ -10,7 +10,6 @@ where the whole chunk fits, as KAI tries one domain after another (docs/rules.md
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import NamedTuple, TypeVar
 
 from gpu_preempt.problem.devices import DeviceFit, device_fits
@@ -27,7 +26,6 @@ __all__ = [
     "fit",
     "fits_one",
     "hosts",
-    "in_node_order",
     "room_after",
 ]
 
@@ -195,24 +193,3 @@ class Capacity:
                 before, after = self.hosted[slot.node], self._fits(room)
                 self.hosted[slot.node] = after
                 self.total += after - before
-
-
-def in_node_order(problem: Problem, solution: Solution) -> Solution:
-    """``solution`` with its chunk placed in KAI's node order (:mod:`gpu_preempt.problem.node_order`): the same
-    victims and as many tasks of each type, so that among equally good answers the one KAI's placement would give
-    is taken (docs/rules.md, "Node order"). Unchanged when it moves tasks or counts a preferred level's domains
-    (where the placement is part of the objective), or when first fit cannot place them all."""
-    if not solution.feasible or not solution.placed or solution.moved or problem.spread:
-        return solution
-    counts: dict[int, int] = {}
-    for (t, _), n in solution.placed.items():
-        counts[t] = counts.get(t, 0) + n
-    domain = None
-    if problem.domains:
-        domain = problem.domains[next(iter(solution.placed))[1]]
-    fitted = fit(problem, solution.evicted, counts, domain)
-    if fitted is None or fitted.placed == solution.placed:
-        return solution
-    placed = dict(fitted.placed)
-    devices = dict(fitted.devices) if solution.devices or fitted.devices else {}
-    return replace(solution, placed=placed, devices=devices)

@@ -35,7 +35,7 @@ from gpu_preempt.state.cluster import ClusterState
 
 from . import greedy
 from .allocation import solve_allocation
-from .first_fit import in_node_order
+from .kai_order import in_kai_order
 from .reduced_path import solve_reduced
 
 __all__ = ["attempt", "named_moves", "named_victims"]
@@ -103,8 +103,8 @@ def _decide(cluster: ClusterState, job: Job, action: Action, solver: SolverName)
                 solution = baseline if solver == "greedy" else cpsat.solve(problem, params, hint=baseline)
             except ModelError as error:
                 solution = Solution("unknown", reason=too_large(error))
-    if solver == "cpsat" and action != "allocate":
-        solution = in_node_order(problem, solution)  # among equal optima, where KAI's node order places
+    if action != "allocate":
+        problem, solution = in_kai_order(prepared, problem, solution)  # among equal answers, where KAI places
     decision = _assemble(cluster, problem, solution, solver)
     moved = {m.job for m in decision.moves}
     decision.protected = [p for p in protected_jobs(prepared.candidates) if p.job not in moved]

@@ -9,7 +9,7 @@ from gpu_preempt.models.decision import Decision
 from gpu_preempt.models.quantity import add
 from gpu_preempt.state.cluster import ClusterState
 
-__all__ = ["check_chunk", "check_claim", "check_overrides", "check_placement"]
+__all__ = ["check_chunk", "check_claim", "check_overrides", "check_placement", "eligible_for"]
 
 
 def check_chunk(cluster: ClusterState, job: Job, decision: Decision) -> list[str]:
@@ -49,6 +49,11 @@ def _eligible(node: Node, job: Job) -> str | None:
         if taint.effect in ("NoSchedule", "NoExecute") and not any(t.tolerates(taint) for t in placement.tolerations):
             return f"{node.name} has taint {taint}, which {job.name} does not tolerate"
     return None
+
+
+def eligible_for(node: Node, job: Job) -> bool:
+    """Whether ``job`` may place a new task on ``node`` (topology aside)."""
+    return node.schedulable and _eligible(node, job) is None
 
 
 def _domain_split(cluster: ClusterState, job: Job, new: dict[str, str]) -> str | None:

@@ -24,7 +24,7 @@ from typing import Any
 from gpu_preempt.models.duration import parse_duration
 from gpu_preempt.models.errors import shown
 
-__all__ = ["KaiSettings", "from_scheduler_config", "from_shard"]
+__all__ = ["JOB_ACTIONS", "MODELLED", "KaiSettings", "from_scheduler_config", "from_shard"]
 
 JOB_ACTIONS = ("allocate", "reclaim", "preempt")
 MODELLED = {"nodeplacement", "proportion", "minruntime"}

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, ValidationInfo, WithJsonSchema, field_validator
 
+from .fair_share_usage import FairShareUsage
 from .fields import MAX_WEIGHT, Duration, Int32, Name, SnapshotModel
 from .requeue import RequeueConfig
 
@@ -164,6 +165,9 @@ class Config(SnapshotModel):
     )
     placement_strategy: PlacementStrategy = Field(
         default_factory=PlacementStrategy, description="KAI's node order: binpack (default) or spread, per kind of task"
+    )
+    fair_share_usage: FairShareUsage | None = Field(
+        None, description="KAI's time-based fair share: past usage (each queue's usage) moves the over-quota split"
     )
     moves: bool = Field(True, description="a victim task may be moved to free room on another node instead of evicted")
     requeue: RequeueConfig = Field(default_factory=RequeueConfig, description="requeue with backoff after eviction")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
@@ -53,6 +53,11 @@ class Queue(SnapshotModel):
         "(resources not named: 1)",
     )
     priority: Int32 = Field(100, description="queue priority for over-quota division and ordering")
+    usage: dict[str, Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]] = Field(
+        default_factory=dict,
+        description="KAI's time-based fair share: decayed share of the cluster's capacity used in the window, per "
+        "resource, 0 to 1 (read with config.fair_share_usage)",
+    )
     preempt_min_runtime: Duration | None = Field(None, description="absent = the parent's, then config's")
     reclaim_min_runtime: Duration | None = Field(None, description="absent = the parent's, then config's")
     labels: FreeMap = Field(default_factory=dict)

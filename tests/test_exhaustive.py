@@ -160,6 +160,10 @@ def clusters(
         if cpu is not None:
             queue["deserved"]["cpu"] = cpu
         queue["over_quota_weight"] = draw(st.sampled_from([0, 1, 2]))
+    timed = draw(st.booleans())  # KAI's time-based fair share: past usage moves the over-quota split
+    if timed:
+        for queue in queues:
+            queue["usage"] = {"gpu": draw(st.sampled_from([0, 0.25, 0.5, 1]))}
     config: dict[str, Any] = {
         "preempt_min_runtime": draw(st.sampled_from([0, 900])),
         "reclaim_min_runtime": draw(st.sampled_from([0, 900])),
@@ -167,6 +171,8 @@ def clusters(
         "moves": moves,
         "solver": {"workers": 1},
     }
+    if timed:
+        config["fair_share_usage"] = {"k_value": draw(st.sampled_from([0, 1, 5]))}
     if moves and draw(st.booleans()):  # a move weighed before the victims it spares
         config["objective"] = draw(st.sampled_from([["priority", "moves", "jobs", "tasks", "lost_work"], ["moves"]]))
     leaves = [q["name"] for q in queues if q["name"] != "d"]

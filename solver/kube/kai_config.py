@@ -5,6 +5,8 @@ decides, read from a KAI snapshot's ``config`` or from a ``SchedulingShard``.
   and ``consolidation`` -> ``config.moves`` (moves are how gpu-preempt consolidates);
 * ``nodeplacement``'s ``gpu`` and ``cpu`` (``binpack`` or ``spread``) -> ``config.placement_strategy``;
 * ``proportion``'s ``relcaimerSaturationMultiplier`` (KAI's spelling) -> ``config.reclaimer_saturation_multiplier``;
+* ``proportion``'s ``kValue`` with the ``usageDBConfig`` (``windowSize``, ``windowType``, ``halfLifePeriod``) ->
+  ``config.fair_share_usage`` (KAI's time-based fair share; the queues' usage is in KAI's usage database);
 * ``minruntime``'s ``defaultPreemptMinRuntime``, ``defaultReclaimMinRuntime`` and ``reclaimResolveMethod`` ->
   ``config.preempt_min_runtime``, ``reclaim_min_runtime`` and ``min_runtime_resolve``.
 
@@ -38,6 +40,8 @@ class KaiSettings:
     config: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     guesses: list[tuple[str, str]] = field(default_factory=list)
+    k_value: float | None = None
+    """The proportion plugin's ``kValue``, when given: read with the usage database settings."""
 
 
 def from_scheduler_config(config: Any, at: str) -> KaiSettings:
@@ -147,7 +151,11 @@ def _plugins(out: KaiSettings, plugins: dict[str, dict[str, Any]]) -> None:
             elif value != 1:
                 out.config["reclaimer_saturation_multiplier"] = value
         if "kValue" in arguments:
-            out.notes.append(f"KAI: proportion kValue {arguments['kValue']}: time-based fair share is not modelled")
+            value = _number(arguments["kValue"])
+            if value is None:
+                out.guesses.append((f"{at}.kValue", f"{shown(arguments['kValue'])}: 1.0, as KAI takes it"))
+            else:
+                out.k_value = max(0.0, value)  # KAI takes a negative kValue as 0
     runtime = plugins.get("minruntime")
     if runtime is not None:
         arguments, at = runtime["arguments"], runtime["at"]
@@ -177,8 +185,37 @@ def _plugins(out: KaiSettings, plugins: dict[str, dict[str, Any]]) -> None:
 def _unmodelled(out: KaiSettings, config: dict[str, Any], at: str) -> None:
     if config.get("queueDepthPerAction"):
         out.notes.append(f"KAI: {at}.queueDepthPerAction {config['queueDepthPerAction']}: every job is tried here")
-    if config.get("usageDBConfig"):
-        out.notes.append(f"KAI: {at}.usageDBConfig: time-based fair share is not modelled")
+    usage_db = config.get("usageDBConfig")
+    if isinstance(usage_db, dict):
+        _usage(out, usage_db, f"{at}.usageDBConfig")
+    elif out.k_value is not None:
+        out.notes.append(f"KAI: proportion kValue {out.k_value:g} without a usage database: no usage moves the split")
+
+
+def _usage(out: KaiSettings, usage_db: dict[str, Any], at: str) -> None:
+    """KAI's usage database settings as ``config.fair_share_usage`` (the usage itself is not in the snapshot)."""
+    params = usage_db.get("usageParams") or {}
+    found: dict[str, Any] = {"k_value": 1.0 if out.k_value is None else out.k_value}
+    for key, target in (("windowSize", "window"), ("halfLifePeriod", "half_life")):
+        value = params.get(key) if isinstance(params, dict) else None
+        if value is None:
+            continue
+        try:
+            parse_duration(value)
+        except ValueError as error:
+            out.guesses.append((f"{at}.usageParams.{key}", f"{error}: KAI's default"))
+            continue
+        found[target] = value
+    kind = params.get("windowType") if isinstance(params, dict) else None
+    if kind in ("sliding", "tumbling"):
+        found["window_type"] = kind
+    elif kind is not None:
+        out.guesses.append((f"{at}.usageParams.windowType", f"{shown(kind)} is not modelled: sliding"))
+    out.config["fair_share_usage"] = found
+    out.notes.append(
+        "KAI: time-based fair share on; each queue's usage is in KAI's usage database, not in the snapshot: give it "
+        "as the queue's usage"
+    )
 
 
 def _number(value: Any) -> float | None:

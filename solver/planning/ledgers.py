@@ -48,6 +48,9 @@ class Ledgers:
         self.held: dict[str, int] = dict.fromkeys(leaves, 0)
         self.wanted: dict[str, int] = dict(self.held)
         self.counted: dict[str, tuple[int, int]] = {}
+        self.resources: dict[str, dict[str, int]] = {leaf: {} for leaf in leaves}
+        """Milli-units of every resource the running tasks of each leaf queue hold."""
+        self.counted_resources: dict[str, dict[str, int]] = {}
         """GPUs each active job adds to ``held`` and ``wanted`` (running, waiting)."""
         self.recount: set[str] = set()
         """Jobs that arrived or changed since ``held`` and ``wanted`` were last brought up to date."""
@@ -65,11 +68,22 @@ class Ledgers:
             running, waiting = self.counted.pop(name, (0, 0))
             held[queue] -= running
             wanted[queue] -= running + waiting
+            holding = self.resources.setdefault(queue, {})
+            for resource, amount in self.counted_resources.pop(name, {}).items():
+                holding[resource] -= amount
             if not job.done:
                 running, _, waiting = job.counts()
                 held[queue] += running
                 wanted[queue] += running + waiting
                 self.counted[name] = (running, waiting)
+                mine: dict[str, int] = {}
+                for i, status in enumerate(job.status):
+                    if status == "running":
+                        for resource, amount in job.spec.task_resources(i).items():
+                            mine[resource] = mine.get(resource, 0) + amount
+                for resource, amount in mine.items():
+                    holding[resource] = holding.get(resource, 0) + amount
+                self.counted_resources[name] = mine
         self.recount.clear()
         return held, wanted
 

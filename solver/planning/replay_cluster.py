@@ -33,6 +33,7 @@ class ReplayCluster:
         self.priority_classes = base.priority_classes
         self.nodes: list[Node] = list(base.nodes)
         self.queues: list[Queue] = list(base.queues)
+        self._totals: tuple[tuple[int, int], dict[str, int]] | None = None
         self.node_docs: list[dict[str, Any]] = [dict(n) for n in workload.base["nodes"]]
         self.queue_docs: list[dict[str, Any]] = [dict(q) for q in workload.base.get("queues", [])]
         self.used: dict[str, int] = {n.name: 0 for n in self.nodes}
@@ -115,6 +116,23 @@ class ReplayCluster:
             out["queues"] = [dict(q) for q in self.queue_docs]
         out["jobs"] = [job_document(job, now) for job in jobs]
         return out
+
+    def set_usage(self, usage: dict[str, dict[str, float]]) -> None:
+        """Each queue's ``usage`` per resource (KAI's time-based fair share), in the models and the documents."""
+        for doc in self.queue_docs:
+            doc["usage"] = dict(usage.get(doc["name"], {}))
+        self.queues = [q.model_copy(update={"usage": dict(usage.get(q.name, {}))}) for q in self.queues]
+
+    def totals(self) -> dict[str, int]:
+        """The cluster's allocatable resources, summed over its nodes (found again when the nodes change)."""
+        key = (id(self.nodes), len(self.nodes))
+        if self._totals is None or self._totals[0] != key:
+            found: dict[str, int] = {}
+            for node in self.nodes:
+                for resource, amount in node.resources.items():
+                    found[resource] = found.get(resource, 0) + amount
+            self._totals = (key, found)
+        return self._totals[1]
 
     def apply(self, change: ScheduledChange, now: float) -> list[float]:
         """Apply a scheduled change at ``now``: queue fields set, nodes drained, nodes added (named apart from the

@@ -42,6 +42,7 @@ from .fill_up import FillUpLog
 from .ledgers import Counters, Ledgers, invariants
 from .progress import SimJob
 from .replay_cluster import ReplayCluster
+from .usage_history import UsageHistory
 from .workload import EPOCH, ReplayInput, StartingJob
 
 __all__ = ["Simulator"]
@@ -137,6 +138,10 @@ class Simulator:
         for i, change in enumerate(self.events):
             self.queue.push(change.at, Kind.CHANGE, i)
         self.queue.push(0.0, Kind.SAMPLE)
+        timed = self.cluster.config.fair_share_usage
+        self.usage = None if timed is None else UsageHistory(timed, _leaves_under(self.cluster.queues))
+        """KAI's time-based fair share: the replay's own usage history, given to the queues before each cycle."""
+        self.usage_given: dict[str, dict[str, float]] = {}
 
     @property
     def queues(self) -> list[Any]:
@@ -237,6 +242,8 @@ class Simulator:
         dt = at - self.now
         if dt > 0:
             self.ledgers.advance(dt, self.cluster, self.shares, self.jobs)
+            if self.usage is not None:
+                self.usage.add(self.now, dt, self.ledgers.resources, self.cluster.totals())
         self.now = at
 
     def _want_cycle(self) -> None:
@@ -309,6 +316,8 @@ class Simulator:
         dumping = self.dump_at is not None and self.dump is None and self.now >= self.dump_at
         memo = None if dumping else self.memo  # the dumped cycle lists every decision, as `gpu-preempt cycle` does
         previous = self.last_state if self.incremental else None
+        if self.usage is not None:
+            self._give_usage()
         result = run_cycle(self.snapshot(), solver=self.settings.solver, previous=previous, memo=memo)
         self.last_state = result.end
         if dumping:
@@ -327,6 +336,17 @@ class Simulator:
             self.problems += [f"t={self.now:g}: {p}" for p in self.invariants()]
         if self.on_cycle is not None:
             self.on_cycle(self.now, len(self.finished), len(self.jobs))
+
+    def _give_usage(self) -> None:
+        """Each queue's usage from the replay's history, as KAI's usage database gives it to the scheduler."""
+        assert self.usage is not None
+        found = self.usage.usage(self.now)
+        if found == self.usage_given:
+            return
+        self.usage_given = found
+        self.cluster.set_usage(found)
+        if self.memo is not None:
+            self.memo.clear()  # fair shares moved: what the outcomes rest on is not compared across that
 
     # -- bookkeeping ----------------------------------------------------------------
 
@@ -365,6 +385,20 @@ class Simulator:
     def invariants(self) -> list[str]:
         """Broken invariants of the simulated state (checking mode): capacity, gangs."""
         return invariants(self.cluster, self.active)
+
+
+def _leaves_under(queues: list[Any]) -> dict[str, list[str]]:
+    """Each queue -> the leaf queues under it (itself for a leaf)."""
+    children: dict[str, list[str]] = {}
+    for queue in queues:
+        if queue.parent is not None:
+            children.setdefault(queue.parent, []).append(queue.name)
+
+    def leaves(name: str) -> list[str]:
+        below = children.get(name)
+        return [name] if not below else [leaf for child in below for leaf in leaves(child)]
+
+    return {queue.name: leaves(queue.name) for queue in queues}
 
 
 def _protection_durations(snapshot: Snapshot) -> list[float]:

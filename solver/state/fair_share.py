@@ -14,7 +14,11 @@ with amount ``T`` to divide:
    bucket absorbs all it can before lower buckets get anything. Within a bucket,
    rounds: every queue still wanting more (request and limit above its share,
    a positive ``over_quota_weight`` for this resource) is offered
-   ``R * weight / sum(weights)`` of the round's remainder ``R``. A queue that
+   ``R * weight / sum(weights)`` of the round's remainder ``R``; with KAI's
+   time-based fair share (``config.fair_share_usage``), ``R * s / sum(s)`` where
+   ``s = max(0, W' + k (W' - U))``, ``W'`` the queue's weight over the sum of the
+   weights of the queues still wanting more and ``U`` its ``usage`` of the
+   resource (docs/rules.md, "Time-based fair share"). A queue that
    needs no more than its offer takes what it needs; otherwise it takes the
    offer rounded *down* to whole units and its fraction is remembered. Another
    round runs while some queue needed less than its offer.
@@ -29,8 +33,6 @@ shareable.
 
 Deliberate differences from KAI:
 
-* There is no historical usage in a snapshot, so KAI's usage term
-  (``kValue``) has no effect: offers are proportional to the weights.
 * Ties among leftover fractions are broken by queue name (KAI: queue creation
   time, then UID).
 
@@ -67,6 +69,8 @@ class Claim:
     request: int
     weight: float = 1.0
     priority: int = 100
+    usage: float = 0.0
+    """Past usage of the resource, as a share of the cluster's capacity (KAI's time-based fair share)."""
 
     def requestable(self) -> int:
         return self.request if self.limit is None else min(self.limit, self.request)
@@ -83,8 +87,16 @@ def _exact(weight: float) -> Fraction:
     return Fraction(weight)
 
 
-def divide(total: int, claims: list[Claim], *, unit: int = MILLI) -> dict[str, int]:
-    """Divide ``total`` among sibling ``claims``; returns each queue's fair share."""
+def divide(total: int, claims: list[Claim], *, unit: int = MILLI, k: float | None = None) -> dict[str, int]:
+    """Divide ``total`` among sibling ``claims``; returns each queue's fair share. ``k``: KAI's ``kValue``, with
+    which each claim's ``usage`` moves its over-quota offers (``None``: usage is not read).
+
+    Two queues of equal weight share 6 GPUs beyond their quotas; one used half the cluster in the window:
+
+    >>> claims = [Claim("a", 0, None, 8000, usage=0.5), Claim("b", 0, None, 8000)]
+    >>> divide(6000, claims), divide(6000, claims, k=1)
+    ({'a': 3000, 'b': 3000}, {'a': 2000, 'b': 4000})
+    """
     share = {c.name: 0 for c in claims}
     wanted = {c.name: min(total if c.deserved is None else c.deserved, c.requestable()) for c in claims}
     share.update(wanted)
@@ -93,21 +105,24 @@ def divide(total: int, claims: list[Claim], *, unit: int = MILLI) -> dict[str, i
     for _, bucket in groupby(by_priority, key=lambda c: c.priority):
         if remaining <= 0:
             break
-        remaining = _divide_bucket(remaining, list(bucket), share, unit)
+        remaining = _divide_bucket(remaining, list(bucket), share, unit, k)
     return share
 
 
-def _divide_bucket(remaining: int, bucket: list[Claim], share: dict[str, int], unit: int) -> int:
+def _divide_bucket(remaining: int, bucket: list[Claim], share: dict[str, int], unit: int, k: float | None) -> int:
     fractions: dict[str, Fraction] = {}
     while remaining > 0:
         hungry = [c for c in bucket if c.requestable() > share[c.name] and c.weight > 0]
         if not hungry:
             break
-        weights = sum(_exact(c.weight) for c in hungry)
+        parts = _parts(hungry, k)
+        weights = sum(parts.values())
+        if weights == 0:
+            break  # every queue still wanting more used more than its weight's part: KAI gives none of them more
         offered_total = remaining
         another_round = False
         for claim in hungry:
-            offer = offered_total * _exact(claim.weight) / weights
+            offer = offered_total * parts[claim.name] / weights
             need = claim.requestable() - share[claim.name]
             if need <= offer:
                 give = need
@@ -129,6 +144,27 @@ def _divide_bucket(remaining: int, bucket: list[Claim], share: dict[str, int], u
         share[name] += give
         remaining -= give
     return remaining
+
+
+def _parts(hungry: list[Claim], k: float | None) -> dict[str, Fraction]:
+    """Each queue's part of a round: its weight, or with ``k`` KAI's ``max(0, W' + k (W' - U))`` (``W'`` its weight
+    over the hungry queues' sum, ``U`` its usage; ``calcShareWeights`` in KAI's ``resource_division.go``)."""
+    if k is None:
+        return {c.name: _exact(c.weight) for c in hungry}
+    total = sum(_exact(c.weight) for c in hungry)
+    kk = _bounded(k)
+    out = {}
+    for c in hungry:
+        normal = _exact(c.weight) / total
+        out[c.name] = max(Fraction(0), normal + kk * (normal - _bounded(c.usage)))
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _bounded(value: float) -> Fraction:
+    """A usage or ``kValue`` as a fraction of denominator at most a million: exact floats of 53 bits would make the
+    rounds' fractions grow without bound, and six places are all a usage says."""
+    return Fraction(value).limit_denominator(1_000_000)
 
 
 def cluster_capacity(snapshot: Snapshot) -> Resources:
@@ -160,6 +196,8 @@ def fair_shares(
     for name in usage:
         resources |= set(usage[name].requested)
     shares: dict[str, Resources] = {name: {} for name in tree.queues()}
+    timed = snapshot.config.fair_share_usage
+    k = None if timed is None else timed.k_value
     families = [
         (parent, [(child, tree.queue(child)) for child in tree.children(parent)]) for parent in (ROOT, *tree.queues())
     ]
@@ -175,10 +213,11 @@ def fair_shares(
                     request=usage[child].requested.get(resource, 0),
                     weight=queue.weight_of(resource),
                     priority=queue.priority,
+                    usage=queue.usage.get(resource, 0.0),
                 )
                 for child, queue in children
             ]
-            amounts.update(divide(amounts[parent], claims, unit=unit_of(resource)))
+            amounts.update(divide(amounts[parent], claims, unit=unit_of(resource), k=k))
         for name in shares:
             shares[name][resource] = amounts[name]
     return shares

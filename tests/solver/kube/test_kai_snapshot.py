@@ -87,7 +87,29 @@ def test_the_scheduler_configuration_that_decides_becomes_the_snapshot_config(tm
     assert config["reclaimer_saturation_multiplier"] == 1.5
     assert (config["preempt_min_runtime"], config["min_runtime_resolve"]) == ("10m", "queue")
     assert "not modelled: stalegangeviction" in result.stderr
-    assert "kValue 2: time-based fair share is not modelled" in result.stderr
+    assert "kValue 2 without a usage database" in result.stderr and "fair_share_usage" not in config
+
+
+def test_the_usage_database_turns_time_based_fair_share_on(tmp_path: Path):
+    """KAI's ``usageDBConfig`` with the proportion plugin's ``kValue``: ``config.fair_share_usage``; the usage
+    itself is in KAI's database, which the note says."""
+    config = {
+        **SPREAD,
+        "usageDBConfig": {
+            "clientType": "prometheus",
+            "usageParams": {"windowSize": "168h", "windowType": "tumbling", "halfLifePeriod": "24h"},
+        },
+    }
+    result, document = imported(str(kai_zip(tmp_path / "usage.zip", config=config)))
+    assert result.returncode == 0, result.stderr
+    assert document is not None
+    assert document["config"]["fair_share_usage"] == {
+        "k_value": 2.0,
+        "window": "168h",
+        "half_life": "24h",
+        "window_type": "tumbling",
+    }
+    assert "give it as the queue's usage" in result.stderr
 
 
 def test_a_value_kai_would_not_parse_is_a_guess_and_strict_refuses_it(tmp_path: Path):

@@ -33,6 +33,14 @@ SCENARIOS = {
         "config": {"preempt_min_runtime": "10m", "reclaim_min_runtime": "5m", "requeue": {"backoff_base": "5m"}},
         "priority_classes": [{"name": "low", "value": 10}, {"name": "high", "value": 90}],
     },
+    "time-based fair share": {  # docs/rules.md, "Time-based fair share": usage moves the shares cycle by cycle
+        "workload": contended_workload(120),
+        "queues": [
+            {"name": "a", "deserved": {"gpu": 0, "cpu": "unlimited", "memory": "unlimited"}},
+            {"name": "b", "deserved": {"gpu": 2, "cpu": "unlimited", "memory": "unlimited"}},
+        ],
+        "config": {"fair_share_usage": {"k_value": 5, "window": "2h", "half_life": "30m"}},
+    },
     "a quota change mid-run": {
         "workload": contended_workload(120),
         "events": [{"at": 3000, "set": {"queues.b.deserved.gpu": 4}}],

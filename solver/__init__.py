@@ -81,7 +81,7 @@ if _typing.TYPE_CHECKING:
     from .api import decide, verify, verify_cycle
     from .planning.run import SimulationResult, simulate
     from .planning.run_sweep import SweepResult, sweep
-    from .questions import Audit, Forecast, RiskReport, WhatIf, audit, forecast, risk, whatif
+    from .questions import Audit, Forecast, RiskReport, WhatIf, audit, audit_preemption, forecast, risk, whatif
     from .state.cluster import ClusterState
 
 __all__ = [
@@ -100,6 +100,7 @@ __all__ = [
     "UnknownJobError",
     "WhatIf",
     "audit",
+    "audit_preemption",
     "decide",
     "forecast",
     "load_snapshot",
@@ -120,6 +121,7 @@ __version__: str = _metadata.version("gpu-preempt")
 _HOMES = {
     "Audit": "gpu_preempt.questions",
     "audit": "gpu_preempt.questions",
+    "audit_preemption": "gpu_preempt.questions",
     "WhatIf": "gpu_preempt.questions",
     "RiskReport": "gpu_preempt.questions",
     "Forecast": "gpu_preempt.questions",

@@ -36,6 +36,8 @@ from gpu_preempt.models import Snapshot, is_gpu_resource
 from gpu_preempt.models.decision import Decision, VictimTasks
 from gpu_preempt.state.cluster import ClusterState
 
+from .what_if import with_jobs
+
 __all__ = ["Audit", "Finding", "audit", "audit_preemption", "stray_victims"]
 
 
@@ -214,15 +216,7 @@ def _placed_again(snapshot: Snapshot, name: str) -> tuple[Snapshot, bool]:
         for t in job.tasks
     ]
     jobs = [j if j.name != name else job.model_copy(update={"tasks": tasks}) for j in snapshot.jobs]
-    again = Snapshot.assemble(
-        now=snapshot.now,
-        config=snapshot.config,
-        nodes=list(snapshot.nodes),
-        queues=list(snapshot.queues),
-        priority_classes=list(snapshot.priority_classes),
-        jobs=jobs,
-    )
-    return again, True
+    return with_jobs(snapshot, jobs), True
 
 
 def _measured(state: ClusterState, victims: list[VictimTasks], levels: list[int]) -> dict[str, Any]:

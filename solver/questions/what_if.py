@@ -34,7 +34,7 @@ from gpu_preempt.models import MILLI, Job, Snapshot, format_time
 from gpu_preempt.models.decision import Decision
 from gpu_preempt.state.cluster import ClusterState
 
-__all__ = ["MODEL_LABEL", "Variant", "WhatIf", "whatif", "with_job"]
+__all__ = ["MODEL_LABEL", "Variant", "WhatIf", "whatif", "with_job", "with_jobs"]
 
 MODEL_LABEL = "nvidia.com/gpu.product"
 """The node label that names a node's GPU model (NVIDIA GPU feature discovery)."""
@@ -90,13 +90,18 @@ def with_job(snapshot: Snapshot, job: Job, *, now: float | None = None) -> Snaps
     clash = next((t.name for t in job.tasks if t.name in names), None)
     if clash is not None:
         raise ValueError(f"tasks: a task named '{clash}' is in the snapshot already")
+    return with_jobs(snapshot, [*snapshot.jobs, job], now=now)
+
+
+def with_jobs(snapshot: Snapshot, jobs: list[Job], *, now: float | None = None) -> Snapshot:
+    """``snapshot`` with ``jobs`` for its jobs (at ``now`` when given); the rest as it is."""
     return Snapshot.assemble(
         now=snapshot.now if now is None else now,
         config=snapshot.config,
         nodes=list(snapshot.nodes),
         queues=list(snapshot.queues),
         priority_classes=list(snapshot.priority_classes),
-        jobs=[*snapshot.jobs, job],
+        jobs=jobs,
     )
 
 
@@ -119,14 +124,7 @@ def _tried(snapshot: Snapshot, job: Job, *, now: float | None = None) -> list[De
     """Every attempt of ``job`` in ``snapshot`` (at ``now``, without the running jobs expected to end by then)."""
     if now is not None and any(j.expected_end is not None and j.expected_end <= now for j in snapshot.jobs):
         left = [j for j in snapshot.jobs if j.expected_end is None or j.expected_end > now]
-        snapshot = Snapshot.assemble(
-            now=snapshot.now,
-            config=snapshot.config,
-            nodes=list(snapshot.nodes),
-            queues=list(snapshot.queues),
-            priority_classes=list(snapshot.priority_classes),
-            jobs=left,
-        )
+        snapshot = with_jobs(snapshot, left)
     state = with_job(snapshot, job, now=now)
     return solve_one(ClusterState.of(state), state.job(job.name), "auto")
 

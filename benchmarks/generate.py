@@ -6,7 +6,14 @@ priority classes train (50), build (100, non-preemptible), inference (125) and a
 of 1, 2, 4 and 8 GPUs, multi-node gangs of 8-GPU tasks and elastic jobs, started over the last hours (some
 inside their min-runtime), filling about 97% of the GPUs; and pending jobs from 1 GPU to 64-GPU gangs.
 
-``python benchmarks/generate.py NODES [--seed S] [--pending N] > snapshot.json``
+Styles (``--style``), the ways users write the same cluster:
+
+* ``node``: each running task gives only its node (``{"node": "node-000001"}``);
+* ``named``: each task gives its name, node and status, as docs/snapshot-format.md's examples write them;
+* ``mixed``: named tasks, and some jobs with labels and annotations, a placement, a requeue state, a checkpoint,
+  releasing tasks, a pending task beside running ones, task order, and shares of a GPU on named devices.
+
+``python benchmarks/generate.py NODES [--seed S] [--pending N] [--style node|named|mixed] > snapshot.json``
 """
 
 from __future__ import annotations
@@ -28,7 +35,12 @@ UNLIMITED = {"cpu": "unlimited", "memory": "unlimited"}
 """CPU and memory quotas of every queue, as KAI's default queues declare them (quota -1): GPUs are what is shared."""
 
 
-def generate(nodes: int, *, seed: int = 0, pending: int = 1, fill: float = 1.0) -> dict[str, Any]:
+STYLES = ("node", "named", "mixed")
+
+
+def generate(
+    nodes: int, *, seed: int = 0, pending: int = 1, fill: float = 1.0, style: str = "node"
+) -> dict[str, Any]:
     rng = random.Random(seed)
     departments = max(2, min(8, nodes // 250 or 2))
     teams = 4
@@ -83,6 +95,7 @@ def generate(nodes: int, *, seed: int = 0, pending: int = 1, fill: float = 1.0) 
             cursor = (cursor + 1) % nodes
         return None
 
+    shares: dict[str, int] = {}
     misses = 0
     while used < target and misses < 50 + nodes // 10:
         serial += 1
@@ -131,6 +144,10 @@ def generate(nodes: int, *, seed: int = 0, pending: int = 1, fill: float = 1.0) 
         }
         if 0.02 <= kind < 0.1:
             job["min_available"] = max(1, len(tasks) // 2)
+        if style != "node":
+            job["tasks"] = [{"name": f"{job['name']}-{i}", **t, "status": "running"} for i, t in enumerate(tasks)]
+        if style == "mixed":
+            _vary(job, rng, started, shares)
         used += size * len(tasks)
         jobs.append(job)
     # pending work: the first three are the benchmark's cases (a 64-GPU gang and a 1-GPU job that must reclaim,
@@ -162,6 +179,38 @@ def generate(nodes: int, *, seed: int = 0, pending: int = 1, fill: float = 1.0) 
     }
 
 
+def _vary(job: dict[str, Any], rng: random.Random, started: int, shares: dict[str, int]) -> None:
+    """Give a running job of the ``mixed`` style what some users' jobs give (each kind to a few jobs in a hundred).
+    ``shares``: how many shares of a GPU each node holds so far (each on its own device)."""
+    draw = rng.random()
+    tasks = job["tasks"]
+    if draw < 0.10:
+        job["labels"] = {"team": job["queue"], "app": f"app-{rng.randint(0, 50)}"}
+        job["annotations"] = {"owner": f"user-{rng.randint(0, 500)}"}
+    elif draw < 0.14:
+        job["placement"] = {
+            "node_affinity": [[{"key": "rack", "operator": "Exists"}]],
+            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        }
+    elif draw < 0.16:
+        job["requeue"] = {"count": 1, "evicted_at": started - 900, "requeue_at": started - 840}
+    elif draw < 0.20:
+        job["checkpointed_at"] = started + 30
+    elif draw < 0.23:
+        tasks[-1]["status"] = "releasing"
+    elif draw < 0.25 and "min_available" in job and len(tasks) > 1:
+        del tasks[-1]["node"]
+        tasks[-1]["status"] = "pending"
+    elif draw < 0.27 and "min_available" in job:
+        for order, task in enumerate(tasks):
+            task["order"] = order
+    elif draw < 0.30 and job["task_resources"]["gpu"] == 1 and len(tasks) == 1:
+        node = tasks[0]["node"]
+        job["task_resources"] = {"gpu": 0.5, "cpu": 4, "memory": "32Gi"}
+        tasks[0]["devices"] = [shares.get(node, 0)]
+        shares[node] = shares.get(node, 0) + 1
+
+
 def pending_decisions(nodes: int, seed: int) -> Iterator[tuple[ClusterState, Job, str]]:
     """Every pending job of a generated cluster with seven of them, for reclaim and for preempt, with the cluster's
     state: the decisions the comparisons run."""
@@ -181,8 +230,9 @@ def main() -> None:
     parser.add_argument("nodes", type=int)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--pending", type=int, default=1)
+    parser.add_argument("--style", choices=STYLES, default="node")
     args = parser.parse_args()
-    json.dump(generate(args.nodes, seed=args.seed, pending=args.pending), sys.stdout)
+    json.dump(generate(args.nodes, seed=args.seed, pending=args.pending, style=args.style), sys.stdout)
 
 
 if __name__ == "__main__":

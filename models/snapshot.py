@@ -25,7 +25,7 @@ from .quantity import MILLI, UNLIMITED, format_quantity
 from .queue import KAI_FIELDS, KUEUE_FIELDS, Queue
 from .sharing import HOLDING_DEVICES, counted_apart, counted_job, device_ledger, has_shares, memory_size
 
-__all__ = ["COLUMNS_FROM", "Loc", "Snapshot", "placed_jobs", "resolution"]
+__all__ = ["COLUMNS_FROM", "Loc", "Snapshot", "topology_jobs", "resolution"]
 
 T = TypeVar("T")
 
@@ -162,7 +162,7 @@ class Snapshot(LazyPartsModel):
             now=now, config=config, nodes=nodes, queues=queues, priority_classes=priority_classes, jobs=jobs
         )
         snapshot._resolve(fitted=True)
-        snapshot.__dict__["_ordered_jobs"] = (snapshot, frozenset())  # the replay's tasks give no task order
+        snapshot.__dict__["_ordered_jobs"] = (snapshot.jobs, frozenset())  # the replay's tasks give no task order
         return snapshot
 
     def _resolve(self, *, fitted: bool) -> None:
@@ -199,16 +199,18 @@ class Snapshot(LazyPartsModel):
         return found[1]
 
     def ordered_jobs(self) -> frozenset[str]:
-        """The jobs some of whose tasks give a task order (docs/rules.md, "Task order"), found once: the struct path
-        and the replay note them as they build the snapshot; jobs whose tasks give only their node give none."""
-        return self._own(
-            "_ordered_jobs",
-            lambda: frozenset(
+        """The jobs some of whose tasks give a task order (docs/rules.md, "Task order"), found once per list of jobs
+        (a copy with other settings shares it): the struct path and the replay note them as they build the
+        snapshot; jobs whose tasks give only their node give none."""
+        found = self.__dict__.get("_ordered_jobs")
+        if found is None or found[0] is not self.jobs:
+            ordered = frozenset(
                 job.name
                 for job in self.jobs
                 if "_task_nodes" not in job.__dict__ and any(t.order is not None for t in job.tasks)
-            ),
-        )
+            )
+            found = self.__dict__["_ordered_jobs"] = (self.jobs, ordered)
+        return found[1]
 
     def shared_jobs(self) -> list[int]:
         """The positions of the jobs that ask for a share of a GPU (docs/snapshot-format.md, "GPU sharing")."""
@@ -276,18 +278,24 @@ class Snapshot(LazyPartsModel):
         columns = self.__dict__.get("_columns")
         if columns is not None and not any(share_of(r) is not None for r in columns.requests):
             return  # a large snapshot without a share: its jobs are not made to find out
-        self._shared_jobs = shared = [i for i, job in enumerate(self.jobs) if has_shares(job)]
+        lists = self.__dict__.get("_job_lists")
+        if columns is not None and lists is not None:  # found on the lists: the jobs are not made to find out
+            self._shared_jobs = shared = _sharing_jobs(columns, lists["resources"])
+        else:
+            self._shared_jobs = shared = [i for i, job in enumerate(self.jobs) if has_shares(job)]
         if not shared:
             return
         if columns is None:
             device_ledger(self.jobs, self._nodes, errors)
             return
         # a large snapshot: the whole GPUs per node from the columns, the jobs with shares alone made
-        gpus = [0 if share_of(r) is not None else r.get("gpu", 0) // MILLI for r in columns.requests]
-        whole: dict[str, int] = {}
-        for node, status, row in zip(columns.nodes, columns.statuses, columns.row.tolist(), strict=True):
-            if node is not None and status in HOLDING_DEVICES and gpus[row]:
-                whole[node] = whole.get(node, 0) + gpus[row]
+        import numpy as np
+
+        gpus = np.array([0 if share_of(r) is not None else r.get("gpu", 0) // MILLI for r in columns.requests])
+        per_task = gpus[columns.row] * (columns.node >= 0) * columns.chosen(HOLDING_DEVICES)
+        held = np.bincount(columns.node[per_task > 0], weights=per_task[per_task > 0], minlength=len(self.nodes))
+        names = [node.name for node in self.nodes]
+        whole = {names[n]: int(held[n]) for n in np.flatnonzero(held).tolist()}
         device_ledger([self.jobs[i] for i in shared], self._nodes, errors, whole=whole, positions=shared)
 
     def _check_policy(self, errors: list[tuple[Loc, str]]) -> None:
@@ -339,7 +347,7 @@ class Snapshot(LazyPartsModel):
         and a required level some node carries (docs/snapshot-format.md, "Placement")."""
         levels = self.config.topology
         carried: set[str] | None = None
-        for i, job in placed_jobs(self.jobs):
+        for i, job in topology_jobs(self.jobs):
             topology = job.placement.topology if job.placement is not None else None
             if topology is None:
                 continue
@@ -502,10 +510,26 @@ def resolution(config: Config, priority: int | None, preemptible: bool | None) -
     return resolved, preemptible if preemptible is not None else resolved < config.preemptible_below_priority
 
 
-def placed_jobs(jobs: list[Job]) -> list[tuple[int, Job]]:
-    """The jobs that name a placement, with their positions (a large snapshot's jobs not made yet name none)."""
-    items = list.__iter__(jobs) if isinstance(jobs, JobList) else iter(jobs)
-    return [(i, job) for i, job in enumerate(items) if type(job) is Job and job.placement is not None]
+def topology_jobs(jobs: list[Job]) -> list[tuple[int, Job]]:
+    """The jobs whose placement names a topology, with their positions (of a large snapshot's jobs not made yet,
+    those the struct path found one in: :attr:`.job_list.JobList.topology`)."""
+    if isinstance(jobs, JobList):
+        return [(i, jobs[i]) for i in jobs.topology]
+    return [(i, job) for i, job in enumerate(jobs) if job.placement is not None and job.placement.topology is not None]
+
+
+def _sharing_jobs(columns: TaskColumns, shared: list[dict[str, int]]) -> list[int]:
+    """The positions of the jobs some task of which asks for a share of a GPU, or whose ``task_resources`` is one
+    (:func:`.sharing.has_shares`), from the task columns and each job's ``task_resources``."""
+    import numpy as np
+
+    rows = [k for k, requests in enumerate(columns.requests) if share_of(requests) is not None]
+    found = set(np.unique(columns.job[np.isin(columns.row, rows)]).tolist()) if rows else set()
+    maps = {id(m): m for m in shared}
+    shares = {key for key, m in maps.items() if share_of(m) is not None}
+    if shares:
+        found.update(i for i, m in enumerate(shared) if id(m) in shares)
+    return sorted(found)
 
 
 def _check_task_nodes(i: int, job: Job, nodes: dict[str, Node], errors: list[tuple[Loc, str]]) -> None:

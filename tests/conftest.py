@@ -81,11 +81,12 @@ def cli(tmp_path: Path) -> Any:
 
 
 def generated_cases(
-    nodes: int, seed: int, pending: int, cordoned: int = 0, *, shared: bool | str = False
+    nodes: int, seed: int, pending: int, cordoned: int = 0, *, shared: bool | str = False, ordered: bool = False
 ) -> tuple[Snapshot, list[tuple[Any, str]]]:
     """A cluster from benchmarks/generate.py and its (pending job, action) pairs for reclaim and preempt; with
     ``cordoned``, every ``cordoned``-th node (the first one included) is unschedulable; ``shared``: its twin with
-    shares of a GPU (benchmarks/sharing.py; ``"spread"``: some of them on two devices)."""
+    shares of a GPU (benchmarks/sharing.py; ``"spread"``: some of them on two devices); ``ordered``: every elastic
+    job orders its tasks (docs/rules.md, "Task order"), the first one last."""
     import sys
 
     sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -97,6 +98,9 @@ def generated_cases(
         data = shared_twin(data, seed, spread=shared == "spread")
     for node in data["nodes"][::cordoned] if cordoned else ():
         node["schedulable"] = False
+    for job in data["jobs"] if ordered else ():
+        if "min_available" in job and job["tasks"][0]:
+            job["tasks"] = [{**task, "order": len(job["tasks"]) - i} for i, task in enumerate(job["tasks"])]
     snapshot = snapshot_from_data(data)
     jobs = [job for job in snapshot.jobs if job.name.startswith("pending-")]
     return snapshot, [(job, action) for job in jobs for action in ("reclaim", "preempt")]

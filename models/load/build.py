@@ -84,14 +84,16 @@ def _build(document: RawDocument | DataDocument, parsed: bool) -> Snapshot:
     gathered = Gathered(parsed, head, raw=from_bytes)
     nodes = built_nodes(document.nodes, gathered)
     gathered.job_names = [job.name for job in raw]
-    odd, tasks = uncommon_jobs(raw)
+    odd, rich, read = uncommon_jobs(raw)
     maker = JobMaker(gathered)
-    maker.resolved = job_columns(
-        raw, gathered, odd, tasks
-    )  # the jobs out of the common case are built, in place in raw
+    maker.rich = rich
+    maker.resolved, maker.extras = job_columns(raw, gathered, odd, rich, read)  # odd jobs built, in place in raw
     if len(raw) >= _snapshot.COLUMNS_FROM:
         kind = structs.RawJob if from_bytes else structs.DataJob
         jobs: list[Job] = JobList(raw, made=maker.make, raw=kind, names=gathered.job_names)
+        placements = [(i, f.get("placement")) for i, f in maker.extras.fields.items()]
+        placements += [(i, raw[i].placement) for i in odd]
+        jobs.topology = sorted(i for i, p in placements if p is not None and p.topology is not None)
     else:
         jobs = [job if type(job) is Job else maker.make(i, job) for i, job in enumerate(raw)]
     return assembled(head, document.jobs is not UNSET, nodes, jobs, gathered)
@@ -119,7 +121,7 @@ def assembled(head: Snapshot, has_jobs: bool, nodes: list[Node], jobs: list[Job]
             counts=gathered.counts,
             own=gathered.own,
         )
-        snapshot.__dict__["_ordered_jobs"] = (snapshot, frozenset(gathered.ordered))  # Snapshot.ordered_jobs
+        snapshot.__dict__["_ordered_jobs"] = (snapshot.jobs, frozenset(gathered.ordered))  # Snapshot.ordered_jobs
         snapshot.__dict__["_job_lists"] = {  # Snapshot.job_columns; validation adds the resolved values
             "names": gathered.job_names,
             "queues": gathered.queues,

@@ -255,6 +255,9 @@ NUMBERS = frozenset((int, float, type(None)))
 
 def given_at(column: list[Any], missing: Any = UNSET) -> list[int]:
     """The positions in ``column`` of values other than ``missing`` (a tuple of them: equal to it)."""
-    if column.count(missing) == len(column):  # the common case, in C
+    absent = column.count(missing)
+    if absent == len(column):  # the common case, in C
         return []
+    if not absent and (missing is UNSET or missing is None):  # every value given (UNSET and None equal only themselves)
+        return list(range(len(column)))
     return [i for i, value in enumerate(column) if value is not missing and value != missing]

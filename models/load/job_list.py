@@ -37,6 +37,8 @@ class JobList(list):  # type: ignore[type-arg]  # of Job; typed loosely: it hold
         """Each item's name, known without making it."""
         self.left = sum(type(item) is raw for item in items)
         """How many items are not made yet."""
+        self.topology: list[int] = []
+        """The positions of the items whose placement names a topology (set by their maker)."""
 
     @overload
     def __getitem__(self, index: SupportsIndex) -> Any: ...

@@ -37,41 +37,90 @@ from .checked import (
 )
 from .structs import UNSET
 
-__all__ = ["JobMaker", "built_now", "job_columns", "refuse_running_shares", "uncommon_jobs"]
+__all__ = ["JOB_EXTRAS", "Extras", "JobMaker", "TaskRead", "built_now", "job_columns", "refuse_running_shares", "uncommon_jobs"]
 
 
 _DURATION: TypeAdapter[float] = TypeAdapter(Duration)
 
 
-def uncommon_jobs(raw: list[Any]) -> tuple[set[int], tuple[list[list[Any]], list[Any]]]:
-    """The positions of the jobs out of the common case (a task that gives more than its node, or no node; labels,
-    annotations or requeue state), and every job's tasks, alone and in one list."""
+def uncommon_jobs(raw: list[Any]) -> tuple[set[int], set[int], TaskRead]:
+    """The positions of the jobs built at once (a task that overrides its resources; ``gpu_devices``, a preemption
+    delay) and of the jobs that give more than the plainest job (a task that gives more than its node, or no node;
+    labels, annotations, requeue state, a placement, a checkpoint, an expected end), and every job's tasks, alone,
+    in one list, and as columns of what they give besides their node."""
     tasks = [job.tasks for job in raw]
     flat = [task for job_tasks in tasks for task in job_tasks]
-    at = missing_at([task.node for task in flat])  # no node given, or a null
-    given = list(map(_TASK_EXTRAS, flat))  # one pass in C for every field a task may give besides its node
-    at += given_at(given, _NONE_GIVEN)
     starts = list(accumulate(map(len, tasks), initial=0))
-    odd = {bisect_right(starts, position) - 1 for position in at}
-    for column in (
-        [job.labels for job in raw],
-        [job.annotations for job in raw],
-        [job.requeue for job in raw],
-        [job.placement for job in raw],
-        [job.checkpointed_at for job in raw],
-        [job.expected_end for job in raw],
-        [job.gpu_devices for job in raw],
-        [job.preemption_delay for job in raw],
-    ):
-        odd.update(given_at(column))
-    return odd, (tasks, flat)
+    names, statuses, resources, devices, order = (list(map(attrgetter(name), flat)) for name in _TASK_EXTRAS)
+
+    def jobs_at(*columns: list[int]) -> set[int]:
+        """The jobs of the tasks at the positions ``columns`` list."""
+        if any(len(positions) == len(flat) for positions in columns):
+            return set(range(len(raw)))
+        jobs, last = set(), -1
+        for position in sorted(set().union(*columns)):
+            if position >= last:  # past the job found last
+                job = bisect_right(starts, position) - 1
+                jobs.add(job)
+                last = starts[job + 1]
+        return jobs
+
+    odd = jobs_at(given_at(resources))
+    rich = jobs_at(
+        missing_at([task.node for task in flat]),  # no node given, or a null
+        *(given_at(column) for column in (names, statuses, devices, order)),
+    )
+    fields = list(map(_JOB_EXTRAS, raw))  # one pass in C for every field the plainest job leaves out
+    extras = {}
+    for i in given_at(fields, _NO_EXTRAS):
+        given = {name: value for name, value in zip(JOB_EXTRAS, fields[i], strict=True) if value is not UNSET}
+        if "gpu_devices" in given or "preemption_delay" in given:
+            odd.add(i)
+        else:
+            rich.add(i)
+            extras[i] = given
+    read = TaskRead(tasks, flat, starts, names, statuses, devices, order)
+    read.extras = extras
+    return odd, rich - odd, read
 
 
-_TASK_EXTRAS = attrgetter("name", "status", "resources", "devices", "order")
+JOB_EXTRAS = (
+    "labels",
+    "annotations",
+    "requeue",
+    "placement",
+    "checkpointed_at",
+    "expected_end",
+    "gpu_devices",
+    "preemption_delay",
+)
+"""The job fields the plainest job leaves out (besides priorities, gang minimum, requests and instants)."""
+_JOB_EXTRAS = attrgetter(*JOB_EXTRAS)
+_NO_EXTRAS = (UNSET,) * len(JOB_EXTRAS)
 
 
-_NONE_GIVEN = (UNSET,) * 5
-"""What :data:`_TASK_EXTRAS` reads of a task that gives only its node."""
+class TaskRead:
+    """Every job's tasks (alone and in one list, with where each job's start in it) and what they give besides
+    their node, as columns (:data:`UNSET` where not given)."""
+
+    def __init__(
+        self,
+        tasks: list[list[Any]],
+        flat: list[Any],
+        starts: list[int],
+        names: list[Any],
+        statuses: list[Any],
+        devices: list[Any],
+        order: list[Any],
+    ) -> None:
+        self.tasks, self.flat, self.starts = tasks, flat, starts
+        self.names, self.statuses, self.devices, self.order = names, statuses, devices, order
+        self.extras: dict[int, dict[str, Any]] = {}
+        """Per job that gives any of :data:`JOB_EXTRAS`, those it gives."""
+
+
+_TASK_EXTRAS = ("name", "status", "resources", "devices", "order")
+"""The fields a task may give besides its node."""
 
 
 def _plain_task(task: Any) -> bool:
@@ -86,11 +135,13 @@ def _plain_task(task: Any) -> bool:
 
 
 def job_columns(
-    raw: list[Any], gathered: Gathered, odd: set[int], read: tuple[list[list[Any]], list[Any]]
-) -> list[tuple[int, bool, bool]]:
+    raw: list[Any], gathered: Gathered, odd: set[int], rich: set[int], read: TaskRead
+) -> tuple[list[tuple[int, bool, bool]], Extras]:
     """Check every job of ``raw``, gathering the lists into ``gathered``; the jobs at positions ``odd`` are built now,
-    in place in ``raw``. Returns each job's resolved priority, preemptibility, and whether it may evict."""
-    tasks, flat = read
+    in place in ``raw``, and what the jobs at positions ``rich`` give beyond the plainest job is checked on columns
+    and kept to make them with. Returns each job's resolved priority, preemptibility, and whether it may evict, and
+    what the rich jobs give."""
+    tasks, flat = read.tasks, read.flat
     count = len(raw)
     names = gathered.job_names
     gathered.counts = counts = list(map(len, tasks))
@@ -120,13 +171,114 @@ def job_columns(
     suffixes = [f"-{index}" for index in range(max(counts, default=0))]
     gathered.names = [name + suffix for name, n in zip(names, counts, strict=True) for suffix in suffixes[:n]]
     gathered.statuses = ["running"] * len(flat)
+    extras = Extras(read.starts)
+    if rich:
+        _task_columns(read, gathered, odd, extras)
+        _job_extras(read, gathered, odd, extras)
     if odd:
         built_now(sorted(odd), raw, gathered, resolved)
     refuse_running_shares(gathered)
     for job in raw:  # a raw map is a view of the document's bytes: kept, it would keep them all
         if type(job) is structs.RawJob and job.task_resources is not UNSET:
             job.task_resources = PARSED_MAP
-    return resolved
+    return resolved, extras
+
+
+class Extras:
+    """What the jobs that give more than the plainest job give, checked, by position: their tasks' devices and
+    order (by task position in the document), and the job fields beyond the common ones (by job position)."""
+
+    def __init__(self, starts: list[int]) -> None:
+        self.starts = starts
+        self.devices: dict[int, list[int]] = {}
+        self.order: dict[int, int] = {}
+        self.fields: dict[int, dict[str, Any]] = {}
+
+
+def _task_columns(read: TaskRead, gathered: Gathered, odd: set[int], extras: Extras) -> None:
+    """Check what every task gives besides its node, as columns (docs/snapshot-format.md, "jobs"): a
+    name, a status that agrees with the node (a pending task has none, any other has one), devices, an order.
+    The tasks of ``odd`` jobs are checked again as those jobs are built."""
+    names, nodes = read.names, gathered.nodes
+    named = given_at(names)
+    if len(named) == len(names) and set(map(type, names)) == {str}:
+        if "" in names:
+            raise Refused
+        gathered.names = names
+    else:
+        for position in named:
+            name = names[position]
+            if name is not None:
+                if type(name) is not str or not name:
+                    raise Refused
+                gathered.names[position] = name
+    statuses = read.statuses
+    if given_at(statuses) or None in nodes:
+        if statuses.count(UNSET) + statuses.count(None):
+            statuses = [
+                ("pending" if node is None else "running") if status is UNSET or status is None else status
+                for status, node in zip(statuses, nodes, strict=True)
+            ]
+        if not set(map(type, statuses)) <= {str} or not set(statuses) <= STATUSES:
+            raise Refused
+        if [status == "pending" for status in statuses] != [node is None for node in nodes]:
+            raise Refused  # a pending task on a node, or another without one
+        gathered.statuses = statuses
+    starts = extras.starts
+    for position in given_at(read.devices):
+        found = _devices(read.devices[position], gathered.statuses[position])
+        if found is not None:
+            if len(found) != 1 and bisect_right(starts, position) - 1 not in odd:
+                raise Refused  # a job without gpu_devices takes one device per share
+            extras.devices[position] = found
+            gathered.devices.add(position)
+    for position in given_at(read.order):
+        order = read.order[position]
+        if order is None:
+            continue
+        if type(order) is not int or not -(2**31) <= order < 2**31:
+            raise Refused
+        i = bisect_right(starts, position) - 1
+        if gathered.minimum[i] >= gathered.counts[i]:
+            raise Refused  # only an elastic job orders its tasks
+        extras.order[position] = order
+        gathered.ordered.add(gathered.job_names[i])
+
+
+def _job_extras(read: TaskRead, gathered: Gathered, odd: set[int], extras: Extras) -> None:
+    """Check the job fields beyond the common ones: labels and annotations, requeue state, placement (once per
+    distinct spelling in a JSON document), checkpoint and expected end."""
+    placements: dict[bytes, Placement] = {}
+    for i, given in read.extras.items():
+        if i in odd:
+            continue
+        fields = extras.fields[i] = {}
+        for name, value in given.items():
+            if name in ("labels", "annotations"):
+                fields[name] = free_map(value, gathered)
+            elif name == "requeue":
+                fields[name] = None if value is None else RequeueState.model_validate(value)
+            elif name == "placement":
+                if value is None:
+                    fields[name] = None
+                elif gathered.raw or gathered.parsed:  # JSON: equal spellings are equal placements
+                    key = structs.encode(value)
+                    found = placements.get(key)
+                    fields[name] = found if found is not None else placements.setdefault(key, _placement(value))
+                else:
+                    fields[name] = _placement(value)
+            else:  # checkpointed_at, expected_end
+                fields[name] = instant(value)
+        checkpoint = fields.get("checkpointed_at")
+        if checkpoint is not None:
+            if gathered.since is None:
+                gathered.since = list(gathered.started)
+            started = gathered.started[i]
+            gathered.since[i] = started if started is None else max(started, checkpoint)
+
+
+def _placement(value: Any) -> Placement:
+    return Placement.model_validate(value)
 
 
 def _mixed_share(requests: dict[str, int]) -> bool:
@@ -170,21 +322,26 @@ def refuse_running_shares(gathered: Gathered) -> None:
     """Refuse a snapshot where a running or releasing share of a GPU names no device, or a task that is no share
     names one (docs/snapshot-format.md, "GPU sharing"; pydantic says which). The device ledger itself is checked
     with the snapshot (:meth:`Snapshot._check_devices`)."""
-    shares = {id(m) for m in gathered.shared if share_of(m) is not None}
-    own = {position: r for position, r in gathered.own if share_of(r) is not None or position in gathered.devices}
-    if not shares and not gathered.devices and not own:
+    maps = {id(m): m for m in gathered.shared}
+    shares = {key for key, m in maps.items() if share_of(m) is not None}
+    if not shares and not gathered.devices and not gathered.own:
         return
-    own = dict(gathered.own)
     starts = list(accumulate(gathered.counts, initial=0))
-    for i, requests in enumerate(gathered.shared):
-        if id(requests) not in shares and not (gathered.devices or own):
-            continue
-        for position in range(starts[i], starts[i + 1]):
-            share = share_of(own.get(position, requests)) is not None
-            if share and gathered.statuses[position] in HOLDING_DEVICES and position not in gathered.devices:
-                raise Refused
-            if not share and position in gathered.devices:
-                raise Refused
+    shared_at: set[int] = set()  # the positions of the tasks that ask for a share
+    if shares:
+        for i, requests in enumerate(gathered.shared):
+            if id(requests) in shares:
+                shared_at.update(range(starts[i], starts[i + 1]))
+    for position, requests in gathered.own:
+        if share_of(requests) is not None:
+            shared_at.add(position)
+        else:
+            shared_at.discard(position)
+    if not gathered.devices <= shared_at:
+        raise Refused  # a task of whole GPUs names devices
+    statuses = gathered.statuses
+    if any(statuses[position] in HOLDING_DEVICES for position in shared_at - gathered.devices):
+        raise Refused  # a running or releasing share names no device
 
 
 def built_now(odd: list[int], raw: list[Any], gathered: Gathered, resolved: list[tuple[int, bool, bool]]) -> None:
@@ -303,16 +460,24 @@ def _job_values(struct: Any, gathered: Gathered, i: int, resolved: tuple[int, bo
 
 
 class JobMaker:
-    """Job models made from the structs of the common case, with what the lists hold for them."""
+    """Job models made from the structs of the jobs not built at once, with what the lists hold for them."""
 
     def __init__(self, gathered: Gathered) -> None:
         self.seen = gathered
         self.resolved: list[tuple[int, bool, bool]] = []
         """Per job: resolved priority, preemptibility, and whether it may evict (set by :func:`job_columns`)."""
+        self.rich: set[int] = set()
+        """The positions of the jobs that give more than the plainest job."""
+        self.extras = Extras([])
         self.given: dict[tuple[bool, ...], set[str]] = {}
 
     def make(self, i: int, struct: Any) -> Job:
         values = _job_values(struct, self.seen, i, self.resolved[i])
+        if i in self.rich:
+            values["tasks"] = self._tasks(i, struct.tasks)
+            values.update(self.extras.fields.get(i, ()))
+            values["_uniform"] = True
+            return built_model(Job, values, given_set(structs.given(struct)))
         del values["tasks"]  # made when first read (Job.made_tasks): most jobs' tasks are never looked at
         values["_task_nodes"] = [task.node for task in struct.tasks]
         values["_uniform"] = True
@@ -328,3 +493,34 @@ class JobMaker:
         )
         given = self.given.get(key) or self.given.setdefault(key, given_set(structs.given(struct)))
         return built_model(Job, values, given)
+
+    def _tasks(self, i: int, structs_: list[Any]) -> list[Task]:
+        """The tasks of the ``i``-th job, from the lists (checked by :func:`_task_columns`)."""
+        seen, devices, order = self.seen, self.extras.devices, self.extras.order
+        tasks = []
+        for position, struct in enumerate(structs_, self.extras.starts[i]):
+            task = uninitialised(Task)
+            set_dict(
+                task,
+                {
+                    "name": seen.names[position],
+                    "node": seen.nodes[position],
+                    "status": seen.statuses[position],
+                    "resources": None,
+                    "devices": devices.get(position),
+                    "order": order.get(position),
+                },
+            )
+            key = (
+                struct.node is UNSET,
+                struct.name is UNSET,
+                struct.status is UNSET,
+                struct.devices is UNSET,
+                struct.order is UNSET,
+            )
+            given = self.given.get(key) or self.given.setdefault(key, given_set(structs.given(struct)))
+            set_given(task, given)
+            set_extra(task, None)
+            set_private(task, None)
+            tasks.append(task)
+        return tasks

@@ -25,9 +25,11 @@ def built_nodes(raw: list[Any], gathered: Gathered) -> list[Node]:
     """The node models of ``raw``."""
     nodes: list[Node] = []
     given: dict[tuple[bool, ...], set[str]] = {}
-    for node, resources in zip(raw, resource_maps([node.resources for node in raw], gathered), strict=True):
+    maps = resource_maps([node.resources for node in raw], gathered)
+    for resources in {id(m): m for m in maps}.values():  # one map per spelling
         if any(amount % MILLI for name, amount in resources.items() if is_gpu_resource(name)):
             raise Refused  # part of a device: pydantic says so (Node._whole_devices)
+    for node, resources in zip(raw, maps, strict=True):
         labels, annotations = node.labels, node.annotations
         key = (
             node.gpu_model is UNSET,

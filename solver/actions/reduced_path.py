@@ -26,7 +26,7 @@ from gpu_preempt.problem.records import Problem
 from gpu_preempt.problem.solution import Solution, broken_rows
 from gpu_preempt.reduce.pipeline import Demand, Reduced, restrict
 
-__all__ = ["demand_of", "solve_reduced"]
+__all__ = ["demand_of", "keeps_task_order", "solve_reduced", "without_task_order"]
 
 
 def solve_reduced(prepared: Prepared, params: SolveParams) -> tuple[Problem, Solution, Reduced] | None:
@@ -45,13 +45,44 @@ def solve_reduced(prepared: Prepared, params: SolveParams) -> tuple[Problem, Sol
     # (benchmarks/small_models.py; docs/performance.md).
     small = len(problem.victims) <= FOLD_VICTIMS
     light = dataclasses.replace(params, workers=1, full_linearization=small, light_presolve=small)
-    solution = solve(problem, light, skip=FAMILIES)
+    solution = solve(without_task_order(problem) if restriction.ordered else problem, light, skip=FAMILIES)
     report.solve_ms = (time.perf_counter() - started) * 1000
     if solution.feasible and broken_rows(problem, solution):
         return None
+    if restriction.ordered and solution.feasible and not keeps_task_order(problem, solution):
+        return None  # the order binds: the full model decides
     if solution.feasible:
         solution.stages.insert(0, f"reduced: {report.units} units, {report.kept} kept, {report.victims} victims")
     return problem, solution, report
+
+
+def without_task_order(problem: Problem) -> Problem:
+    """``problem`` with no task order on its victims' slots: what the reductions are exact for."""
+    victims = tuple(
+        dataclasses.replace(v, slots=tuple(dataclasses.replace(s, order=None) for s in v.slots))
+        if any(s.order is not None for s in v.slots)
+        else v
+        for v in problem.victims
+    )
+    return dataclasses.replace(problem, victims=victims)
+
+
+def keeps_task_order(problem: Problem, solution: Solution) -> bool:
+    """Whether every victim that loses part of its tasks in ``solution`` loses them in its task order (docs/rules.md,
+    "Task order"): a slot of order ``o`` gives a task only when every slot without an order or of a lower one has
+    given all of its tasks."""
+    for v, victim in enumerate(problem.victims):
+        if not any(slot.order is not None for slot in victim.slots):
+            continue
+        lost = [solution.evicted.get((v, s), 0) for s in range(len(victim.slots))]
+        if sum(lost) in (0, victim.running):
+            continue
+        for s, slot in enumerate(victim.slots):
+            if lost[s] and slot.order is not None:
+                before = [t for t, other in enumerate(victim.slots) if other.order is None or other.order < slot.order]
+                if any(lost[t] < victim.slots[t].count for t in before):
+                    return False
+    return True
 
 
 def demand_of(prepared: Prepared) -> Demand:

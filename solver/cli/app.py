@@ -33,6 +33,7 @@ __all__ = [
     "JSON_PROBLEMS",
     "SHOWN_NAMES",
     "WRITTEN",
+    "WRITTEN_JSON",
     "Command",
     "FileArg",
     "ForceOpt",
@@ -322,12 +323,15 @@ def with_solver_options(snapshot: Snapshot, workers: int | None, time_limit: flo
 
 
 WRITTEN = "# written by gpu-preempt"
+WRITTEN_JSON = '{"description":"written by gpu-preempt'
+"""How a JSON file a command writes starts (JSON has no comments: its description says so)."""
 """The first line of every YAML file a command writes: such a file may be written over again."""
 
 
 def check_file_out(option: str, target: Path, force: bool) -> None:
     """Before any work, exit 2 unless ``target`` can be written: not a folder, in a folder that exists and takes
-    files, and either new or a YAML file gpu-preempt wrote (its first line, :data:`WRITTEN`), unless ``force``."""
+    files, and either new or a file gpu-preempt wrote (its first line, :data:`WRITTEN` or :data:`WRITTEN_JSON`),
+    unless ``force``."""
     if target.is_dir():
         usage_error(option, f"{target} is a folder, not a file")
     if target.exists() and not force and not _written_by_us(target):
@@ -342,7 +346,7 @@ def check_file_out(option: str, target: Path, force: bool) -> None:
 def _written_by_us(path: Path) -> bool:
     try:
         with path.open(encoding="utf-8") as file:
-            return file.readline().startswith(WRITTEN)
+            return file.readline().startswith((WRITTEN, WRITTEN_JSON))
     except (OSError, UnicodeDecodeError):
         return False
 

@@ -7,12 +7,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
+import msgspec
 import typer
 
 from gpu_preempt.models import SnapshotError, parse_time, snapshot_from_data
 
 from .app import (
     WRITTEN,
+    WRITTEN_JSON,
     FileArg,
     ForceOpt,
     SolverOpt,
@@ -86,7 +88,12 @@ def import_(
     if strict and report.guesses:
         err.print(f"error: --strict: {len(report.guesses)} guess(es), listed above")
         raise typer.Exit(2)
-    text = f"{WRITTEN} import\n" + yaml.safe_dump(document, sort_keys=False)
+    if output is not None and output.suffix.lower() == ".json":  # what a large cluster's snapshot is read fastest in
+        text = msgspec.json.encode({"description": "written by gpu-preempt import", **document}).decode() + "\n"
+        assert text.startswith(WRITTEN_JSON)
+    else:
+        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)  # libyaml's emitter where PyYAML has it
+        text = f"{WRITTEN} import\n" + yaml.dump(document, Dumper=dumper, sort_keys=False)
     if output is None:
         sys.stdout.write(text)
     else:

@@ -16,13 +16,16 @@ Examples
 
 from __future__ import annotations
 
+import codecs
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
+
+import msgspec
 
 from gpu_preempt.models import SnapshotError
 from gpu_preempt.models.errors import FieldError
-from gpu_preempt.models.load.document import parse_document, parse_stream
+from gpu_preempt.models.load.document import decode_json_fast, parse_document, parse_stream
 
 from .kai_config import KaiSettings
 from .kai_snapshot import is_zip, kai_snapshot_list
@@ -98,12 +101,137 @@ def read_objects(sources: list[str], stdin: IO[str], settings: list[KaiSettings]
                 if settings is not None:
                     settings.append(said)
             else:
-                try:
-                    text = data.decode("utf-8")
-                except UnicodeDecodeError as err:
-                    raise SnapshotError.single(source, f"cannot read ({err})") from None
+                _check_utf8(data, source)
+                found = _json_list(data, name)
+                if found is not None:
+                    objects += found
+                    continue
+                text = data.decode("utf-8")
         objects += parse_objects(text, name)
     return objects
+
+
+def _check_utf8(data: bytes, source: str) -> None:
+    """Refuse bytes that are not UTF-8, read in pieces (the text of a large dump is not kept)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        for start in range(0, len(data), _PIECE):
+            decoder.decode(data[start : start + _PIECE])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError as err:
+        raise SnapshotError.single(source, f"cannot read ({err})") from None
+
+
+_PIECE = 1 << 24
+
+
+class _Meta(msgspec.Struct):
+    name: Any = None
+    namespace: Any = None
+
+
+class _Status(msgspec.Struct):
+    phase: Any = None
+
+
+
+
+class _Finished(msgspec.Struct):
+    kind: Literal["Pod"]
+    apiVersion: Literal["v1"]  # noqa: N815
+    metadata: _Meta
+    status: _Status
+
+
+class _List(msgspec.Struct):
+    kind: str
+    items: list[msgspec.Raw]
+
+
+_LIST = msgspec.json.Decoder(_List)
+_MEMBERS = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_FINISHED = msgspec.json.Decoder(_Finished)
+
+
+def _json_list(data: bytes, source: str) -> list[KubeObject] | None:
+    """The objects of a JSON ``List``, its finished pods read no further than their kind, name and phase (a busy
+    cluster's dump holds more of them than of anything else); ``None`` where :func:`parse_objects` must read the
+    document (not a List, or an item msgspec does not take as the standard decoder would)."""
+    head = data[:4096].lstrip()
+    if not head.startswith(b"{") or b"\\u003" in data:  # an escaped ':' defeats the count of members below
+        return None
+    try:
+        listed, top = _LIST.decode(data), _MEMBERS.decode(data)
+    except (msgspec.MsgspecError, RecursionError, ValueError):
+        return None
+    if listed.kind != "List" and not listed.kind.endswith("List"):
+        return None
+    # A key given twice is found as decode_json_fast finds it: every member holds one ':' outside strings.
+    colons = len(top) + sum(bytes(value).count(b":") for key, value in top.items() if key != "items")
+    if colons + sum(bytes(raw).count(b":") for raw in listed.items) != data.count(b":"):
+        return None
+    found: list[KubeObject | FieldError | list[FieldError]] = []
+    for i, raw in enumerate(listed.items):
+        where = f"{source}: items[{i}]"
+        try:
+            pod = _FINISHED.decode(raw)
+        except (msgspec.MsgspecError, RecursionError, ValueError):
+            pod = None
+        if pod is not None and pod.status.phase in ("Succeeded", "Failed") and _names(pod.metadata):
+            metadata = {"name": pod.metadata.name}
+            if pod.metadata.namespace is not None:
+                metadata["namespace"] = pod.metadata.namespace
+            body = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "status": {"phase": pod.status.phase}}
+            found.append(_object(body, where, source))
+            continue
+        item = decode_json_fast(bytes(raw))
+        if item is None:
+            return None  # a duplicate key, or what the standard decoder decides
+        found.append(_object(_trimmed(item), where, source))
+    errors = [e for f in found if not isinstance(f, KubeObject) for e in (f if isinstance(f, list) else [f])]
+    if errors:
+        raise SnapshotError(errors)
+    return [f for f in found if isinstance(f, KubeObject)]
+
+
+UNREAD = {
+    "metadata": ("managedFields",),
+    "spec": ("volumes", "imagePullSecrets", "readinessGates", "hostAliases", "dnsConfig", "securityContext"),
+    "status": ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses", "images", "nodeInfo",
+               "addresses", "daemonEndpoints", "podIPs", "hostIPs"),
+}  # fmt: skip
+"""Fields the importer never reads, dropped as each object of a large List is read (they can be most of its size)."""
+UNREAD_CONTAINER = (
+    "image", "command", "args", "env", "envFrom", "volumeMounts", "volumeDevices", "ports", "livenessProbe",
+    "readinessProbe", "startupProbe", "lifecycle", "securityContext", "terminationMessagePath",
+    "terminationMessagePolicy", "imagePullPolicy", "workingDir",
+)  # fmt: skip
+"""Container fields the importer never reads (it reads the resources)."""
+
+
+def _trimmed(item: Any) -> Any:
+    """``item`` without the fields :data:`UNREAD` and :data:`UNREAD_CONTAINER` name (changed in place)."""
+    if not isinstance(item, dict):
+        return item
+    for part, names in UNREAD.items():
+        section = item.get(part)
+        if isinstance(section, dict):
+            for name in names:
+                section.pop(name, None)
+    spec = item.get("spec")
+    if isinstance(spec, dict):
+        for key in ("containers", "initContainers"):
+            containers = spec.get(key)
+            if isinstance(containers, list):
+                for container in containers:
+                    if isinstance(container, dict):
+                        for name in UNREAD_CONTAINER:
+                            container.pop(name, None)
+    return item
+
+
+def _names(metadata: _Meta) -> bool:
+    return isinstance(metadata.name, str) and (metadata.namespace is None or isinstance(metadata.namespace, str))
 
 
 def parse_objects(text: str, source: str) -> list[KubeObject]:

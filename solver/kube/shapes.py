@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import Any
+from typing import Annotated, Any
+
+import msgspec
 
 from gpu_preempt.models.errors import shown
 
-__all__ = ["KAI", "KUEUE", "SHAPES", "VOLCANO", "wrong_types"]
+__all__ = ["KAI", "KUEUE", "SHAPES", "VOLCANO", "walked_types", "wrong_types"]
 
 KAI = "scheduling.run.ai"
 KUEUE = "kueue.x-k8s.io"
@@ -245,7 +247,22 @@ def _found(value: Any, steps: list[str], at: str) -> Iterator[tuple[str, Any]]:
 
 
 def wrong_types(body: dict[str, Any], group: str, kind: str) -> list[tuple[str, str]]:
-    """``(field path, message)`` for each field of an object that has the wrong type (empty when all is well)."""
+    """``(field path, message)`` for each field of an object that has the wrong type (empty when all is well).
+
+    Checked first in C, on a msgspec type made from the shape (:func:`_typed`), which accepts no more than the walk
+    below: only an object it refuses is walked, to say where and why."""
+    typed = _TYPED.get((group, kind))
+    if typed is None:
+        typed = _TYPED[(group, kind)] = _typed({**_METADATA, **SHAPES.get((group, kind), {})})
+    try:
+        msgspec.convert(body, typed, strict=True)
+        return []
+    except msgspec.ValidationError:
+        return walked_types(body, group, kind)
+
+
+def walked_types(body: dict[str, Any], group: str, kind: str) -> list[tuple[str, str]]:
+    """:func:`wrong_types`, found by walking every path of the shape (the reference the typed check agrees with)."""
     shape = {**_METADATA, **SHAPES.get((group, kind), {})}
     problems: list[tuple[str, str]] = []
     bad: list[str] = []
@@ -257,3 +274,57 @@ def wrong_types(body: dict[str, Any], group: str, kind: str) -> list[tuple[str, 
                 bad.append(where)
                 problems.append((where, f"expected {_EXPECTED[shape[path]]}, got {shown(value, 40)}"))
     return problems
+
+
+_TYPED: dict[tuple[str, str], Any] = {}
+"""The msgspec type of each kind's shape, made when first needed."""
+
+_FINITE = Annotated[float, msgspec.Meta(ge=-1.7976931348623157e308, le=1.7976931348623157e308)]
+_LEAVES: dict[str, Any] = {
+    _TEXT: str,
+    _BOOL: bool,
+    _WHOLE: Annotated[int, msgspec.Meta(ge=-(2**63 - 1), le=2**63 - 1)],
+    _NUMBER: int | _FINITE,
+    _QUANTITY: str | int | _FINITE,
+}
+
+
+def _typed(shape: dict[str, str], prefix: str = "", name: str = "Shape") -> Any:
+    """The msgspec type of the object (or the field at ``prefix``) ``shape`` describes: a struct of the fields it
+    names (others ignored, each optional and nullable), a map of the values ``*`` describes, a list of the items
+    ``[]`` describes; a leaf's type is its kind's."""
+    fields: dict[str, Any] = {}
+    for path in shape:
+        rest = path[len(prefix) + 1 :] if prefix else path
+        if prefix and not path.startswith(prefix + "."):
+            continue
+        step = rest.split(".")[0]
+        key = step.removesuffix("[]")
+        if key in fields:
+            continue
+        at = f"{prefix}.{step}" if prefix else step
+        if step.endswith("[]"):
+            fields[key] = list[_node(shape, at, f"{name}_{key}")]  # type: ignore[misc]
+        elif key == "*":
+            fields[key] = _node(shape, at, f"{name}_values")
+        else:
+            own = shape.get(f"{prefix}.{key}" if prefix else key)
+            if own == _LIST and f"{at}[]" in shape:
+                continue  # typed by its items
+            fields[key] = _node(shape, at, f"{name}_{key}")
+    if "*" in fields:
+        return dict[str, fields["*"]]  # type: ignore[name-defined]
+    return msgspec.defstruct(name, [(key, value | None, None) for key, value in fields.items()])
+
+
+def _node(shape: dict[str, str], at: str, name: str) -> Any:
+    """The type of the field at ``at``."""
+    own = shape.get(at)
+    nested = any(p.startswith(at + ".") for p in shape)
+    if own == _LIST:
+        return list[_node(shape, at + "[]", name) if f"{at}[]" in shape else Any]  # type: ignore[misc]
+    if nested:
+        return _typed(shape, at, name)
+    if own == _MAP:
+        return dict
+    return _LEAVES[own] if own is not None else Any

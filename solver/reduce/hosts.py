@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gpu_preempt.formulate.rooms import node_devices
-from gpu_preempt.models import MILLI, Job, Resources
+from gpu_preempt.models import MILLI, Job, Node, Resources
 from gpu_preempt.problem.devices import DeviceFit
 from gpu_preempt.problem.records import Devices, gpus_of, share_size
 from gpu_preempt.state.cluster import ClusterState
@@ -72,7 +72,31 @@ def device_hosts(cluster: ClusterState, view: DeviceView) -> np.ndarray:
     found = kept.get(key)
     if found is None:
         every = DeviceView(cluster, EVERY_PROMISE, view.share, view.gpus, view.spread)
-        values = cluster.node_values(DeviceHosts(*key), lambda n, _: min(every.hosted(n, []), 1 << 62))
+
+        def one(n: int, _: Node) -> int:
+            return min(every.hosted(n, []), 1 << 62)
+
+        def whole_list() -> list[int]:
+            """Every node at once: a node with no share on its devices takes what its empty devices take, which
+            depends only on how many there are (counted from the rooms with every promise holding)."""
+            final, rooms = cluster.device_loads().final, cluster.base_rooms(("gpu",))
+            by_empty: dict[int, int] = {}
+            values = []
+            for n, node in enumerate(cluster.snapshot.nodes):
+                have = node.resources.get("gpu", 0)
+                if final.get(node.name) or not have:
+                    values.append(one(n, node))
+                    continue
+                count = have // MILLI
+                empty = count - (have - rooms[n][0]) // MILLI
+                found = by_empty.get(empty)
+                if found is None:
+                    fit = DeviceFit(Devices(count=count, whole=count - empty, shares=(), now_whole=0, now_shares=()))
+                    found = by_empty[empty] = min(fit.capacity(view.share, view.gpus, view.spread), 1 << 62)
+                values.append(found)
+            return values
+
+        values = cluster.node_values(DeviceHosts(*key), one, whole_list)
         found = kept[key] = np.array(values, dtype=np.int64)
     return found
 

@@ -71,6 +71,9 @@ class Restriction:
     candidates: list[Candidate]
     nodes: set[str]
     report: Reduced
+    ordered: bool = False
+    """Some kept candidate orders its tasks (docs/rules.md, "Task order"), which the reductions do not read: they
+    are exact for the problem without the order, so an answer that keeps the order anyway is exact for both."""
 
 
 def restrict(demand: Demand) -> Restriction | None:
@@ -81,9 +84,6 @@ def restrict(demand: Demand) -> Restriction | None:
     if demand.moves_possible or demand.constrained:
         return None
     cluster = demand.cluster
-    ordered = cluster.snapshot.ordered_jobs()
-    if ordered and any(c.job in ordered for c in found.candidates):
-        return None  # docs/rules.md, "Task order": which surplus tasks go is fixed; the full model counts them
     job = demand.job
     requests = [r for r, _ in demand.requests]
     if any(r != requests[0] for r in requests):
@@ -117,4 +117,8 @@ def restrict(demand: Demand) -> Restriction | None:
     chosen = sorted({v.candidate for u in kept for v in (*u.spanning, *(x for vs in u.local.values() for x in vs))})
     nodes = cluster.snapshot.nodes
     report.victims = len(chosen)
-    return Restriction([found.candidates[i] for i in chosen], {nodes[n].name for u in kept for n in u.nodes}, report)
+    kept_candidates = [found.candidates[i] for i in chosen]
+    ordered = cluster.snapshot.ordered_jobs()
+    restriction = Restriction(kept_candidates, {nodes[n].name for u in kept for n in u.nodes}, report)
+    restriction.ordered = bool(ordered) and any(c.job in ordered for c in kept_candidates)
+    return restriction

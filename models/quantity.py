@@ -32,6 +32,7 @@ from .errors import shown
 __all__ = [
     "MAX_AMOUNT",
     "MAX_GPUS",
+    "MAX_QUANTITY_TEXT",
     "MILLI",
     "UNLIMITED",
     "Resources",
@@ -72,6 +73,9 @@ _DECIMAL = {
     "P": Decimal("1e15"),
     "E": Decimal("1e18"),
 }
+MAX_QUANTITY_TEXT = 64
+"""The longest quantity text read (the largest amount, 2^60 milli-units, takes 19 digits): a longer one is refused
+before any arithmetic on it."""
 _QUANTITY = re.compile(
     r"^(?P<number>[+-]?(?:\d+\.?\d*|\.\d+))"
     r"(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?\d+)?$"
@@ -106,7 +110,7 @@ def _parse_text(value: str, allow_unlimited: bool) -> int:
 def _parse(value: object, allow_unlimited: bool) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise ValueError(f"expected a number or a quantity string such as '500m' or '64Gi', got {shown(value, 40)}")
-    if isinstance(value, str) and value.strip().lower() == "unlimited":
+    if isinstance(value, str) and value.lower() == "unlimited":
         if allow_unlimited:
             return UNLIMITED
         raise ValueError("'unlimited' is not allowed here")
@@ -132,7 +136,11 @@ def _to_decimal(value: int | float | str) -> Decimal:
         if value != value or value in (float("inf"), float("-inf")):
             raise ValueError(f"{shown(value, 40)} is not a finite number")
         return Decimal(repr(value))
-    match = _QUANTITY.match(value.strip())
+    if len(value) > MAX_QUANTITY_TEXT:
+        raise ValueError(f"{shown(value, 40)} is longer than a quantity may be ({MAX_QUANTITY_TEXT} characters)")
+    if value != value.strip():
+        raise ValueError(f"{shown(value, 40)} has spaces around it, which a quantity may not have")
+    match = _QUANTITY.match(value)
     if match is None:
         raise ValueError(f"{shown(value, 40)} is not a quantity (examples: 2, 500m, 1.5, 64Gi, 1Ti, unlimited)")
     try:

@@ -40,6 +40,7 @@ __all__ = [
     "fraction_on",
     "has_shares",
     "memory_size",
+    "unknown_device_size",
 ]
 
 HOLDING_DEVICES = ("running", "releasing")
@@ -109,6 +110,19 @@ def counted_share(job: Job, requests: Resources) -> int | None:
     if job.gpu_devices > 1:
         return amount // job.gpu_devices
     return amount if 0 < amount < MILLI else None
+
+
+def unknown_device_size(job: Job, nodes: Iterable[Node]) -> str | None:
+    """Why a decision cannot place ``job``, a share by memory, when no node has a GPU: the memory of a device, which
+    such a share is counted on, is unknown (docs/snapshot-format.md, "GPU sharing"); ``None`` otherwise."""
+    if not any(job.requests(t).get("gpu_memory", 0) for t in job.tasks):
+        return None
+    if any(node.resources.get("gpu", 0) >= MILLI for node in nodes):
+        return None
+    return (
+        "asks for GPU memory, and no node has a GPU: the memory of a device, which a share by memory is part of, "
+        "is unknown"
+    )
 
 
 def memory_size(nodes: Iterable[Node]) -> tuple[int | None, str | None]:

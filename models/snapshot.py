@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import Field, PrivateAttr, model_validator
 
 from .config import Config
-from .duration import format_time
+from .duration import MAX_INSTANT, format_time
 from .errors import UnknownJobError
 from .fields import FreeMap, Time, raise_errors
 from .job import ON_NODE, Job, LazyPartsModel, Task, share_of
@@ -25,7 +25,7 @@ from .quantity import MILLI, UNLIMITED, format_quantity
 from .queue import KAI_FIELDS, KUEUE_FIELDS, Queue
 from .sharing import HOLDING_DEVICES, counted_apart, counted_job, device_ledger, has_shares, memory_size
 
-__all__ = ["COLUMNS_FROM", "Loc", "Snapshot", "topology_jobs", "resolution"]
+__all__ = ["COLUMNS_FROM", "MAX_QUEUE_DEPTH", "Loc", "Snapshot", "topology_jobs", "resolution"]
 
 T = TypeVar("T")
 
@@ -36,6 +36,9 @@ if TYPE_CHECKING:
 Loc = tuple[str | int, ...]
 
 COLUMNS_FROM = 1000
+MAX_QUEUE_DEPTH = 64
+"""The deepest queue tree a snapshot may have (levels below the root): KAI's and Kueue's trees have a few; the
+checks of a tree walk each queue's path to the root."""
 """Snapshots with this many jobs or more are checked, and their state counted, on task columns (numpy); smaller
 ones task by task, which costs less than importing numpy (a command that only reads a small snapshot starts
 faster)."""
@@ -230,8 +233,10 @@ class Snapshot(LazyPartsModel):
             if not memory:
                 continue
             size = size or memory_size(self.nodes)
+            if size[0] is None and size[1] is None:
+                continue  # no node has a GPU: the job's decisions are infeasible (sharing.unknown_device_size)
             if size[0] is None:
-                why = size[1] or "no node has a GPU"
+                why = size[1]
                 return i, f"asks for GPU memory, and {why}: decisions count shares by memory on devices of one size"
             if memory > size[0] or (memory == size[0] and job.gpu_devices > 1):
                 shown = format_quantity("gpu_memory", size[0])
@@ -332,14 +337,19 @@ class Snapshot(LazyPartsModel):
             key = queue.parent or ""
             self._children.setdefault(key, []).append(queue.name)
         for i, queue in enumerate(self.queues):
-            seen = [queue.name]
+            seen, member = [queue.name], {queue.name}
             parent = queue.parent
             while parent is not None and parent in self._queues:
-                if parent in seen:
+                if parent in member:
                     cycle = " -> ".join([*seen[seen.index(parent) :], parent])
                     errors.append((("queues", i, "parent"), f"the queues form a cycle: {cycle}"))
                     break
                 seen.append(parent)
+                member.add(parent)
+                if len(seen) > MAX_QUEUE_DEPTH:
+                    why = f"queue '{queue.name}' is more than {MAX_QUEUE_DEPTH} levels below the root"
+                    errors.append((("queues", i, "parent"), why))
+                    return  # one such error says it: the queues below it are deeper still
                 parent = self._queues[parent].parent
 
     def _check_topology(self, errors: list[tuple[Loc, str]]) -> None:
@@ -368,7 +378,14 @@ class Snapshot(LazyPartsModel):
 
     def _check_limit_clocks(self, errors: list[tuple[Loc, str]]) -> None:
         """A limit cannot have changed after the snapshot's instant (the delay timer of docs/rules.md, "Quota
-        enforcement")."""
+        enforcement"); the instant leaves room for the longest requeue backoff before the end of the year 9999, so
+        that every requeue time a decision writes is one a snapshot can hold (docs/rules.md, "Requeue with
+        backoff")."""
+        room = 2 * self.config.requeue.backoff_max  # the backoff and its jitter, with room to spare
+        if self.now + room > MAX_INSTANT:
+            latest = format_time(MAX_INSTANT - room)
+            why = f"leaves less than twice config.requeue.backoff_max before the year 10000: at most {latest}"
+            errors.append((("now",), why))
         for i, queue in enumerate(self.queues):
             if queue.limit_changed_at is not None and queue.limit_changed_at > self.now:
                 errors.append(

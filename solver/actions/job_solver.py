@@ -22,6 +22,7 @@ from gpu_preempt.explain.reasons import device_note, protected_jobs, why_infeasi
 from gpu_preempt.formulate.builder import prepare
 from gpu_preempt.models import Job, Resources, SolverName
 from gpu_preempt.models.decision import Decision, Move, Outcome, VictimTasks
+from gpu_preempt.models.sharing import unknown_device_size
 from gpu_preempt.problem.bounds import could_fit, could_fit_kueue
 from gpu_preempt.problem.devices import DeviceFit, task_devices
 from gpu_preempt.problem.records import Action, Devices, Problem
@@ -59,6 +60,9 @@ def _decide(cluster: ClusterState, job: Job, action: Action, solver: SolverName)
         waiting = delay_reason(job, cluster.now)  # docs/rules.md, "Preemption delay"
     if waiting is not None:
         return Decision(job.name, action, "skipped", reason=waiting, solver=solver, solve_ms=_ms(start)), {}
+    unknown = unknown_device_size(job, cluster.snapshot.nodes)
+    if unknown is not None:  # docs/snapshot-format.md, "GPU sharing": no device to count the share on
+        return Decision(job.name, action, "infeasible", reason=unknown, solver=solver, solve_ms=_ms(start)), {}
     prepared = prepare(cluster, job, action)
     if prepared.skip is not None:
         skipped = Decision(job.name, action, "skipped", reason=prepared.skip, solver=solver, solve_ms=_ms(start))

@@ -287,7 +287,7 @@ def _observed_audit(file: Path, as_json: bool, workers: int | None, time_limit: 
             document, _ = import_objects(objects)
             snapshot = with_solver_options(snapshot_from_data(document), workers, time_limit)
         # imported at each preemption's time: a pod deleted since is releasing then, not stuck
-        rebuilt = [state_before(import_objects(objects, now=p.at)[0], objects, p, observed) for p in known]
+        rebuilt = [state_before(import_objects(objects, now=p.at, times=False)[0], objects, p, observed) for p in known]
         befores = [with_solver_options(snapshot_from_data(r.document), workers, time_limit) for r in rebuilt]
     except SnapshotError as error:
         print_problems(f"{file} cannot be audited", error.errors)

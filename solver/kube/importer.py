@@ -26,6 +26,7 @@ from typing import Any
 
 from gpu_preempt.models import Resources, SnapshotError
 from gpu_preempt.models.duration import format_time
+from gpu_preempt.models.snapshot import MAX_QUEUE_DEPTH
 from gpu_preempt.models.errors import FieldError, shown
 
 from .core import (
@@ -44,6 +45,7 @@ from .kai_config import KaiSettings, from_shard
 from .placement import node_taints, topology_levels
 from .queues import KAI_GROUP, KUEUE_GROUP, VOLCANO_GROUP, kai_queue, kueue_cluster_queue, kueue_cohort, volcano_queue
 from .read import KubeObject
+from .times import check_times
 
 __all__ = ["HANDLED", "IGNORED_KINDS", "KAI_TOPOLOGY", "import_objects"]
 
@@ -64,11 +66,13 @@ def import_objects(
     queue_source: QueueSource | None = None,
     cpu_jobs: bool = True,
     settings: list[KaiSettings] | None = None,
+    times: bool = True,
 ) -> tuple[dict[str, Any], Report]:
     """The snapshot document of ``objects`` and the report of what was guessed or left out; without ``cpu_jobs``,
     jobs without GPUs are left out (their running pods load on their nodes). ``settings``: the snapshot config a KAI
     scheduler configuration gives (a KAI snapshot's, :mod:`.kai_config`); a ``SchedulingShard`` among the objects
-    gives its own."""
+    gives its own. ``times``: check every timestamp against ``now`` (:mod:`.times`); an audit that rebuilds an earlier
+    state passes false, since later objects are then in the future."""
     report = Report()
     by_kind: dict[tuple[str, str], list[KubeObject]] = {}
     unknown: list[FieldError] = []
@@ -93,6 +97,8 @@ def import_objects(
     if now is None:
         now = time.time()
         report.guess("now", "not given (--now): the current time")
+    if times:
+        check_times(objects, now, report)
     nodes = [node_entry(o, report) for o in kind("", "Node")]
     for entry, o in zip(nodes, kind("", "Node"), strict=True):
         taints = node_taints(o)
@@ -276,7 +282,31 @@ def _queues(source: QueueSource, kind: Any, report: Report) -> tuple[list[dict[s
     if not queues:
         report.guess("queues", f"none in the input: one queue {shown(DEFAULT_QUEUE)} without quota holds every job")
         queues = [{"name": DEFAULT_QUEUE}]
+    _depth(queues, *_PARENT_FIELD.get(source, ("Queue", "parent")))
     return queues, local
+
+
+_PARENT_FIELD = {"kai": ("Queue", "spec.parentQueue"), "volcano": ("Queue", "spec.parent"),
+                 "kueue": ("Cohort", "spec.parentName")}  # fmt: skip
+
+
+def _depth(queues: list[dict[str, Any]], kind: str, field: str) -> None:
+    """Refuse a queue tree deeper than a snapshot may be (:data:`~gpu_preempt.models.snapshot.MAX_QUEUE_DEPTH`),
+    naming the first queue too deep, before any work that walks the tree."""
+    parents = {q["name"]: q.get("parent") for q in queues}
+    depth: dict[str, int] = {}
+    for name in parents:
+        path: list[str] = []
+        at: str | None = name
+        while at is not None and at in parents and at not in depth and at not in path:
+            path.append(at)
+            at = parents[at]
+        below = depth.get(at, 0) if at is not None and at in depth else 0
+        for k, step in enumerate(reversed(path)):
+            depth[step] = below + k + 1
+            if depth[step] > MAX_QUEUE_DEPTH:
+                why = f"{step} is more than {MAX_QUEUE_DEPTH} levels below the root"
+                raise SnapshotError.single(f"{kind} {step}: {field}", why)
 
 
 def _kueue_tree(kind: Any, report: Report) -> list[dict[str, Any]]:

@@ -29,9 +29,10 @@ from gpu_preempt.models.load.document import decode_json_fast, parse_document, p
 
 from .kai_config import KaiSettings
 from .kai_snapshot import is_zip, kai_snapshot_list
+from .limits import MAX_NAME, MAX_OBJECT, over_limits
 from .shapes import wrong_types
 
-__all__ = ["KubeObject", "parse_objects", "read_objects"]
+__all__ = ["UNREAD", "UNREAD_CONTAINER", "KubeObject", "parse_objects", "read_objects"]
 
 
 @dataclass(frozen=True)
@@ -173,6 +174,9 @@ def _json_list(data: bytes, source: str) -> list[KubeObject] | None:
     found: list[KubeObject | FieldError | list[FieldError]] = []
     for i, raw in enumerate(listed.items):
         where = f"{source}: items[{i}]"
+        if len(raw) > MAX_OBJECT:
+            found.append(FieldError(_named(raw, where), f"is {len(raw)} bytes long; an object has at most {MAX_OBJECT}"))
+            continue
         try:
             pod = _FINISHED.decode(raw)
         except (msgspec.MsgspecError, RecursionError, ValueError):
@@ -230,6 +234,27 @@ def _trimmed(item: Any) -> Any:
     return item
 
 
+class _Ident(msgspec.Struct):
+    kind: Any = None
+    metadata: Any = None
+
+
+def _named(raw: msgspec.Raw, where: str) -> str:
+    """``Kind namespace/name`` of the object in ``raw`` where its kind and names are within their limits, else
+    ``where``."""
+    try:
+        ident = msgspec.json.decode(raw, type=_Ident)
+    except (msgspec.MsgspecError, RecursionError, ValueError):
+        return where
+    metadata = ident.metadata if isinstance(ident.metadata, dict) else {}
+    name, namespace = metadata.get("name"), metadata.get("namespace")
+    if not isinstance(ident.kind, str) or len(ident.kind) > 63 or not isinstance(name, str) or len(name) > MAX_NAME:
+        return where
+    if isinstance(namespace, str) and len(namespace) <= 63:
+        return f"{ident.kind} {namespace}/{name}"
+    return f"{ident.kind} {name}"
+
+
 def _names(metadata: _Meta) -> bool:
     return isinstance(metadata.name, str) and (metadata.namespace is None or isinstance(metadata.namespace, str))
 
@@ -278,6 +303,11 @@ def _object(item: Any, where: str, source: str) -> KubeObject | FieldError | lis
     if namespace is not None and not isinstance(namespace, str):
         return FieldError(f"{where}.metadata.namespace", "not a string")
     group, _, ver = version.rpartition("/")
+    over = over_limits(item)
+    if over:  # an object's name in the message only if it is within its limit
+        named = not any(path.startswith("metadata.name") for path, _ in over)
+        at = f"{kind} {(namespace + '/') if namespace else ''}{name}" if named and len(namespace or "") <= 63 else where
+        return [FieldError(f"{at}: {path}", message) for path, message in over]
     found = KubeObject(kind, group, ver, namespace or None, name or "", item, source, where)
     problems = wrong_types(item, group, kind)
     if problems:

@@ -74,6 +74,7 @@ def _pod_spec(prefix: str) -> dict[str, str]:
         f"{prefix}.tolerations[].operator": _TEXT,
         f"{prefix}.tolerations[].value": _TEXT,
         f"{prefix}.tolerations[].effect": _TEXT,
+        f"{prefix}.tolerations[].tolerationSeconds": _WHOLE,
         f"{prefix}.affinity": _MAP,
         f"{prefix}.affinity.nodeAffinity": _MAP,
         f"{prefix}.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution": _MAP,

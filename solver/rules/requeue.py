@@ -30,7 +30,6 @@ import random
 
 from gpu_preempt.models import Job, RequeueConfig, RequeueState, Snapshot, format_time
 from gpu_preempt.models.decision import Decision
-from gpu_preempt.models.duration import MAX_INSTANT
 
 __all__ = [
     "JITTER",
@@ -70,7 +69,6 @@ def next_state(snapshot: Snapshot, job: Job) -> RequeueState:
     delay = backoff_delay(policy, count) * (1 + JITTER * jitter_draw(snapshot, job.name, count))
     at = math.floor((now + delay) * 1000) / 1000
     at = max(at, now + backoff_delay(policy, count))  # never below the delay itself
-    at = min(at, MAX_INSTANT)  # a backoff past the year 9999 is for ever
     return RequeueState(count=count + 1, evicted_at=now, requeue_at=at, active=True)
 
 

@@ -315,7 +315,7 @@ def test_extreme_values_within_the_bounds_are_decided_without_a_crash(tmp_path: 
     not (the lost work of two jobs of coprime sizes started a millisecond apart, which no common factor shrinks) is
     reported as ``unknown`` with its reason, not as a crash."""
     document = {
-        "now": "9999-12-31T23:59:59Z",
+        "now": "9999-12-31T21:59:59Z",  # the latest instant that leaves room for the longest backoff, 1h
         "nodes": [{"name": f"n{i}", "resources": {"gpu": 16384, "memory": "1Pi"}} for i in range(2)],
         "queues": [{"name": "q", "deserved": {"gpu": 1}}],
         "jobs": [
@@ -336,9 +336,12 @@ def test_extreme_values_within_the_bounds_are_decided_without_a_crash(tmp_path: 
     assert preempt["outcome"] == "unknown" and "64-bit integers" in preempt["reason"]
 
 
-def test_protections_and_backoffs_past_the_year_9999_last_forever(tmp_path: Path):
+def test_protections_past_the_year_9999_last_forever_and_backoffs_are_never_clamped(tmp_path: Path):
+    """A protection that ends after the year 9999 has no end; a requeue time is written as computed, since the
+    snapshot's instant leaves room for the longest backoff (docs/rules.md, "Requeue with backoff"), and a cycle's
+    own decisions pass the verifier."""
     document = {
-        "now": "9999-12-31T23:00:00Z",
+        "now": "9997-01-01T00:00:00Z",
         "config": {"requeue": {"backoff_base": "10000h", "backoff_max": "10000h"}},
         "nodes": [{"name": "n0", "resources": {"gpu": 8}}],
         "queues": [{"name": "a", "deserved": {"gpu": 0}}, {"name": "b", "deserved": {"gpu": 8}}],
@@ -346,7 +349,7 @@ def test_protections_and_backoffs_past_the_year_9999_last_forever(tmp_path: Path
             "minimum_preemptable_priority": 40, "toleration_seconds": 3e11}}],
         "jobs": [
             {"name": "r", "queue": "a", "priority_class": "tol", "task_resources": {"gpu": 8},
-             "started_at": "9999-12-31T22:00:00Z", "tasks": [{"node": "n0"}]},
+             "started_at": "9996-12-31T22:00:00Z", "tasks": [{"node": "n0"}]},
             {"name": "p", "queue": "a", "priority": 50, "task_resources": {"gpu": 8}, "tasks": [{}]},
         ],
     }  # fmt: skip
@@ -355,11 +358,15 @@ def test_protections_and_backoffs_past_the_year_9999_last_forever(tmp_path: Path
     summary = json.loads(invoke("validate", "--json", str(path)).stdout)
     assert [(p["rule"], p["until"]) for p in summary["protected"]] == [("toleration", None)]
     following = tmp_path / "next.yaml"
-    result = invoke("cycle", "--json", "--next-snapshot", str(following), str(path))
+    result = invoke("cycle", "--json", "--verify", "--next-snapshot", str(following), str(path))
     assert result.exit_code == 0, result.output
     requeue = json.loads(result.stdout)["jobs"]["r"]["requeue"]
-    assert requeue["requeue_at"] == "9999-12-31T23:59:59Z"  # the latest instant: for ever
+    assert requeue["requeue_at"].startswith("9998-02-21T1")  # now + 10,000 hours and at most 0.01% (an hour) more
     assert invoke("validate", str(following)).exit_code == 0  # and the next snapshot loads
+    document["now"] = "9999-12-31T23:00:00Z"
+    path.write_text(yaml.safe_dump(document), encoding="utf-8")
+    refused = invoke("validate", str(path))
+    assert refused.exit_code == 2 and "at most 9997-09-19T15:59:59Z" in " ".join(refused.output.split())
 
 
 # -- real processes: crashes and exhaustion ---------------------------------------------------------------------------

@@ -37,7 +37,7 @@ def objects(data: dict[str, Any] | None = None) -> Any:
 def rebuilt(data: dict[str, Any] | None = None) -> Any:
     found = objects(data)
     (preemption,) = kueue_preemptions(found)
-    return state_before(import_objects(found, now=preemption.at)[0], found, preemption, [preemption])
+    return state_before(import_objects(found, now=preemption.at, times=False)[0], found, preemption, [preemption])
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -6,14 +6,16 @@ solve start fast.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
 from gpu_preempt.models import read_document
-from gpu_preempt.models.decision import CYCLE_ACTIONS
+from gpu_preempt.models.decision import CYCLE_ACTIONS, Protected
 from gpu_preempt.models.load.loader import is_json
 
 from .app import (
@@ -58,6 +60,7 @@ def solve(
     workers: WorkersOpt = None,
     time_limit: TimeOpt = None,
     timing: TimingOpt = True,
+    explain: ExplainOpt = "matter",
 ) -> None:
     """Decide for one pending job: victims, placements, and why."""
     snapshot = snapshot_to_solve(file, as_json, workers, time_limit)
@@ -75,7 +78,7 @@ def solve(
                 cluster.with_changes(decision.changes(), decision.devices),
                 [job, *[v.job for v in decision.victims], *[m.job for m in decision.moves]],
             ),
-            "decisions": [decision.to_dict(timing=timing)],
+            "decisions": [_decision_json(cluster, decision, explain, timing)],
         }
         if action == "auto":
             document["attempts"] = [{"action": d.action, "outcome": d.outcome, "reason": d.reason} for d in tried]
@@ -85,7 +88,7 @@ def solve(
             for d in tried:
                 if d is not decision:
                     out.print(f"{d.action}: {d.outcome}" + (f" ({d.reason})" if d.reason else ""))
-        print_decision(cluster, decision)
+        _print_with_protected(cluster, decision, explain)
     if verify_:
         _verify_all([decision], [cluster])
 
@@ -108,6 +111,7 @@ def cycle(
     workers: WorkersOpt = None,
     time_limit: TimeOpt = None,
     timing: TimingOpt = True,
+    explain: ExplainOpt = "matter",
     next_file: Annotated[
         Path | None,
         typer.Option(
@@ -131,7 +135,11 @@ def cycle(
     if next_file is not None:
         _write_next(file, next_file, result)
     if as_json:
-        print(json.dumps(result.to_dict(timing=timing), indent=2))
+        document = result.to_dict(timing=timing)
+        document["decisions"] = [
+            _decision_json(state, d, explain, timing) for state, d in zip(result.states, result.decisions, strict=True)
+        ]
+        print(json.dumps(document, indent=2))
     else:
         placed = [d for d in result.decisions if d.placed]
         evicted = sum(len(v.tasks) for d in result.decisions if d.changes() for v in d.victims)
@@ -141,7 +149,7 @@ def cycle(
         for state, decision in zip(result.states, result.decisions, strict=True):
             if decision.outcome == "skipped" and decision.reason == "no pending tasks":
                 continue
-            print_decision(state, decision)
+            _print_with_protected(state, decision, explain)
     if verify_:
         _verify_all(result.decisions, result.states)
 
@@ -187,6 +195,53 @@ def enforce_quota(
             print_decision(state, made)
     if verify_:
         _verify_all(decisions, states)
+
+
+ExplainOpt = Annotated[
+    Literal["matter", "all", "counts"],
+    typer.Option(
+        "--explain",
+        help="protected jobs: those the optimum would have taken but for their protection (matter), every one (all), "
+        "or only how many each rule shields (counts)",
+    ),
+]
+
+
+def _protected_shown(cluster: ClusterState, decision: Decision, explain: str) -> list[Protected]:
+    """The protected jobs ``--explain`` lists (docs/snapshot-format.md, "Commands and output")."""
+    if explain == "all":
+        return decision.protected
+    if explain == "counts" or not decision.protected:
+        return []
+    from gpu_preempt.actions.protection_matters import taken_but_for_protection
+
+    matter = set(taken_but_for_protection(cluster, cluster.snapshot.job(decision.job), decision))
+    return [p for p in decision.protected if p.job in matter]
+
+
+def _protected_counts(decision: Decision) -> dict[str, int]:
+    return dict(sorted(Counter(p.rule for p in decision.protected).items()))
+
+
+def _decision_json(cluster: ClusterState, decision: Decision, explain: str, timing: bool) -> dict[str, Any]:
+    """A decision's JSON with its protected jobs as ``--explain`` says: counts by rule and the total always."""
+    document = decision.to_dict(timing=timing)
+    shown = {p.job for p in _protected_shown(cluster, decision, explain)}
+    document["protected"] = [p for p in document["protected"] if p["job"] in shown]
+    document["protected_counts"] = _protected_counts(decision)
+    document["protected_total"] = len({p.job for p in decision.protected})
+    return document
+
+
+def _print_with_protected(cluster: ClusterState, decision: Decision, explain: str) -> None:
+    """:func:`print_decision`, its protected jobs as ``--explain`` says, and how many each rule shields."""
+    shown = _protected_shown(cluster, decision, explain)
+    print_decision(cluster, dataclasses.replace(decision, protected=shown))
+    if decision.protected and explain != "all":
+        jobs = len({p.job for p in decision.protected})
+        counts = ", ".join(f"{n} by {rule}" for rule, n in _protected_counts(decision).items())
+        which = "shown: those the optimum would take but for it; " if explain == "matter" else ""
+        out.print(f"  protected: {jobs} job(s) ({counts}); {which}--explain all lists every one")
 
 
 def _actions(text: str) -> list[str]:

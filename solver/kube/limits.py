@@ -43,19 +43,13 @@ MAX_ITEMS = 1000
 conditions, owner references, a ClusterQueue's resource groups (Kubernetes sets no bound; a cluster writes a
 few)."""
 
-_LISTS = (
-    ("spec", "tolerations"),
-    ("spec", "containers"),
-    ("spec", "initContainers"),
-    ("spec", "topologySpreadConstraints"),
-    ("spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"),
-    ("status", "conditions"),
-    ("metadata", "ownerReferences"),
-    ("spec", "resourceGroups"),
-    ("spec", "podSets"),
-    ("spec", "levels"),
-    ("spec", "taints"),
-)
+_LISTS = {
+    "spec": ("tolerations", "containers", "initContainers", "topologySpreadConstraints", "resourceGroups", "podSets",
+             "levels", "taints"),
+    "status": ("conditions",),
+    "metadata": ("ownerReferences",),
+}  # fmt: skip
+"""The lists :data:`MAX_ITEMS` bounds, by the part of an object they are in (the node-selector terms besides)."""
 
 
 def over_limits(body: dict[str, Any]) -> list[tuple[str, str]]:
@@ -69,7 +63,7 @@ def over_limits(body: dict[str, Any]) -> list[tuple[str, str]]:
                 what = "a name" if field == "name" else "a namespace"
                 problems.append((f"metadata.{field}", f"is {len(value)} characters long; {what} has at most {most}"))
         labels = metadata.get("labels")
-        if isinstance(labels, dict):
+        if isinstance(labels, dict) and labels:
             for key, value in labels.items():
                 if isinstance(key, str) and len(key) > MAX_LABEL_KEY:
                     problems.append(("metadata.labels", f"a key is {len(key)} characters long; at most {MAX_LABEL_KEY}"))
@@ -79,21 +73,35 @@ def over_limits(body: dict[str, Any]) -> list[tuple[str, str]]:
                     problems.append((f"metadata.labels.{key}", why))
                     break
         annotations = metadata.get("annotations")
-        if isinstance(annotations, dict):
+        if isinstance(annotations, dict) and annotations:
             size = sum(len(k) + len(v) for k, v in annotations.items() if isinstance(k, str) and isinstance(v, str))
             if size > MAX_ANNOTATIONS:
                 why = f"hold {size} characters; an object's annotations hold at most {MAX_ANNOTATIONS}"
                 problems.append(("metadata.annotations", why))
-    for path in _LISTS:
-        value: Any = body
-        for step in path:
-            value = value.get(step) if isinstance(value, dict) else None
-        if isinstance(value, list):
-            if len(value) > MAX_ITEMS:
-                problems.append((".".join(path), f"has {len(value)} items; at most {MAX_ITEMS} are read"))
-            elif path[-1] == "nodeSelectorTerms":
-                problems += _terms(value, ".".join(path))
+    for part, names in _LISTS.items():
+        section = body.get(part)
+        if not isinstance(section, dict):
+            continue
+        for name in names:
+            value = section.get(name)
+            if isinstance(value, list) and len(value) > MAX_ITEMS:
+                problems.append((f"{part}.{name}", f"has {len(value)} items; at most {MAX_ITEMS} are read"))
+    spec = body.get("spec")
+    affinity = spec.get("affinity") if isinstance(spec, dict) else None
+    if isinstance(affinity, dict):
+        terms: Any = affinity
+        for step in _TERMS:
+            terms = terms.get(step) if isinstance(terms, dict) else None
+        if isinstance(terms, list):
+            at = "spec.affinity." + ".".join(_TERMS)
+            if len(terms) > MAX_ITEMS:
+                problems.append((at, f"has {len(terms)} items; at most {MAX_ITEMS} are read"))
+            else:
+                problems += _terms(terms, at)
     return problems
+
+
+_TERMS = ("nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
 
 
 def _terms(terms: list[Any], at: str) -> list[tuple[str, str]]:

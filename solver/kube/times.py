@@ -69,17 +69,22 @@ def check_times(objects: Iterable[KubeObject], now: float, report: Report) -> No
 
 def _times(obj: KubeObject) -> Iterator[tuple[str, Any, bool]]:
     """Every timestamp of ``obj`` the API server writes: (field path, value, whether it decides)."""
-    for name in ("creationTimestamp", "deletionTimestamp"):
-        value = obj.get("metadata", name)
-        if value is not None:
-            yield f"metadata.{name}", value, True
-    started = obj.annotations.get(LAST_START)
-    if started is not None:
-        yield f"metadata.annotations.{LAST_START}", started, True
-    value = obj.get("status", "startTime")
+    metadata, status = obj.body.get("metadata"), obj.body.get("status")
+    if isinstance(metadata, dict):
+        for name in ("creationTimestamp", "deletionTimestamp"):
+            value = metadata.get(name)
+            if value is not None:
+                yield f"metadata.{name}", value, True
+        annotations = metadata.get("annotations")
+        started = annotations.get(LAST_START) if isinstance(annotations, dict) else None
+        if started is not None:
+            yield f"metadata.annotations.{LAST_START}", started, True
+    if not isinstance(status, dict):
+        return
+    value = status.get("startTime")
     if value is not None:
         yield "status.startTime", value, True
-    conditions = obj.get("status", "conditions")
+    conditions = status.get("conditions")
     for i, condition in enumerate(conditions if isinstance(conditions, list) else []):
         if isinstance(condition, dict):
             for name in ("lastTransitionTime", "lastProbeTime", "lastUpdateTime", "lastHeartbeatTime"):

@@ -151,13 +151,21 @@ def test_the_kubernetes_clients_quantities_parse_the_same(text, milli):
     assert parse_quantity(text) == milli
 
 
-@pytest.mark.parametrize("text", ["1E", "1Ei", "1025Pi", "1e999", "1e99999999999", 2**70, 1e300, "9" * 5000])
+@pytest.mark.parametrize("text", ["1E", "1Ei", "1025Pi", "1e999", "1e99999999999", 2**70, 1e300, "9" * 60])
 def test_amounts_beyond_2_to_the_60_milli_units_are_refused(text):
     """The Kubernetes client parses 1E and 1Ei too, but their milli-values do not fit in 64 bits, the solver's
     integers; the largest amount is 2^60 milli-units (1 Pi of memory is 2^50 * 1000 and is accepted)."""
     with pytest.raises(ValueError, match="more than the largest amount supported"):
         parse_quantity(text)
     assert parse_quantity("1Pi") == 2**50 * 1000
+
+
+@pytest.mark.parametrize("text", ["9" * 65, "9" * 50_000_000, "1Gi ", " 1", "\t8", "unlimited "])
+def test_a_quantity_too_long_or_with_spaces_is_refused_before_any_arithmetic(text):
+    """The longest quantity text read is MAX_QUANTITY_TEXT characters (the largest amount takes 19 digits); the API
+    server refuses spaces around a quantity, and so does the snapshot."""
+    with pytest.raises(ValueError, match="longer than a quantity may be|spaces around it"):
+        parse_quantity(text, allow_unlimited=True)
 
 
 @pytest.mark.parametrize("text", ["1ki", "1mi", "1 Mi", "Mi", "", "1.1.1", "1Ki1", "NaN", "Infinity", "1i"])

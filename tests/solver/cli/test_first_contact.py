@@ -172,7 +172,7 @@ def test_a_file_of_another_kind_is_named_with_the_command_that_reads_it():
     "command",
     [
         ["cycle", str(FIXTURES / "example-cluster.yaml"), "--next-snapshot"],
-        ["import", str(FIXTURES / "kube" / "plain-cluster.json"), "--now", "2026-01-01T00:00:00Z", "-o"],
+        ["import", str(FIXTURES / "kube" / "plain-cluster.json"), "--now", "2026-11-24T00:00:00Z", "-o"],
     ],
     ids=["cycle --next-snapshot", "import -o"],
 )

@@ -1,0 +1,61 @@
+"""Protected jobs in a decision's output (docs/snapshot-format.md, "Commands and output"): counts by rule and the
+total always; the jobs that matter (those the optimum would have taken but for their protection) by default, every
+one with ``--explain all``, none with ``--explain counts``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import yaml
+from conftest import FIXTURES, ROOT
+from typer.testing import CliRunner
+
+from gpu_preempt import decide
+from gpu_preempt.cli import app
+from gpu_preempt.models import snapshot_from_data
+
+EXAMPLE = FIXTURES / "example-cluster.yaml"
+
+
+def solve(path: Path, *args: str) -> dict:
+    result = CliRunner().invoke(app, ["solve", str(path), "--job", "serving-new", "--action", "reclaim", "--json", *args])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)["decisions"][0]
+
+
+def test_the_protected_job_the_optimum_would_take_is_listed_with_the_counts():
+    decision = solve(EXAMPLE)
+    assert [p["job"] for p in decision["protected"]] == ["vision-pretrain"]
+    assert decision["protected_counts"] == {"min-runtime": 1} and decision["protected_total"] == 1
+    assert solve(EXAMPLE, "--explain", "counts")["protected"] == []
+
+
+def test_without_its_protection_the_optimum_takes_the_job_that_matters():
+    """The independent check of "matters": vision-pretrain started long ago is no longer protected, and the same
+    decision takes it."""
+    document = yaml.safe_load(EXAMPLE.read_text())
+    document.pop("expect", None)
+    job = next(j for j in document["jobs"] if j["name"] == "vision-pretrain")
+    job["started_at"] = "2026-01-01T09:00:00Z"
+    taken = decide(snapshot_from_data(document), "serving-new", "reclaim")
+    assert "vision-pretrain" in [v.job for v in taken.victims]
+
+
+def test_on_a_large_cluster_only_the_jobs_that_matter_are_listed(tmp_path: Path):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from generate import generate
+
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps(generate(300, seed=1, pending=3)))
+    args = ["solve", str(path), "--job", "pending-0001", "--action", "reclaim", "--json"]
+    shown = json.loads(CliRunner().invoke(app, args).stdout)["decisions"][0]
+    every = json.loads(CliRunner().invoke(app, [*args, "--explain", "all"]).stdout)["decisions"][0]
+    total = shown["protected_total"]
+    assert total == len({p["job"] for p in every["protected"]}) > 100
+    assert sum(shown["protected_counts"].values()) == len(every["protected"])
+    assert len(shown["protected"]) < 10
+    assert {p["job"] for p in shown["protected"]} <= {p["job"] for p in every["protected"]}
+    text = " ".join(CliRunner().invoke(app, args[:-1]).output.split())
+    assert f"protected: {total} job(s)" in text and "--explain all lists every one" in text

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from gpu_preempt.models.decision import Decision
     from gpu_preempt.state.cluster import ClusterState
 
-__all__ = ["cycle", "enforce_quota", "solve"]
+__all__ = ["ExplainOpt", "cycle", "enforce_quota", "solve"]
 
 
 @command(example="gpu-preempt solve fixtures/example-cluster.yaml --job serving-new --verify")

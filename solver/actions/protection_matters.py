@@ -24,7 +24,7 @@ from gpu_preempt.rules.candidates import Candidate
 from gpu_preempt.state.cluster import ClusterState
 
 from . import greedy
-from .job_solver import named_victims
+from .job_solver import LastPrepared, named_victims
 from .reduced_path import solve_reduced
 
 __all__ = ["LIFTED", "MOST_LIFTED", "taken_but_for_protection"]
@@ -41,7 +41,9 @@ def taken_but_for_protection(cluster: ClusterState, job: Job, decision: Decision
     not one of reclaim or preempt."""
     if decision.action not in ("reclaim", "preempt") or decision.outcome == "skipped" or not decision.protected:
         return []
-    prepared = prepare(cluster, cluster.snapshot.job(job.name), decision.action)
+    prepared = cluster.for_state(LastPrepared).of(job.name, decision.action)
+    if prepared is None:
+        prepared = prepare(cluster, cluster.snapshot.job(job.name), decision.action)
     found = prepared.candidates
     if prepared.skip is not None or found is None or prepared.kueue is not None:
         return []

@@ -221,7 +221,8 @@ def _task_columns(read: TaskRead, gathered: Gathered, odd: set[int], extras: Ext
             ]
         if not set(map(type, statuses)) <= {str} or not set(statuses) <= STATUSES:
             raise Refused
-        if [status == "pending" for status in statuses] != [node is None for node in nodes]:
+        nodeless = missing_at(nodes)  # the pending tasks are exactly those without a node (found in C)
+        if statuses.count("pending") != len(nodeless) or any(statuses[i] != "pending" for i in nodeless):
             raise Refused  # a pending task on a node, or another without one
         gathered.statuses = statuses
     starts = extras.starts

@@ -106,7 +106,12 @@ def _pod(
     if node is not None:
         spec["nodeName"] = node
         status["conditions"] = [
-            {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": "2026-01-01T10:00:00Z"}
+            {
+                "type": "PodScheduled",
+                "status": "True",
+                "lastProbeTime": None,
+                "lastTransitionTime": "2026-01-01T10:00:00Z",
+            }
         ]
         status["startTime"] = "2026-01-01T10:00:00Z"
     else:

@@ -38,9 +38,7 @@ UNLIMITED = {"cpu": "unlimited", "memory": "unlimited"}
 STYLES = ("node", "named", "mixed")
 
 
-def generate(
-    nodes: int, *, seed: int = 0, pending: int = 1, fill: float = 1.0, style: str = "node"
-) -> dict[str, Any]:
+def generate(nodes: int, *, seed: int = 0, pending: int = 1, fill: float = 1.0, style: str = "node") -> dict[str, Any]:
     rng = random.Random(seed)
     departments = max(2, min(8, nodes // 250 or 2))
     teams = 4

@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from process import CLI, ROOT, compile_package, timed  # noqa: E402
+from process import CLI, ROOT, compile_package, timed
 
 NOW = "2026-01-01T12:00:00Z"
 DUMPS = {  # name: (nodes, pods, extra arguments of dump.py)

@@ -26,9 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from process import CLI, JOB, ROOT, compile_package, timed  # noqa: E402
-
-from generate import STYLES  # noqa: E402
+from generate import STYLES
+from process import CLI, JOB, ROOT, compile_package, timed
 
 
 def snapshot_file(nodes: int, style: str, folder: Path) -> Path:

@@ -25,7 +25,7 @@ from .quantity import MILLI, UNLIMITED, format_quantity
 from .queue import KAI_FIELDS, KUEUE_FIELDS, Queue
 from .sharing import HOLDING_DEVICES, counted_apart, counted_job, device_ledger, has_shares, memory_size
 
-__all__ = ["COLUMNS_FROM", "MAX_QUEUE_DEPTH", "Loc", "Snapshot", "topology_jobs", "resolution"]
+__all__ = ["COLUMNS_FROM", "MAX_QUEUE_DEPTH", "Loc", "Snapshot", "resolution", "topology_jobs"]
 
 T = TypeVar("T")
 

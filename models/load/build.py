@@ -90,10 +90,11 @@ def _build(document: RawDocument | DataDocument, parsed: bool) -> Snapshot:
     maker.resolved, maker.extras = job_columns(raw, gathered, odd, rich, read)  # odd jobs built, in place in raw
     if len(raw) >= _snapshot.COLUMNS_FROM:
         kind = structs.RawJob if from_bytes else structs.DataJob
-        jobs: list[Job] = JobList(raw, made=maker.make, raw=kind, names=gathered.job_names)
+        listed = JobList(raw, made=maker.make, raw=kind, names=gathered.job_names)
         placements = [(i, f.get("placement")) for i, f in maker.extras.fields.items()]
         placements += [(i, raw[i].placement) for i in odd]
-        jobs.topology = sorted(i for i, p in placements if p is not None and p.topology is not None)
+        listed.topology = sorted(i for i, p in placements if p is not None and p.topology is not None)
+        jobs: list[Job] = listed
     else:
         jobs = [job if type(job) is Job else maker.make(i, job) for i, job in enumerate(raw)]
     return assembled(head, document.jobs is not UNSET, nodes, jobs, gathered)

@@ -37,7 +37,16 @@ from .checked import (
 )
 from .structs import UNSET
 
-__all__ = ["JOB_EXTRAS", "Extras", "JobMaker", "TaskRead", "built_now", "job_columns", "refuse_running_shares", "uncommon_jobs"]
+__all__ = [
+    "JOB_EXTRAS",
+    "Extras",
+    "JobMaker",
+    "TaskRead",
+    "built_now",
+    "job_columns",
+    "refuse_running_shares",
+    "uncommon_jobs",
+]
 
 
 _DURATION: TypeAdapter[float] = TypeAdapter(Duration)

@@ -61,9 +61,9 @@ def _decide(cluster: ClusterState, job: Job, action: Action, solver: SolverName)
         waiting = delay_reason(job, cluster.now)  # docs/rules.md, "Preemption delay"
     if waiting is not None:
         return Decision(job.name, action, "skipped", reason=waiting, solver=solver, solve_ms=_ms(start)), {}
-    unknown = unknown_device_size(job, cluster.snapshot.nodes)
-    if unknown is not None:  # docs/snapshot-format.md, "GPU sharing": no device to count the share on
-        return Decision(job.name, action, "infeasible", reason=unknown, solver=solver, solve_ms=_ms(start)), {}
+    no_size = unknown_device_size(job, cluster.snapshot.nodes)
+    if no_size is not None:  # docs/snapshot-format.md, "GPU sharing": no device to count the share on
+        return Decision(job.name, action, "infeasible", reason=no_size, solver=solver, solve_ms=_ms(start)), {}
     prepared = prepare(cluster, job, action)
     cluster.for_state(LastPrepared).found = prepared
     if prepared.skip is not None:

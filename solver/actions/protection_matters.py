@@ -20,6 +20,7 @@ from gpu_preempt.cpsat.params import SolveParams
 from gpu_preempt.formulate.builder import Prepared, prepare
 from gpu_preempt.models import Job
 from gpu_preempt.models.decision import Decision
+from gpu_preempt.problem.records import Action
 from gpu_preempt.rules.candidates import Candidate
 from gpu_preempt.state.cluster import ClusterState
 
@@ -41,9 +42,10 @@ def taken_but_for_protection(cluster: ClusterState, job: Job, decision: Decision
     not one of reclaim or preempt."""
     if decision.action not in ("reclaim", "preempt") or decision.outcome == "skipped" or not decision.protected:
         return []
-    prepared = cluster.for_state(LastPrepared).of(job.name, decision.action)
+    action: Action = "reclaim" if decision.action == "reclaim" else "preempt"
+    prepared = cluster.for_state(LastPrepared).of(job.name, action)
     if prepared is None:
-        prepared = prepare(cluster, cluster.snapshot.job(job.name), decision.action)
+        prepared = prepare(cluster, cluster.snapshot.job(job.name), action)
     found = prepared.candidates
     if prepared.skip is not None or found is None or prepared.kueue is not None:
         return []
@@ -70,14 +72,15 @@ def taken_but_for_protection(cluster: ClusterState, job: Job, decision: Decision
         positions = np.concatenate([found.rows[keep], np.array(rows, dtype=np.int64)])
     priorities = None if found.priorities is None else found.priorities | set(columns.priority[rows].tolist())
     again = dataclasses.replace(found, candidates=together, rows=positions, priorities=priorities)
-    retried = Prepared(cluster, prepared.job, decision.action, prepared.chunk, prepared.required, again)
+    retried = Prepared(cluster, prepared.job, action, prepared.chunk, prepared.required, again)
     params = SolveParams.of(cluster.snapshot.config.solver)
     reduced = solve_reduced(retried, params) if decision.solver == "cpsat" else greedy.solve_prepared(retried)
     if reduced is not None:
         problem, solution = reduced[0], reduced[1]
     else:
-        problem = retried.problem
-        assert problem is not None
+        full = retried.problem
+        assert full is not None
+        problem = full
         solution = greedy.solve(problem) if decision.solver == "greedy" else cpsat.solve(problem, params)
     if not solution.feasible:
         return []

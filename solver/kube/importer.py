@@ -26,8 +26,8 @@ from typing import Any
 
 from gpu_preempt.models import Resources, SnapshotError
 from gpu_preempt.models.duration import format_time
-from gpu_preempt.models.snapshot import MAX_QUEUE_DEPTH
 from gpu_preempt.models.errors import FieldError, shown
+from gpu_preempt.models.snapshot import MAX_QUEUE_DEPTH
 
 from .core import (
     RESERVATION_NAMESPACE,

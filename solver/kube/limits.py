@@ -66,7 +66,9 @@ def over_limits(body: dict[str, Any]) -> list[tuple[str, str]]:
         if isinstance(labels, dict) and labels:
             for key, value in labels.items():
                 if isinstance(key, str) and len(key) > MAX_LABEL_KEY:
-                    problems.append(("metadata.labels", f"a key is {len(key)} characters long; at most {MAX_LABEL_KEY}"))
+                    problems.append(
+                        ("metadata.labels", f"a key is {len(key)} characters long; at most {MAX_LABEL_KEY}")
+                    )
                     break
                 if isinstance(value, str) and len(value) > MAX_LABEL_VALUE:
                     why = f"is {len(value)} characters long; a label value has at most {MAX_LABEL_VALUE}"

@@ -29,7 +29,7 @@ from gpu_preempt.models.load.document import decode_json_fast, parse_document, p
 
 from .kai_config import KaiSettings
 from .kai_snapshot import is_zip, kai_snapshot_list
-from .limits import MAX_NAME, MAX_OBJECT, over_limits
+from .limits import MAX_NAME, MAX_NAMESPACE, MAX_OBJECT, over_limits
 from .shapes import wrong_types
 
 __all__ = ["UNREAD", "UNREAD_CONTAINER", "KubeObject", "parse_objects", "read_objects"]
@@ -135,11 +135,9 @@ class _Status(msgspec.Struct):
     phase: Any = None
 
 
-
-
 class _Finished(msgspec.Struct):
     kind: Literal["Pod"]
-    apiVersion: Literal["v1"]  # noqa: N815
+    apiVersion: Literal["v1"]
     metadata: _Meta
     status: _Status
 
@@ -169,24 +167,30 @@ def _json_list(data: bytes, source: str) -> list[KubeObject] | None:
         return None
     # A key given twice is found as decode_json_fast finds it: every member holds one ':' outside strings.
     colons = len(top) + sum(bytes(value).count(b":") for key, value in top.items() if key != "items")
-    if colons + sum(bytes(raw).count(b":") for raw in listed.items) != data.count(b":"):
+    if colons + bytes(top["items"]).count(b":") != data.count(b":"):
         return None
     found: list[KubeObject | FieldError | list[FieldError]] = []
     for i, raw in enumerate(listed.items):
         where = f"{source}: items[{i}]"
         if len(raw) > MAX_OBJECT:
-            found.append(FieldError(_named(raw, where), f"is {len(raw)} bytes long; an object has at most {MAX_OBJECT}"))
+            found.append(
+                FieldError(_named(raw, where), f"is {len(raw)} bytes long; an object has at most {MAX_OBJECT}")
+            )
             continue
         try:
             pod = _FINISHED.decode(raw)
         except (msgspec.MsgspecError, RecursionError, ValueError):
             pod = None
         if pod is not None and pod.status.phase in ("Succeeded", "Failed") and _names(pod.metadata):
-            metadata = {"name": pod.metadata.name}
-            if pod.metadata.namespace is not None:
-                metadata["namespace"] = pod.metadata.namespace
+            name, namespace = pod.metadata.name, pod.metadata.namespace
+            metadata = {"name": name} if namespace is None else {"name": name, "namespace": namespace}
             body = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "status": {"phase": pod.status.phase}}
-            found.append(_object(body, where, source))
+            if (
+                name and len(name) <= MAX_NAME and len(namespace or "") <= MAX_NAMESPACE
+            ):  # typed already: no more checks
+                found.append(KubeObject("Pod", "", "v1", namespace or None, name, body, source, where))
+            else:
+                found.append(_object(body, where, source))
             continue
         item = decode_json_fast(bytes(raw))
         if item is None:

@@ -314,7 +314,8 @@ def _typed(shape: dict[str, str], prefix: str = "", name: str = "Shape") -> Any:
                 continue  # typed by its items
             fields[key] = _node(shape, at, f"{name}_{key}")
     if "*" in fields:
-        return dict[str, fields["*"]]  # type: ignore[name-defined]
+        values = fields["*"]
+        return dict[str, values]  # type: ignore[valid-type]
     return msgspec.defstruct(name, [(key, value | None, None) for key, value in fields.items()])
 
 

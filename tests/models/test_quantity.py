@@ -164,7 +164,7 @@ def test_amounts_beyond_2_to_the_60_milli_units_are_refused(text):
 def test_a_quantity_too_long_or_with_spaces_is_refused_before_any_arithmetic(text):
     """The longest quantity text read is MAX_QUANTITY_TEXT characters (the largest amount takes 19 digits); the API
     server refuses spaces around a quantity, and so does the snapshot."""
-    with pytest.raises(ValueError, match="longer than a quantity may be|spaces around it"):
+    with pytest.raises(ValueError, match=r"longer than a quantity may be|spaces around it"):
         parse_quantity(text, allow_unlimited=True)
 
 

@@ -20,7 +20,9 @@ EXAMPLE = FIXTURES / "example-cluster.yaml"
 
 
 def solve(path: Path, *args: str) -> dict:
-    result = CliRunner().invoke(app, ["solve", str(path), "--job", "serving-new", "--action", "reclaim", "--json", *args])
+    result = CliRunner().invoke(
+        app, ["solve", str(path), "--job", "serving-new", "--action", "reclaim", "--json", *args]
+    )
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)["decisions"][0]
 

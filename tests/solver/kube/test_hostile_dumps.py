@@ -11,6 +11,7 @@ then mutates the bundled dumps field by field.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
@@ -90,7 +91,7 @@ def wrong_type_cases() -> list[tuple[str, bytes]]:
                 continue
             for path, expected in shape.items():
                 changed = copy.deepcopy(dump)
-                target = [i for i in changed["items"] if i["kind"] == kind][0]
+                target = next(i for i in changed["items"] if i["kind"] == kind)
                 if _set(target, path.split("."), _WRONG[expected]):
                     cases.append((f"{name} {kind} {path} wrong", json.dumps(changed).encode()))
     return cases
@@ -122,7 +123,9 @@ def crafted_cases() -> list[tuple[str, bytes]]:
     text = json.dumps(kai)
     cases.append(("UTF-16", text.encode("utf-16")))
     cases.append(("UTF-8 with a BOM", b"\xef\xbb\xbf" + text.encode()))
-    cases.append(("a bad byte in a name", text.replace("gpu-node-0", "gpu-node-\udcff", 1).encode("utf-8", "surrogateescape")))
+    cases.append(
+        ("a bad byte in a name", text.replace("gpu-node-0", "gpu-node-\udcff", 1).encode("utf-8", "surrogateescape"))
+    )
     cases.append(("a NUL byte", text.replace('"gpu-node-0"', '"gpu\\u0000node"', 1)))
     cases.append(("binary", bytes(range(256)) * 64))
     cases.append(("truncated", text[: len(text) // 2]))
@@ -139,15 +142,16 @@ def crafted_cases() -> list[tuple[str, bytes]]:
     changed(kai, "a 300-character name", lambda d: first(d, "Node")["metadata"].update(name="n" * 300))
     changed(kai, "a long label value", lambda d: first(d, "Node")["metadata"]["labels"].update(rack="r" * 64))
     changed(kai, "huge annotations", lambda d: first(d, "Pod")["metadata"]["annotations"].update(x="a" * 300_000))
-    changed(kai, "2,000 tolerations",
-            lambda d: first(d, "Pod")["spec"].update(tolerations=[{"key": f"k{i}", "operator": "Exists"} for i in range(2000)]))  # fmt: skip
+    tolerations = [{"key": f"k{i}", "operator": "Exists"} for i in range(2000)]
+    changed(kai, "2,000 tolerations", lambda d: first(d, "Pod")["spec"].update(tolerations=tolerations))
+
+    def affinity(terms: list[Any]) -> dict[str, Any]:
+        return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
+
     terms = [{"matchExpressions": [{"key": "a", "operator": "In", "values": ["b"]}]}] * 5000
-    changed(kai, "5,000 affinity terms", lambda d: first(d, "Pod")["spec"].update(
-        affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}))  # fmt: skip
-    many = [{"key": "a", "operator": "In", "values": [str(i) for i in range(5000)]}]
-    changed(kai, "5,000 values", lambda d: first(d, "Pod")["spec"].update(
-        affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-            "nodeSelectorTerms": [{"matchExpressions": many}]}}}))  # fmt: skip
+    changed(kai, "5,000 affinity terms", lambda d: first(d, "Pod")["spec"].update(affinity=affinity(terms)))
+    many = [{"matchExpressions": [{"key": "a", "operator": "In", "values": [str(i) for i in range(5000)]}]}]
+    changed(kai, "5,000 values", lambda d: first(d, "Pod")["spec"].update(affinity=affinity(many)))
     # dangling references and cycles
     changed(kai, "a pod on an unknown node", lambda d: first(d, "Pod")["spec"].update(nodeName="nowhere"))
     changed(kai, "a group in an unknown queue", lambda d: first(d, "PodGroup")["spec"].update(queue="nowhere"))
@@ -206,8 +210,8 @@ def crafted_cases() -> list[tuple[str, bytes]]:
         changed(kai, f"a group's last start at {value}",
                 lambda d, v=value: first(d, "PodGroup")["metadata"]["annotations"].update(
                     {"kai.scheduler/last-start-timestamp": v}))  # fmt: skip
-    changed(kai, "tolerationSeconds in words",
-            lambda d: first(d, "Pod")["spec"].update(tolerations=[{"key": "a", "tolerationSeconds": "soon"}]))  # fmt: skip
+    soon = [{"key": "a", "tolerationSeconds": "soon"}]
+    changed(kai, "tolerationSeconds in words", lambda d: first(d, "Pod")["spec"].update(tolerations=soon))
     return [(n, c if isinstance(c, bytes) else (c if isinstance(c, str) else json.dumps(c)).encode()) for n, c in cases]
 
 
@@ -293,12 +297,16 @@ def test_a_time_not_read_is_a_guess_that_strict_refuses(tmp_path: Path):
     dump = bundled("kai-cluster.json")
     first(dump, "Node")["status"]["conditions"][0]["lastHeartbeatTime"] = "yesterday at noon"
     pod = first(dump, "Pod")
-    pod["status"]["conditions"].append({"type": "Ready", "status": "True", "lastTransitionTime": "2027-01-01T00:00:00Z"})
+    pod["status"]["conditions"].append(
+        {"type": "Ready", "status": "True", "lastTransitionTime": "2027-01-01T00:00:00Z"}
+    )
     path = tmp_path / "dump.json"
     path.write_text(json.dumps(dump))
     result = CliRunner().invoke(app, ["import", str(path), "--now", NOW])
     assert result.exit_code == 0
-    assert "status.conditions[1].lastTransitionTime: 2027-01-01T00:00:00Z is after the snapshot's instant" in result.output
+    assert (
+        "status.conditions[1].lastTransitionTime: 2027-01-01T00:00:00Z is after the snapshot's instant" in result.output
+    )
     strict = CliRunner().invoke(app, ["import", str(path), "--now", NOW, "--strict"])
     assert strict.exit_code == 2
 
@@ -341,10 +349,8 @@ def test_a_bundled_dump_mutated_field_by_field_is_imported_or_refused(tmp_path: 
         for step in path[:-1]:
             target = target[step]
         if isinstance(target, (dict, list)):
-            try:
+            with contextlib.suppress(IndexError, KeyError, TypeError):
                 target[path[-1]] = copy.deepcopy(data.draw(_VALUES))
-            except (IndexError, KeyError, TypeError):
-                pass
         paths = _paths(dump["items"][item]) or paths
     path = tmp_path / "dump.json"
     path.write_text(json.dumps(dump, allow_nan=True))

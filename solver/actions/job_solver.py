@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass
 
 from gpu_preempt import cpsat
 from gpu_preempt.cpsat.params import SolveParams
 from gpu_preempt.cpsat.search import ModelError, too_large
 from gpu_preempt.explain.reasons import device_note, protected_jobs, why_infeasible
-from gpu_preempt.formulate.builder import Prepared, prepare
+from gpu_preempt.formulate.builder import prepare
 from gpu_preempt.models import Job, Resources, SolverName
 from gpu_preempt.models.decision import Decision, Move, Outcome, VictimTasks
 from gpu_preempt.models.sharing import unknown_device_size
@@ -40,7 +39,7 @@ from .allocation import solve_allocation
 from .kai_order import in_kai_order
 from .reduced_path import solve_reduced
 
-__all__ = ["LastPrepared", "attempt", "named_moves", "named_victims"]
+__all__ = ["attempt", "named_moves", "named_victims"]
 
 
 def attempt(cluster: ClusterState, job: Job, action: Action, *, solver: SolverName = "cpsat") -> Decision:
@@ -65,7 +64,6 @@ def _decide(cluster: ClusterState, job: Job, action: Action, solver: SolverName)
     if no_size is not None:  # docs/snapshot-format.md, "GPU sharing": no device to count the share on
         return Decision(job.name, action, "infeasible", reason=no_size, solver=solver, solve_ms=_ms(start)), {}
     prepared = prepare(cluster, job, action)
-    cluster.for_state(LastPrepared).found = prepared
     if prepared.skip is not None:
         skipped = Decision(job.name, action, "skipped", reason=prepared.skip, solver=solver, solve_ms=_ms(start))
         return skipped, {}
@@ -129,19 +127,6 @@ def _decide(cluster: ClusterState, job: Job, action: Action, solver: SolverName)
         decision.reason = "time limit reached before a feasible answer or a proof"
     decision.solve_ms = _ms(start)
     return decision, prepared.required
-
-
-@dataclass
-class LastPrepared:
-    """The last attempt prepared in a state, which an explanation of its decision reads again
-    (:mod:`.protection_matters`) instead of finding the candidates a second time."""
-
-    found: Prepared | None = None
-
-    def of(self, job: str, action: str) -> Prepared | None:
-        """The attempt prepared last, if it is for ``job`` and ``action``."""
-        found = self.found
-        return found if found is not None and found.job.name == job and found.action == action else None
 
 
 def _ms(start: float) -> float:

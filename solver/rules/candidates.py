@@ -38,7 +38,7 @@ from gpu_preempt.models.quantity import add
 from gpu_preempt.state.cluster import ClusterState
 
 from .min_runtime import protected_until
-from .protection import EvictingAction, Protection, protections, queue_min_runtime
+from .protection import EvictingAction, Lifted, Protection, protections, queue_min_runtime
 from .reclaim_line import Line, reclaim_line
 from .toleration import tolerated_until
 
@@ -195,7 +195,7 @@ def preempt_candidates(cluster: ClusterState, preemptor: Job) -> CandidateSet:
     They depend on the preemptor through its queue and priority only, so a preemptor
     with no running task gets the set an equal one got in the same state.
     """
-    if cluster.running_count(preemptor):
+    if cluster.running_count(preemptor) or cluster.for_state(Lifted).jobs:
         return _preempt_candidates(cluster, preemptor)
     kept = cluster.for_state(PreemptCandidates).sets
     key = (preemptor.queue, preemptor.resolved_priority)
@@ -227,9 +227,11 @@ def _preempt_candidates(cluster: ClusterState, preemptor: Job) -> CandidateSet:
     priorities, preemptible, marked = (
         column[rest].tolist() for column in (columns.priority, columns.preemptible, columns.marked)
     )
+    lifted = cluster.for_state(Lifted).jobs
     for i, at, priority, fair_game, said_no in zip(
         np.flatnonzero(~clear).tolist(), rest.tolist(), priorities, preemptible, marked, strict=True
     ):
+        fair_game = fair_game or names[at] in lifted
         before = len(result.candidates)
         if priority >= preemptor.resolved_priority:
             text = texts.get(priority)
@@ -292,6 +294,7 @@ def reclaim_candidates(cluster: ClusterState, reclaimer: Job, chunk: Resources) 
         for column in (columns.queue, columns.minimum, columns.preemptible, columns.marked, columns.priority)
     )
     unguarded = unprotected.on_columns(rest).tolist()
+    lifted = cluster.for_state(Lifted).jobs
     for i, at, code, gang, free, fair_game, said_no, priority in zip(
         np.flatnonzero(~clear).tolist(),
         rest.tolist(),
@@ -303,6 +306,7 @@ def reclaim_candidates(cluster: ClusterState, reclaimer: Job, chunk: Resources) 
         priorities,
         strict=True,
     ):
+        fair_game = fair_game or names[at] in lifted
         before = len(result.candidates)
         if code == mine:
             result.judged.append(Excluded(names[at], "own-queue", own))

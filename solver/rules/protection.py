@@ -23,7 +23,17 @@ from gpu_preempt.state.cluster import ClusterState
 from .min_runtime import preempt_min_runtime, protected_until, reclaim_min_runtime
 from .toleration import tolerated_until
 
-__all__ = ["EvictingAction", "MinRuntimes", "Protection", "Rule", "min_runtime", "protections", "queue_min_runtime"]
+__all__ = [
+    "LIFTABLE",
+    "EvictingAction",
+    "Lifted",
+    "MinRuntimes",
+    "Protection",
+    "Rule",
+    "min_runtime",
+    "protections",
+    "queue_min_runtime",
+]
 
 EvictingAction = Literal["preempt", "reclaim"]
 """The actions that evict (``allocate`` evicts nothing)."""
@@ -50,8 +60,28 @@ class Protection:
         return f"{self.rule}{when}: {self.detail}"
 
 
+@dataclass
+class Lifted:
+    """Jobs whose own protections (non-preemptible, min-runtime, toleration) a state's decisions ignore for a while:
+    the question "what would the optimum take but for them" (``actions/protection_matters.py``). Empty otherwise."""
+
+    jobs: frozenset[str] = frozenset()
+
+
+LIFTABLE = ("non-preemptible", "min-runtime", "toleration")
+"""The protections of a single job, which :class:`Lifted` may set aside."""
+
+
 def protections(cluster: ClusterState, victim: Job, preemptor: Job, action: EvictingAction) -> list[Protection]:
-    """Every protection ``victim`` has against ``preemptor`` under ``action`` at ``cluster.now``."""
+    """Every protection ``victim`` has against ``preemptor`` under ``action`` at ``cluster.now`` (but those of
+    :data:`LIFTABLE` for a job :class:`Lifted` names)."""
+    found = _protections(cluster, victim, preemptor, action)
+    if found and victim.name in cluster.for_state(Lifted).jobs:
+        return [p for p in found if p.rule not in LIFTABLE]
+    return found
+
+
+def _protections(cluster: ClusterState, victim: Job, preemptor: Job, action: EvictingAction) -> list[Protection]:
     found: list[Protection] = []
     now = cluster.now
     if not victim.is_preemptible:

@@ -61,3 +61,44 @@ def test_on_a_large_cluster_only_the_jobs_that_matter_are_listed(tmp_path: Path)
     assert {p["job"] for p in shown["protected"]} <= {p["job"] for p in every["protected"]}
     text = " ".join(CliRunner().invoke(app, args[:-1]).output.split())
     assert f"protected: {total} job(s)" in text and "--explain all lists every one" in text
+
+
+def test_the_jobs_that_matter_are_the_victims_of_the_decision_without_their_protections(monkeypatch):
+    """The independent check on generated clusters: the same snapshot without min-runtimes, every shielded job
+    preemptible and without a class that tolerates, decided again; its victims among the shielded jobs are the jobs
+    that matter (no bound on how many are lifted)."""
+    import copy
+
+    from gpu_preempt.actions import protection_matters
+    from gpu_preempt.actions.cycle import final_decision, solve_one
+    from gpu_preempt.state.cluster import ClusterState
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from generate import generate
+
+    monkeypatch.setattr(protection_matters, "MOST_LIFTED", 10**9)
+    compared = 0
+    for seed in range(3):
+        data = generate(40, seed=seed, pending=7)
+        snapshot = snapshot_from_data(copy.deepcopy(data))
+        cluster = ClusterState.of(snapshot)
+        for job in [j for j in snapshot.jobs if j.name.startswith("pending-")]:
+            decision = final_decision(solve_one(cluster, job, "reclaim"))
+            shielded = {p.job for p in decision.protected if p.rule in protection_matters.LIFTED}
+            if not decision.placed or not shielded:
+                continue
+            matter = protection_matters.taken_but_for_protection(cluster, job, decision)
+            lifted = copy.deepcopy(data)  # no min-runtime anywhere; the shielded preemptible, with no class
+            lifted["config"].update(preempt_min_runtime=0, reclaim_min_runtime=0)
+            for queue in lifted["queues"]:
+                queue.pop("reclaim_min_runtime", None)
+                queue.pop("preempt_min_runtime", None)
+            for entry in lifted["jobs"]:
+                if entry["name"] in shielded:
+                    value = snapshot.job(entry["name"]).resolved_priority
+                    entry.pop("priority_class", None)
+                    entry.update(priority=value, preemptible=True)
+            again = decide(snapshot_from_data(lifted), job.name, "reclaim")
+            assert matter == sorted(v.job for v in again.victims if v.job in shielded), (seed, job.name)
+            compared += 1
+    assert compared >= 3

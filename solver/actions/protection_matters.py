@@ -4,11 +4,13 @@ A decision on a large cluster shields tens of thousands of running jobs, most of
 ones that matter are found by deciding again with the protections of single jobs lifted (non-preemptible,
 min-runtime, toleration: :class:`~gpu_preempt.rules.protection.Lifted`, which the candidate rules read) and reading
 which of them that optimum takes. Every other rule still applies: the reclaim line (``guarantee``) protects
-queues, not jobs (docs/snapshot-format.md, "Commands and output"). When the decision placed the job and the
-objective ranks priority first, no job of a priority above its victims' can be in the optimum (the decision stays feasible, and such a job
-would count at a level where it counts none): those are not lifted, and the answer is exact. Of more shielded jobs
-than :data:`MOST_LIFTED`, the ones an optimum would reach first are lifted (lowest priority, fewest running tasks,
-least work lost: the objective's first terms), so that the second decision stays as small as the first.
+queues, not jobs (docs/snapshot-format.md, "Commands and output").
+
+When the decision placed the job and the objective ranks priority first, no job of a priority above its victims'
+can be in the optimum (the decision stays feasible, and such a job would count at a level where it counts none):
+those are not lifted, and the answer is exact. Of more shielded jobs than :data:`MOST_LIFTED`, the ones an optimum
+would reach first are lifted (lowest priority, fewest running tasks, least work lost: the objective's first terms),
+so that the second decision stays as small as the first.
 """
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ gpu_preempt.models.errors.SnapshotError: x.json: duplicate key 'a' (line 1 colum
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, Final
 
 import msgspec
@@ -39,7 +40,15 @@ import yaml
 
 from ..errors import SnapshotError, shown
 
-__all__ = ["MAX_ALIAS_NODES", "MAX_DEPTH", "decode_json_fast", "parse_document", "parse_stream"]
+__all__ = [
+    "LONG_LIST",
+    "MAX_ALIAS_NODES",
+    "MAX_DEPTH",
+    "LongList",
+    "decode_json_fast",
+    "parse_document",
+    "parse_stream",
+]
 
 try:  # the C parser is many times faster on large documents
     from yaml import CSafeLoader as _YamlLoader
@@ -62,7 +71,10 @@ def parse_document(text: str, *, json_format: bool, source: str) -> Any:
     if json_format:
         return _parse_json(text, source)
     try:
-        data = _read_yaml(text, source, build=True)
+        documents = _read_yaml(text, source, build=True)
+        if len(documents) > 1:
+            raise _Unusual  # PyYAML says "expected a single document", with its line
+        data = documents[0] if documents else None
     except _Unusual:  # explicit tags, merge keys, several documents: checked on the events, then built by PyYAML
         _read_yaml(text, source, build=False)
         try:
@@ -78,20 +90,46 @@ def parse_document(text: str, *, json_format: bool, source: str) -> Any:
     return data
 
 
-def parse_stream(text: str, *, source: str) -> list[Any]:
+def parse_stream(
+    text: str, *, source: str, long_list: LongList | None = None, item: Callable[[Any], Any] | None = None
+) -> list[Any]:
     """The documents of a YAML stream (``---`` between them; empty ones left out), checked as
-    :func:`parse_document` checks one; :class:`SnapshotError` naming the line if bad."""
-    _read_yaml(text, source, build=False)
+    :func:`parse_document` checks one; :class:`SnapshotError` naming the line if bad.
+
+    ``long_list``, when given, is called with the path of keys and indexes from the root to a list as soon as that
+    list gets its ``LONG_LIST + 1``-th item (the root's own list and its path first), and with the document's value
+    at each step (``steps``), before the rest of the stream is read: a caller that bounds some lists refuses them
+    without reading further (it raises :class:`SnapshotError`).
+
+    ``item``, when given, is applied to each item of a root mapping's ``items`` list as soon as it is read, and its
+    result kept instead (a List's objects: a caller drops what it never reads before the next item is built)."""
     try:
-        documents = list(yaml.load_all(text, Loader=_YamlLoader))
+        documents = _read_yaml(text, source, build=True, long_list=long_list, item=item)
+    except _Unusual:  # explicit tags, merge keys: checked on the events, then built by PyYAML
+        _read_yaml(text, source, build=False, long_list=long_list)
+        try:
+            documents = list(yaml.load_all(text, Loader=_YamlLoader))
+        except yaml.YAMLError as err:
+            raise _yaml_error(err, source) from None
+        except ValueError as err:
+            raise SnapshotError.single("", f"{source}: invalid YAML: {err}") from None
+        for document in documents:
+            if item is not None and isinstance(document, dict) and isinstance(document.get("items"), list):
+                document["items"] = [item(i) for i in document["items"]]
     except yaml.YAMLError as err:
         raise _yaml_error(err, source) from None
-    except ValueError as err:
-        raise SnapshotError.single("", f"{source}: invalid YAML: {err}") from None
     found = [d for d in documents if d is not None]
     if not found:
         raise SnapshotError.single("", f"{source}: the file is empty (it holds only comments or null)")
     return found
+
+
+LONG_LIST: Final = 1000
+"""How many items a list may have before :func:`parse_stream` shows its path to ``long_list``."""
+
+LongList = Callable[[list[Any], list[Any]], None]
+"""Called with the keys and indexes from a document's root to a list, and the values along them (``values[0]`` the
+root, ``values[-1]`` the list)."""
 
 
 def _yaml_error(err: yaml.YAMLError, source: str) -> SnapshotError:
@@ -120,14 +158,22 @@ class _Open:
         self.key: Any = None
 
 
-def _read_yaml(text: str, source: str, *, build: bool) -> Any:
-    """The document in ``text``, built from the parser's events in one pass, refusing on the way nesting deeper than
+def _read_yaml(
+    text: str,
+    source: str,
+    *,
+    build: bool,
+    long_list: LongList | None = None,
+    item: Callable[[Any], Any] | None = None,
+) -> list[Any]:
+    """The documents in ``text``, built from the parser's events in one pass, refusing on the way nesting deeper than
     :data:`MAX_DEPTH`, aliases that add more than :data:`MAX_ALIAS_NODES` nodes and duplicate keys: no recursion,
     so no depth can crash it.
 
     Scalars are resolved and constructed by PyYAML's own safe loader (so ``8`` is an int, ``2026-01-01`` a date,
     ``yes`` a string in YAML 1.1's way, exactly as ``yaml.safe_load``); plain scalars are constructed once per
-    distinct text. Explicit tags, merge keys (``<<``) and streams of several documents raise :class:`_Unusual`.
+    distinct text. Explicit tags and merge keys (``<<``) raise :class:`_Unusual`. ``long_list`` and ``item``: as
+    :func:`parse_stream` says.
     Without ``build`` the same checks run on the events alone (scalars stay text, tags and merge keys pass, and a
     syntax error stops the check): PyYAML then builds the document.
     """
@@ -135,9 +181,8 @@ def _read_yaml(text: str, source: str, *, build: bool) -> Any:
     cache: dict[str, Any] = {}
     anchors: dict[str, tuple[Any, int]] = {}
     stack: list[_Open] = []
-    root: Any = None
+    roots: list[Any] = []
     added = 0
-    documents = 0
 
     def refuse(event: yaml.Event, message: str) -> SnapshotError:
         mark = event.start_mark
@@ -145,9 +190,8 @@ def _read_yaml(text: str, source: str, *, build: bool) -> Any:
         return SnapshotError.single("", f"{source}: {message}{where}")
 
     def place(value: Any, size: int, event: yaml.Event) -> None:
-        nonlocal root
         if not stack:
-            root = value
+            roots.append(value)
             return
         parent = stack[-1]
         parent.nodes += size
@@ -156,7 +200,11 @@ def _read_yaml(text: str, source: str, *, build: bool) -> Any:
                 parent.value[parent.key] = value
             parent.want_key = True
         elif isinstance(parent.value, list):
+            if item is not None and len(stack) == 2 and stack[0].key == "items" and isinstance(stack[0].value, dict):
+                value = item(value)
             parent.value.append(value)
+            if len(parent.value) == LONG_LIST + 1 and long_list is not None:
+                long_list(*_path(stack))
         else:
             unusual = value == _MERGE_KEY or isinstance(value, (dict, list))
             if unusual and build:
@@ -209,15 +257,22 @@ def _read_yaml(text: str, source: str, *, build: bool) -> Any:
                 if done.anchor is not None:
                     anchors[done.anchor] = (done.value, done.nodes)
                 place(done.value, done.nodes, event)
-            elif isinstance(event, yaml.DocumentStartEvent):
-                documents += 1
-                if documents > 1 and build:
-                    raise _Unusual  # PyYAML says "expected a single document"
     except yaml.YAMLError:
         if build:
             raise
-        return None  # PyYAML reports it, with its line
-    return root
+        return []  # PyYAML reports it, with its line
+    return roots
+
+
+def _path(stack: list[_Open]) -> tuple[list[Any], list[Any]]:
+    """The keys and indexes from the root to the innermost open container, and the values along them."""
+    steps: list[Any] = []
+    for parent in stack[:-1]:
+        if isinstance(parent.value, list):
+            steps.append(len(parent.value))
+        else:
+            steps.append(parent.key)
+    return steps, [parent.value for parent in stack]
 
 
 _NO_KEY = object()

@@ -22,6 +22,7 @@ __all__ = [
     "MAX_NAME",
     "MAX_NAMESPACE",
     "MAX_OBJECT",
+    "bounded_list",
     "over_limits",
 ]
 
@@ -123,3 +124,28 @@ def _terms(terms: list[Any], at: str) -> list[tuple[str, str]]:
                 if isinstance(values, list) and len(values) > MAX_ITEMS:
                     return [(f"{where}[{k}].values", f"has {len(values)} items; at most {MAX_ITEMS} are read")]
     return []
+
+
+def bounded_list(steps: list[Any]) -> str | None:
+    """The field path of the list at ``steps`` (keys and indexes from an object's root) if :data:`MAX_ITEMS` bounds
+    it, else ``None``.
+
+    >>> bounded_list(["spec", "tolerations"])
+    'spec.tolerations'
+    >>> bounded_list(["spec", "containers", 0, "env"]) is None
+    True
+    """
+    if len(steps) == 2 and steps[1] in _LISTS.get(steps[0], ()):
+        return f"{steps[0]}.{steps[1]}"
+    terms = ["spec", "affinity", *_TERMS]
+    if steps[: len(terms)] != terms:
+        return None
+    rest = steps[len(terms) :]
+    at = ".".join(terms)
+    if not rest:
+        return at
+    if len(rest) == 2 and isinstance(rest[0], int) and rest[1] in ("matchExpressions", "matchFields"):
+        return f"{at}[{rest[0]}].{rest[1]}"
+    if len(rest) == 4 and rest[1] in ("matchExpressions", "matchFields") and rest[3] == "values":
+        return f"{at}[{rest[0]}].{rest[1]}[{rest[2]}].values"
+    return None

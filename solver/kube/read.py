@@ -29,7 +29,7 @@ from gpu_preempt.models.load.document import decode_json_fast, parse_document, p
 
 from .kai_config import KaiSettings
 from .kai_snapshot import is_zip, kai_snapshot_list
-from .limits import MAX_NAME, MAX_NAMESPACE, MAX_OBJECT, over_limits
+from .limits import MAX_ITEMS, MAX_NAME, MAX_NAMESPACE, MAX_OBJECT, bounded_list, over_limits
 from .shapes import wrong_types
 
 __all__ = ["UNREAD", "UNREAD_CONTAINER", "KubeObject", "parse_objects", "read_objects"]
@@ -114,6 +114,8 @@ def read_objects(sources: list[str], stdin: IO[str], settings: list[KaiSettings]
 
 def _check_utf8(data: bytes, source: str) -> None:
     """Refuse bytes that are not UTF-8, read in pieces (the text of a large dump is not kept)."""
+    if data.isascii():
+        return
     decoder = codecs.getincrementaldecoder("utf-8")()
     try:
         for start in range(0, len(data), _PIECE):
@@ -217,6 +219,20 @@ UNREAD_CONTAINER = (
 """Container fields the importer never reads (it reads the resources)."""
 
 
+def _kept(item: Any) -> Any:
+    """What the importer reads of an item of a List: a finished pod's kind, names and phase, else the item
+    :func:`_trimmed`."""
+    if not isinstance(item, dict) or item.get("kind") != "Pod" or item.get("apiVersion") != "v1":
+        return _trimmed(item)
+    status, metadata = item.get("status"), item.get("metadata")
+    if not isinstance(status, dict) or status.get("phase") not in ("Succeeded", "Failed"):
+        return _trimmed(item)
+    if not isinstance(metadata, dict) or not _names(_Meta(metadata.get("name"), metadata.get("namespace"))):
+        return _trimmed(item)
+    kept = {key: metadata[key] for key in ("name", "namespace") if key in metadata}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": kept, "status": {"phase": status["phase"]}}
+
+
 def _trimmed(item: Any) -> Any:
     """``item`` without the fields :data:`UNREAD` and :data:`UNREAD_CONTAINER` name (changed in place)."""
     if not isinstance(item, dict):
@@ -270,7 +286,9 @@ def parse_objects(text: str, source: str) -> list[KubeObject]:
     if text.lstrip().startswith(("{", "[")):
         documents = [parse_document(text, json_format=True, source=source)]
     else:
-        documents = parse_stream(text, source=source)
+        documents = parse_stream(
+            text, source=source, long_list=lambda steps, values: _long_list(steps, values, source), item=_kept
+        )
     found: list[KubeObject | FieldError | list[FieldError]] = []
     for d, document in enumerate(documents):
         at = source if len(documents) == 1 else f"{source}: document {d + 1}"
@@ -287,6 +305,27 @@ def parse_objects(text: str, source: str) -> list[KubeObject]:
     if errors:
         raise SnapshotError(errors)
     return [f for f in found if isinstance(f, KubeObject)]
+
+
+def _long_list(steps: list[Any], values: list[Any], source: str) -> None:
+    """Refuse a list :data:`~.limits.MAX_ITEMS` bounds as soon as the YAML reader meets its item past the bound,
+    before the rest of the file is read."""
+    root = values[0]
+    kind = root.get("kind") if isinstance(root, dict) else None
+    listed = steps[:1] == ["items"] and len(steps) > 1 and isinstance(steps[1], int)
+    if listed and (kind is None or (isinstance(kind, str) and kind.endswith("List"))):
+        body, where, steps = values[2], f"{source}: items[{steps[1]}]", steps[2:]
+    else:
+        body, where = root, source
+    path = bounded_list(steps)
+    if path is None or not isinstance(body, dict):
+        return
+    metadata = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+    name, namespace = metadata.get("name"), metadata.get("namespace") or ""
+    named = isinstance(name, str) and isinstance(namespace, str) and isinstance(body.get("kind"), str)
+    if named and len(name) <= MAX_NAME and len(namespace) <= MAX_NAMESPACE:
+        where = f"{body['kind']} {namespace + '/' if namespace else ''}{name}"
+    raise SnapshotError.single(f"{where}: {path}", f"has more than {MAX_ITEMS} items; at most {MAX_ITEMS} are read")
 
 
 def _object(item: Any, where: str, source: str) -> KubeObject | FieldError | list[FieldError]:

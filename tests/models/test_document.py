@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpu_preempt.models import SnapshotError
-from gpu_preempt.models.load.document import MAX_DEPTH, parse_document, parse_stream
+from gpu_preempt.models.load.document import LONG_LIST, MAX_DEPTH, parse_document, parse_stream
 
 BUNDLED = sorted([*ROOT.glob("fixtures/**/*.yaml"), *ROOT.glob("docs/**/*.yaml"), *ROOT.glob("benchmarks/**/*.yaml")])
 
@@ -71,6 +71,45 @@ def test_yaml_constructs_read_as_pyyaml_reads_them(text: str):
         assert "the file is empty" in refusal(text)
     else:
         assert repr(read(text)) == repr(expected)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: 1\n---\nb: [2, 3]\n---\n",
+        "--- &x {a: 1}\n--- {b: 2}\n---\n- 8\n- yes\n",
+        "a: &b {c: 1}\n---\nd: {<<: {e: 2}}\n",  # a merge key: the whole stream left to PyYAML
+        "# nothing\n---\n",
+    ],
+    ids=["two documents", "anchors per document", "merge key", "empty"],
+)
+def test_a_stream_reads_as_pyyaml_reads_it(text: str):
+    expected = [d for d in yaml.safe_load_all(text) if d is not None]
+    if not expected:
+        with pytest.raises(SnapshotError, match="empty"):
+            parse_stream(text, source="f")
+    else:
+        assert repr(parse_stream(text, source="f")) == repr(expected)
+
+
+def test_a_long_list_is_shown_by_its_path_before_the_rest_is_read():
+    seen: list[tuple[list[object], object]] = []
+
+    def long_list(steps: list[object], values: list[object]) -> None:
+        seen.append((steps, values[-1]))
+        if steps[-1] == "refused":
+            raise SnapshotError.single("f", "too long")
+
+    items = "\n".join(f"  - {i}" for i in range(LONG_LIST + 1))
+    short = "\n".join(f"  - {i}" for i in range(LONG_LIST))
+    text = f"a:\n- b:\n{items}\n  c:\n{short}\n"
+    documents = parse_stream(text, source="f", long_list=long_list)
+    assert [steps for steps, _ in seen] == [["a", 0, "b"]]
+    assert seen[0][1] is documents[0]["a"][0]["b"] and len(documents[0]["a"][0]["b"]) == LONG_LIST + 1
+    with pytest.raises(SnapshotError, match="too long"):  # the unclosed list after it is never read
+        parse_stream(f"refused:\n{items}\nthen: [unclosed\n", source="f", long_list=long_list)
+    with pytest.raises(SnapshotError, match="invalid YAML"):
+        parse_stream(f"kept:\n{items}\nthen: [unclosed\n", source="f", long_list=long_list)
 
 
 def test_a_list_that_holds_itself_is_built_as_pyyaml_builds_it():

@@ -152,6 +152,8 @@ def crafted_cases() -> list[tuple[str, bytes]]:
     changed(kai, "5,000 affinity terms", lambda d: first(d, "Pod")["spec"].update(affinity=affinity(terms)))
     many = [{"matchExpressions": [{"key": "a", "operator": "In", "values": [str(i) for i in range(5000)]}]}]
     changed(kai, "5,000 values", lambda d: first(d, "Pod")["spec"].update(affinity=affinity(many)))
+    for name in ("2,000 tolerations", "5,000 affinity terms", "5,000 values"):  # refused while the YAML is read
+        cases.append((f"{name} (YAML)", yaml.safe_dump(dict(cases)[name])))
     # dangling references and cycles
     changed(kai, "a pod on an unknown node", lambda d: first(d, "Pod")["spec"].update(nodeName="nowhere"))
     changed(kai, "a group in an unknown queue", lambda d: first(d, "PodGroup")["spec"].update(queue="nowhere"))
@@ -280,6 +282,8 @@ def test_every_hostile_dump_is_imported_or_refused_cleanly(tmp_path: Path):
         assert name in refused, name
     assert "is after the snapshot's instant" in refused["PodScheduled at 2027-01-01T00:00:00Z"]
     assert "at most 1000 are read" in refused["2,000 tolerations"]
+    for name in ("2,000 tolerations (YAML)", "5,000 affinity terms (YAML)", "5,000 values (YAML)"):
+        assert "has more than 1000 items; at most 1000 are read" in refused[name], refused[name]
     accepted = {names[f.split(".")[0]] for f, r in results.items() if r["exit"] == 0}
     assert {"a stream", "UTF-8 with a BOM", "a node heartbeat at yesterday at noon"} <= accepted
     heartbeat = next(r["output"] for f, r in results.items() if names[f.split(".")[0]] == "a node heartbeat at 5")

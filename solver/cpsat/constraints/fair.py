@@ -4,6 +4,7 @@ ClusterQueue must keep against the preemptor's."""
 from __future__ import annotations
 
 from fractions import Fraction
+from math import gcd
 
 from ortools.sat.python import cp_model
 
@@ -21,11 +22,15 @@ from .cohort import (
     tree_usages,
 )
 
-__all__ = ["INFINITE_SHARE", "fair"]
+__all__ = ["INFINITE_SHARE", "MOST_THRESHOLDS", "fair"]
 
 
 INFINITE_SHARE = 2**60
 """A share above every finite one (a queue of weight 0 that borrows), and the bound of every finite one."""
+MOST_THRESHOLDS = 4096
+"""The most values a share may take for it to be counted by thresholds, where the division's product would not fit
+in CP-SAT's integers."""
+_PRODUCT_LIMIT = 2**62
 
 
 def fair(variables: Variables) -> None:
@@ -42,6 +47,7 @@ def fair(variables: Variables) -> None:
     units = {r: quota_unit(problem, r) for r in rows.resources}
     bounds = {r: quota_bound(problem, r, units[r]) for r in rows.resources}
     placed = {r: placed_in(variables, r, units[r]) for r in rows.resources}
+    most_used = {r: _most_used(variables, children, top, r, units[r]) for r in rows.resources}
 
     def usages(back: int | None, tag: str) -> dict[str, dict[str, LinearExpr]]:
         return {
@@ -61,7 +67,8 @@ def fair(variables: Variables) -> None:
         for r in rows.resources:
             unit, bound = units[r], bounds[r]
             over = state[r][queue] - quotas.subtree[queue].get(r, 0) // unit
-            borrowed = positive_part(variables, over, bound, f"b{tag}_{queue}_{r}")
+            most = min(bound, max(0, most_used[r][queue] - quotas.subtree[queue].get(r, 0) // unit))
+            borrowed = positive_part(variables, over, most, f"b{tag}_{queue}_{r}")
             if weight == 0:
                 if not isinstance(borrowed, int):
                     flag = model.new_bool_var(f"borrows{tag}_{queue}_{r}")
@@ -75,13 +82,12 @@ def fair(variables: Variables) -> None:
             if lendable <= 0:
                 continue
             numerator, denominator = 1000 * weight.denominator, lendable * weight.numerator
+            common = gcd(numerator, denominator)
+            numerator, denominator = numerator // common, denominator // common
             if isinstance(borrowed, int):
                 parts.append(-(-borrowed * numerator // denominator))
                 continue
-            most_ratio = min(INFINITE_SHARE - 1, -(-bound * numerator // denominator))
-            ratio = model.new_int_var(0, most_ratio, f"share{tag}_{queue}_{r}")
-            model.add_division_equality(ratio, borrowed * numerator + denominator - 1, denominator)
-            parts.append(ratio)
+            parts.append(_ceil_ratio(variables, borrowed, most, numerator, denominator, f"share{tag}_{queue}_{r}"))
         if weight == 0:
             if not borrowing:
                 return 0
@@ -152,3 +158,50 @@ def fair(variables: Variables) -> None:
                 model.add(cp_model.LinearExpr.sum([variables.victim[v] for v in members]) <= 1).only_enforce_if(initial)
             ways.append(initial)
         model.add_bool_or(ways).only_enforce_if(taken)
+
+
+def _most_used(
+    variables: Variables, children: dict[str, list[str]], top: str, resource: str, unit: int
+) -> dict[str, int]:
+    """A bound on the usage of ``resource`` (in ``unit``) of every queue under ``top``, whatever goes: what its
+    ClusterQueues hold, and the chunk in the preemptor's (a Cohort uses at most what its members use)."""
+    rows = variables.problem.cohort
+    assert rows is not None
+    asked = sum(t.requests.get(resource, 0) * len(t.tasks) for t in variables.problem.chunk) // unit + 1
+    most: dict[str, int] = {}
+
+    def walk(queue: str) -> int:
+        below = children.get(queue, [])
+        if below:
+            most[queue] = sum(walk(child) for child in below)
+        else:
+            held = max(0, rows.numbers.used.get(queue, {}).get(resource, 0)) // unit + 1
+            most[queue] = held + (asked if queue == rows.queue else 0)
+        return most[queue]
+
+    walk(top)
+    return most
+
+
+def _ceil_ratio(
+    variables: Variables, borrowed: LinearExpr, most: int, numerator: int, denominator: int, name: str
+) -> LinearExpr:
+    """``ceil(borrowed x numerator / denominator)`` for ``0 <= borrowed <= most``: a division equality where its
+    product fits CP-SAT's integers, else the count of thresholds ``borrowed`` reaches (each computed exactly here,
+    each at most ``most``), as long as the share takes at most :data:`MOST_THRESHOLDS` values."""
+    model = variables.model
+    most_ratio = min(INFINITE_SHARE - 1, -(-most * numerator // denominator))
+    if most * numerator + denominator < _PRODUCT_LIMIT or most_ratio > MOST_THRESHOLDS:
+        ratio = model.new_int_var(0, most_ratio, name)
+        model.add_division_equality(ratio, borrowed * numerator + denominator - 1, denominator)
+        return ratio
+    reached = []
+    for t in range(1, most_ratio + 1):  # ratio >= t exactly when borrowed x numerator > (t - 1) x denominator
+        least = (t - 1) * denominator // numerator + 1
+        flag = model.new_bool_var(f"{name}_{t}")
+        model.add(borrowed >= least).only_enforce_if(flag)
+        model.add(borrowed <= least - 1).only_enforce_if(flag.Not())
+        if reached:
+            model.add_implication(flag, reached[-1])
+        reached.append(flag)
+    return cp_model.LinearExpr.sum(reached)

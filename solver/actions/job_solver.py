@@ -36,7 +36,7 @@ from gpu_preempt.state.cluster import ClusterState
 
 from . import greedy
 from .allocation import solve_allocation
-from .kai_order import in_kai_order
+from .kai_order import in_kai_order, moves_in_kai_order
 from .reduced_path import solve_reduced
 
 __all__ = ["attempt", "named_moves", "named_victims"]
@@ -109,6 +109,7 @@ def _decide(cluster: ClusterState, job: Job, action: Action, solver: SolverName)
                 solution = Solution("unknown", reason=too_large(error))
     if action != "allocate":
         problem, solution = in_kai_order(prepared, problem, solution)  # among equal answers, where KAI places
+        solution = moves_in_kai_order(problem, solution)
     decision = _assemble(cluster, problem, solution, solver)
     moved = {m.job for m in decision.moves}
     decision.protected = [p for p in protected_jobs(prepared.candidates) if p.job not in moved]

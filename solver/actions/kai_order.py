@@ -17,13 +17,13 @@ from gpu_preempt.formulate.builder import Prepared
 from gpu_preempt.formulate.rooms import node_devices
 from gpu_preempt.models import MILLI, Resources, is_gpu_resource
 from gpu_preempt.problem.devices import DeviceFit
-from gpu_preempt.problem.node_order import weighed
-from gpu_preempt.problem.records import Problem, share_size
+from gpu_preempt.problem.node_order import best, strategy_of, weighed
+from gpu_preempt.problem.records import ChunkType, Problem, share_size
 from gpu_preempt.problem.solution import Solution
 from gpu_preempt.reduce.hosts import free_hosts, tasks_fitting
 from gpu_preempt.state.cluster import ClusterState
 
-__all__ = ["in_kai_order", "place_in_order"]
+__all__ = ["in_kai_order", "moves_in_kai_order", "place_in_order"]
 
 
 class _NodeFacts:
@@ -207,3 +207,60 @@ def _over(prepared: Prepared, problem: Problem, solution: Solution, names: set[s
         victim = problem.victims[v]
         evicted[slots[victim.job, victim.slots[s].tasks]] = count
     return wider, replace(solution, evicted=evicted)
+
+
+def moves_in_kai_order(problem: Problem, solution: Solution) -> Solution:
+    """``solution`` with its moved tasks landing where KAI's node order puts them (docs/rules.md, "Node order"), the
+    same tasks moved and the chunk where it is: each moved task, in the order KAI gives its victims back their
+    places, on the node of its slot's ``moves_to`` that the placement strategy puts first among those whose room
+    (with everything else the decision does) and free room before the decision take it. The destination changes no
+    objective, so the answer stays as good. Unchanged without moves, where a node counts devices or shares move (the
+    device ledger decides those), or when the order cannot land every task."""
+    if not solution.feasible or not solution.moved or solution.moved_devices:
+        return solution
+    victims, nodes = problem.victims, problem.nodes
+    landing: dict[tuple[int, int], int] = {}
+    for (v, s, _), n in solution.moved.items():
+        landing[v, s] = landing.get((v, s), 0) + n
+    if any(nodes[m].devices is not None for v, s in landing for m in victims[v].slots[s].moves_to):
+        return solution
+    room: dict[int, dict[str, int]] = {}
+    free: dict[int, dict[str, int]] = {}
+
+    def touch(n: int) -> None:
+        if n not in room:
+            room[n], free[n] = dict(nodes[n].room), dict(nodes[n].free_room())
+
+    def add(n: int, requests: Resources, times: int) -> None:
+        touch(n)
+        for r, a in requests.items():
+            room[n][r] = room[n].get(r, 0) + a * times
+
+    for (v, s), count in solution.evicted.items():
+        add(victims[v].slots[s].node, victims[v].slots[s].requests, count)
+    for (v, s), count in landing.items():
+        add(victims[v].slots[s].node, victims[v].slots[s].requests, count)
+    for (t, n), count in solution.placed.items():
+        add(n, problem.chunk[t].requests, -count)
+    rank = {v: k for k, v in enumerate(problem.keep_order)}
+    sharing = problem.placement[0] == "binpack"
+    moved: dict[tuple[int, int, int], int] = {}
+    for v, s in sorted(landing, key=lambda key: (rank.get(key[0], len(rank)), key)):
+        slot = victims[v].slots[s]
+        asked = [(r, a) for r, a in slot.requests.items() if a > 0]
+        task = ChunkType(slot.requests, slot.tasks[:1], 1)
+        strategy = strategy_of(problem, task)
+        for m in slot.moves_to:
+            touch(m)
+        for _ in range(landing[v, s]):
+            fitting = [
+                m for m in slot.moves_to if all(room[m].get(r, 0) >= a and free[m].get(r, 0) >= a for r, a in asked)
+            ]
+            m = best(fitting, nodes, task, strategy, room, free, sharing=sharing)
+            if m is None:
+                return solution
+            for r, a in asked:
+                room[m][r] -= a
+                free[m][r] -= a
+            moved[v, s, m] = moved.get((v, s, m), 0) + 1
+    return replace(solution, moved=moved)

@@ -35,7 +35,8 @@ from collections.abc import Callable, Iterable, Iterator
 from gpu_preempt.actions.first_fit import Capacity, Evicted, Fitted, LazyPerNode, fit
 from gpu_preempt.models import MILLI, GpuPreemptError
 from gpu_preempt.problem.devices import DeviceFit
-from gpu_preempt.problem.records import Problem, Victim, gpu_milli
+from gpu_preempt.problem.node_order import best, strategy_of
+from gpu_preempt.problem.records import ChunkType, Problem, Slot, Victim, gpu_milli
 from gpu_preempt.problem.solution import Solution, broken_rows, excess_of
 
 __all__ = ["OUT_OF_POPS", "Failed", "Generator", "Truncated", "Walk", "solve"]
@@ -493,8 +494,9 @@ def _land(
     wanted: dict[int, int],
 ) -> tuple[dict[tuple[int, int], int], dict[tuple[int, int, int], int]] | None:
     """Where the tasks ``wanted`` (per slot) of victim ``v`` land, all of them, each on the first node of its slot's
-    ``moves_to`` with room, free room and free devices for it (a share on the first device with room before the
-    decision and after it, as :class:`DeviceFit` packs shares); ``None`` if one finds none (then nothing is taken).
+    ``moves_to`` with room, free room and free devices for it that KAI's node order puts first (the placement
+    strategy, :mod:`gpu_preempt.problem.node_order`; a share on the first device with room before the decision and
+    after it, as :class:`DeviceFit` packs shares); ``None`` if one finds none (then nothing is taken).
 
     Returns the tasks per (slot, node) and the shares per (slot, node, device)."""
     victim, nodes = problem.victims[v], problem.nodes
@@ -513,38 +515,48 @@ def _land(
 
     landing: dict[tuple[int, int], int] = {}
     devices: dict[tuple[int, int, int], int] = {}
+    sharing = problem.placement[0] == "binpack"  # KAI's gpusharingorder is on with the GPU strategy binpack
     for s, count in wanted.items():
         slot = victim.slots[s]
         asked = [(r, a) for r, a in slot.requests.items() if a > 0]
+        task = ChunkType(slot.requests, slot.tasks[:1], 1)
+        strategy = strategy_of(problem, task)
         for _ in range(count):
+            fitting = []
             for m in slot.moves_to:
                 touch(m)
                 if not all(trial_room[m].get(r, 0) >= a and trial_free[m].get(r, 0) >= a for r, a in asked):
                     continue
-                if slot.share:
-                    if m not in trial_before:
-                        continue
-                    device = _share_device(trial_before[m], trial_after[m], slot.share)
-                    if device is None:
-                        continue
-                    devices[s, m, device] = devices.get((s, m, device), 0) + 1
-                elif m in trial_before and slot.gpus:
-                    if trial_before[m].empty() < slot.gpus or trial_after[m].empty() < slot.gpus:
-                        continue
-                    trial_before[m].take_whole(slot.gpus)
-                    trial_after[m].take_whole(slot.gpus)
-                for r, a in asked:
-                    trial_room[m][r] -= a
-                    trial_free[m][r] -= a
-                landing[s, m] = landing.get((s, m), 0) + 1
-                break
-            else:
+                if slot.share and (m not in trial_before or not _share_room(trial_before[m], trial_after[m], slot)):
+                    continue
+                whole = not slot.share and m in trial_before and slot.gpus
+                if whole and min(trial_before[m].empty(), trial_after[m].empty()) < slot.gpus:
+                    continue
+                fitting.append(m)
+            m = best(fitting, nodes, task, strategy, trial_room, trial_free, trial_before, sharing=sharing)
+            if m is None:
                 return None
+            if slot.share:
+                device = _share_device(trial_before[m], trial_after[m], slot.share)
+                assert device is not None
+                devices[s, m, device] = devices.get((s, m, device), 0) + 1
+            elif m in trial_before and slot.gpus:
+                trial_before[m].take_whole(slot.gpus)
+                trial_after[m].take_whole(slot.gpus)
+            for r, a in asked:
+                trial_room[m][r] -= a
+                trial_free[m][r] -= a
+            landing[s, m] = landing.get((s, m), 0) + 1
     room.update(trial_room)
     free.update(trial_free)
     fits.update(trial_after)
     before.update(trial_before)
     return landing, devices
+
+
+def _share_room(before: DeviceFit, after: DeviceFit, slot: Slot) -> bool:
+    """Whether a share of ``slot`` finds a device in both fits (:func:`_share_device`, on copies)."""
+    return _share_device(_copy(before), _copy(after), slot.share) is not None
 
 
 def _share_device(before: DeviceFit, after: DeviceFit, share: int) -> int | None:

@@ -91,10 +91,11 @@ def parse_document(text: str, *, json_format: bool, source: str) -> Any:
 
 
 def parse_stream(
-    text: str, *, source: str, long_list: LongList | None = None, item: Callable[[Any], Any] | None = None
+    text: str | bytes, *, source: str, long_list: LongList | None = None, item: Callable[[Any], Any] | None = None
 ) -> list[Any]:
     """The documents of a YAML stream (``---`` between them; empty ones left out), checked as
-    :func:`parse_document` checks one; :class:`SnapshotError` naming the line if bad.
+    :func:`parse_document` checks one; :class:`SnapshotError` naming the line if bad. ``text`` may be the file's
+    UTF-8 bytes, which the parser reads without a copy.
 
     ``long_list``, when given, is called with the path of keys and indexes from the root to a list as soon as that
     list gets its ``LONG_LIST + 1``-th item (the root's own list and its path first), and with the document's value
@@ -159,7 +160,7 @@ class _Open:
 
 
 def _read_yaml(
-    text: str,
+    text: str | bytes,
     source: str,
     *,
     build: bool,

@@ -107,6 +107,10 @@ def read_objects(sources: list[str], stdin: IO[str], settings: list[KaiSettings]
                 if found is not None:
                     objects += found
                     continue
+                head = data[:4096].lstrip()
+                if head and not head.startswith((b"{", b"[", b"\xef\xbb\xbf")):  # YAML: the parser reads the bytes
+                    objects += parse_objects(data, name)
+                    continue
                 text = data.decode("utf-8")
         objects += parse_objects(text, name)
     return objects
@@ -279,8 +283,14 @@ def _names(metadata: _Meta) -> bool:
     return isinstance(metadata.name, str) and (metadata.namespace is None or isinstance(metadata.namespace, str))
 
 
-def parse_objects(text: str, source: str) -> list[KubeObject]:
-    """The objects of one file: a JSON document, or a YAML stream of documents (each a List or one object)."""
+def parse_objects(text: str | bytes, source: str) -> list[KubeObject]:
+    """The objects of one file: a JSON document, or a YAML stream of documents (each a List or one object); YAML may
+    be given as its UTF-8 bytes."""
+    if isinstance(text, bytes):
+        documents = parse_stream(
+            text, source=source, long_list=lambda steps, values: _long_list(steps, values, source), item=_kept
+        )
+        return _listed(documents, source)
     if not text.strip():
         raise SnapshotError.single(source, "the input is empty; expected what kubectl get -o json (or -o yaml) prints")
     if text.lstrip().startswith(("{", "[")):
@@ -289,6 +299,11 @@ def parse_objects(text: str, source: str) -> list[KubeObject]:
         documents = parse_stream(
             text, source=source, long_list=lambda steps, values: _long_list(steps, values, source), item=_kept
         )
+    return _listed(documents, source)
+
+
+def _listed(documents: list[Any], source: str) -> list[KubeObject]:
+    """The objects of ``documents``: each a List or one object."""
     found: list[KubeObject | FieldError | list[FieldError]] = []
     for d, document in enumerate(documents):
         at = source if len(documents) == 1 else f"{source}: document {d + 1}"

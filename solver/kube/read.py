@@ -287,19 +287,35 @@ def parse_objects(text: str | bytes, source: str) -> list[KubeObject]:
     """The objects of one file: a JSON document, or a YAML stream of documents (each a List or one object); YAML may
     be given as its UTF-8 bytes."""
     if isinstance(text, bytes):
-        documents = parse_stream(
-            text, source=source, long_list=lambda steps, values: _long_list(steps, values, source), item=_kept
-        )
-        return _listed(documents, source)
+        return _listed(_yaml_stream(text, source), source)
     if not text.strip():
         raise SnapshotError.single(source, "the input is empty; expected what kubectl get -o json (or -o yaml) prints")
     if text.lstrip().startswith(("{", "[")):
         documents = [parse_document(text, json_format=True, source=source)]
     else:
-        documents = parse_stream(
-            text, source=source, long_list=lambda steps, values: _long_list(steps, values, source), item=_kept
-        )
+        documents = _yaml_stream(text, source)
     return _listed(documents, source)
+
+
+def _yaml_stream(text: str | bytes, source: str) -> list[Any]:
+    """The documents of a YAML stream, each item of a List checked against the limits and kept (:func:`_kept`) as
+    soon as it is read, a bounded list refused at its item past the bound: a dump past a limit stops there."""
+    count = [0]
+
+    def item(value: Any) -> Any:
+        where = f"{source}: items[{count[0]}]"
+        count[0] += 1
+        if isinstance(value, dict):
+            over = over_limits(value)
+            if over:
+                refused = _object(value, where, source)
+                assert not isinstance(refused, KubeObject)
+                raise SnapshotError(refused if isinstance(refused, list) else [refused])
+        return _kept(value)
+
+    return parse_stream(
+        text, source=source, long_list=lambda steps, values: _long_list(steps, values, source), item=item
+    )
 
 
 def _listed(documents: list[Any], source: str) -> list[KubeObject]:

@@ -152,8 +152,8 @@ def crafted_cases() -> list[tuple[str, bytes]]:
     changed(kai, "5,000 affinity terms", lambda d: first(d, "Pod")["spec"].update(affinity=affinity(terms)))
     many = [{"matchExpressions": [{"key": "a", "operator": "In", "values": [str(i) for i in range(5000)]}]}]
     changed(kai, "5,000 values", lambda d: first(d, "Pod")["spec"].update(affinity=affinity(many)))
-    for name in ("2,000 tolerations", "5,000 affinity terms", "5,000 values"):  # refused while the YAML is read
-        cases.append((f"{name} (YAML)", yaml.safe_dump(dict(cases)[name])))
+    for name in ("2,000 tolerations", "5,000 affinity terms", "5,000 values", "a 4 MB name"):  # refused as read
+        cases.append((f"{name} (YAML)", yaml.safe_dump(dict(cases)[name], width=2**30)))
     # dangling references and cycles
     changed(kai, "a pod on an unknown node", lambda d: first(d, "Pod")["spec"].update(nodeName="nowhere"))
     changed(kai, "a group in an unknown queue", lambda d: first(d, "PodGroup")["spec"].update(queue="nowhere"))
@@ -284,6 +284,7 @@ def test_every_hostile_dump_is_imported_or_refused_cleanly(tmp_path: Path):
     assert "at most 1000 are read" in refused["2,000 tolerations"]
     for name in ("2,000 tolerations (YAML)", "5,000 affinity terms (YAML)", "5,000 values (YAML)"):
         assert "has more than 1000 items; at most 1000 are read" in refused[name], refused[name]
+    assert "a name has at most 253" in refused["a 4 MB name (YAML)"]
     accepted = {names[f.split(".")[0]] for f, r in results.items() if r["exit"] == 0}
     assert {"a stream", "UTF-8 with a BOM", "a node heartbeat at yesterday at noon"} <= accepted
     heartbeat = next(r["output"] for f, r in results.items() if names[f.split(".")[0]] == "a node heartbeat at 5")
@@ -380,3 +381,23 @@ def test_the_bundled_dumps_import_as_before_through_the_fast_reader(tmp_path: Pa
         assert result.exit_code == 0, result.output
         outputs.append(json.loads(out.read_text()))
     assert outputs[0] == outputs[1]
+
+
+@pytest.mark.parametrize(
+    ("first_item", "words"),
+    [
+        ({"spec": {"tolerations": [{"key": f"k{i}"} for i in range(1001)]}}, "spec.tolerations: has more than 1000"),
+        ({"metadata": {"name": "p" * 300}}, "metadata.name: is 300 characters long"),
+    ],
+    ids=["a long list", "a long name"],
+)
+def test_a_yaml_dump_past_a_limit_is_refused_before_the_rest_is_read(
+    tmp_path: Path, first_item: dict[str, Any], words: str
+):
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}, **first_item}
+    text = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [pod]}) + "  - kind: [unclosed\n"
+    path = tmp_path / "dump.yaml"
+    path.write_text(text)
+    result = CliRunner().invoke(app, ["import", str(path), "--now", NOW])
+    assert result.exit_code == 2 and words in " ".join(result.output.split()), result.output
+    assert "invalid YAML" not in result.output  # the unclosed list after the object is never read

@@ -19,6 +19,7 @@ Field paths follow docs/kubernetes.md:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from gpu_preempt.models import MILLI, Resources, SnapshotError, format_quantity, parse_quantity
@@ -41,6 +42,7 @@ __all__ = [
     "effective_requests",
     "instant",
     "is_share",
+    "moment_of",
     "node_entry",
     "pod",
     "priority_class_entry",
@@ -117,9 +119,16 @@ def instant(obj: KubeObject, where: str, value: Any) -> float | None:
     if value is None:
         return None
     try:
-        return parse_time(value)
+        return moment_of(value) if isinstance(value, str) else parse_time(value)
     except ValueError as err:
         raise SnapshotError.single(obj.at(where), str(err)) from None
+
+
+@lru_cache(maxsize=1 << 16)
+def moment_of(value: str) -> float:
+    """:func:`~gpu_preempt.models.duration.parse_time`, each text parsed once (a dump repeats its times: objects
+    made in the same second)."""
+    return parse_time(value)
 
 
 # -- nodes ---------------------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from .core import (
 from .placement import kai_topology, pod_placement, workload_topology
 from .queues import KAI_GROUP, KUEUE_GROUP, VOLCANO_GROUP
 from .read import KubeObject
+from .times import LAST_START
 
 __all__ = [
     "DEFAULT_QUEUE",
@@ -112,32 +113,38 @@ def member_count(o: KubeObject, value: object, at: str, default: int) -> int:
     return value
 
 
+_PREEMPTIBLE = {"preemptible": True, "non-preemptible": False}
+
+
 def scheduler_groups(kind: Any, report: Report) -> dict[str, Group]:
     """Scheduler groups by ``namespace/name`` (Kueue: by the uid of the workload's owner, see :func:`assign_pods`)."""
     groups: dict[str, Group] = {}
     for o in [*kind(KAI_GROUP, "PodGroup"), *kind(VOLCANO_GROUP, "PodGroup")]:
-        spec = o.get("spec") or {}
+        body, key = o.body, o.key
+        spec = body.get("spec") or {}
+        metadata = body.get("metadata") or {}
+        annotations = metadata.get("annotations") or {}
         minimum = spec.get("minMember")
         if minimum is not None:
             minimum = member_count(o, minimum, "spec.minMember", 0)
         preemptibility = spec.get("preemptibility")
-        started = o.annotations.get("kai.scheduler/last-start-timestamp")
-        groups[o.key] = Group(
-            name=o.key,
+        group = groups[key] = Group(
+            name=key,
             queue=spec.get("queue"),
             priority_class=spec.get("priorityClassName"),
             min_member=max(1, minimum or 0) if minimum is not None else None,
             expected=minimum or 0,
-            preemptible={"preemptible": True, "non-preemptible": False}.get(preemptibility or ""),
-            started_at=instant(o, "metadata.annotations.kai.scheduler/last-start-timestamp", started),
-            created_at=instant(o, "metadata.creationTimestamp", o.get("metadata", "creationTimestamp")),
+            preemptible=_PREEMPTIBLE.get(preemptibility or ""),
+            started_at=instant(o, f"metadata.annotations.{LAST_START}", annotations.get(LAST_START)),
+            created_at=instant(o, "metadata.creationTimestamp", metadata.get("creationTimestamp")),
             preemption_delay=preemption_delay(o, spec.get("preemptionDelay"), "spec.preemptionDelay")
-            or preemption_delay(o, o.annotations.get(PREEMPTION_DELAY), f"metadata.annotations.{PREEMPTION_DELAY}"),
+            or preemption_delay(o, annotations.get(PREEMPTION_DELAY), f"metadata.annotations.{PREEMPTION_DELAY}"),
             source=o,
         )
-        topology, at = kai_topology(o)
-        if topology:
-            groups[o.key].topology, groups[o.key].topology_at = topology, o.at(at)
+        if spec.get("topologyConstraint"):
+            topology, at = kai_topology(o)
+            if topology:
+                group.topology, group.topology_at = topology, o.at(at)
     for o in kind(KUEUE_GROUP, "Workload"):
         spec = o.get("spec") or {}
         count = minimum = 0

@@ -35,7 +35,7 @@ from .shapes import wrong_types
 __all__ = ["UNREAD", "UNREAD_CONTAINER", "KubeObject", "parse_objects", "read_objects"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class KubeObject:
     """One object of a dump: its kind, API group and version, namespace and name, and the whole body."""
 
@@ -172,8 +172,8 @@ def _json_list(data: bytes, source: str) -> list[KubeObject] | None:
     if listed.kind != "List" and not listed.kind.endswith("List"):
         return None
     # A key given twice is found as decode_json_fast finds it: every member holds one ':' outside strings.
-    colons = len(top) + sum(bytes(value).count(b":") for key, value in top.items() if key != "items")
-    if colons + bytes(top["items"]).count(b":") != data.count(b":"):
+    colons = len(top) + sum(_colons(value) for key, value in top.items() if key != "items")
+    if colons + _colons(top["items"]) != data.count(b":"):
         return None
     found: list[KubeObject | FieldError | list[FieldError]] = []
     for i, raw in enumerate(listed.items):
@@ -190,7 +190,12 @@ def _json_list(data: bytes, source: str) -> list[KubeObject] | None:
         if pod is not None and pod.status.phase in ("Succeeded", "Failed") and _names(pod.metadata):
             name, namespace = pod.metadata.name, pod.metadata.namespace
             metadata = {"name": name} if namespace is None else {"name": name, "namespace": namespace}
-            body = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "status": {"phase": pod.status.phase}}
+            body = {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": metadata,
+                "status": _FINISHED_STATUS[pod.status.phase],
+            }
             if (
                 name and len(name) <= MAX_NAME and len(namespace or "") <= MAX_NAMESPACE
             ):  # typed already: no more checks
@@ -206,6 +211,16 @@ def _json_list(data: bytes, source: str) -> list[KubeObject] | None:
     if errors:
         raise SnapshotError(errors)
     return [f for f in found if isinstance(f, KubeObject)]
+
+
+_FINISHED_STATUS = {"Succeeded": {"phase": "Succeeded"}, "Failed": {"phase": "Failed"}}
+"""The status a finished pod is kept with, one per phase (shared: nothing writes to an object's body)."""
+
+
+def _colons(raw: msgspec.Raw) -> int:
+    """The ``:`` bytes of ``raw``, counted in pieces (a List's items are most of the file: no copy of them)."""
+    view = memoryview(raw)
+    return sum(bytes(view[start : start + _PIECE]).count(b":") for start in range(0, len(view), _PIECE))
 
 
 UNREAD = {

@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from gpu_preempt.models import SnapshotError, format_time, parse_time
+from gpu_preempt.models import SnapshotError, format_time
 from gpu_preempt.models.errors import FieldError, shown
 
-from .core import Report
+from .core import Report, moment_of
 from .read import KubeObject
 
 __all__ = ["DECIDING", "LAST_START", "check_times"]
@@ -52,7 +52,7 @@ def check_times(objects: Iterable[KubeObject], now: float, report: Report) -> No
             try:
                 if not isinstance(value, str):
                     raise ValueError(f"expected an RFC 3339 time (a string), got {shown(value)}")
-                moment = parse_time(value)
+                moment = moment_of(value)
             except ValueError as error:
                 why = str(error)
             else:

@@ -256,11 +256,11 @@ def moves_in_kai_order(problem: Problem, solution: Solution) -> Solution:
             fitting = [
                 m for m in slot.moves_to if all(room[m].get(r, 0) >= a and free[m].get(r, 0) >= a for r, a in asked)
             ]
-            m = best(fitting, nodes, task, strategy, room, free, sharing=sharing)
-            if m is None:
+            chosen = best(fitting, nodes, task, strategy, room, free, sharing=sharing)
+            if chosen is None:
                 return solution
             for r, a in asked:
-                room[m][r] -= a
-                free[m][r] -= a
-            moved[v, s, m] = moved.get((v, s, m), 0) + 1
+                room[chosen][r] -= a
+                free[chosen][r] -= a
+            moved[v, s, chosen] = moved.get((v, s, chosen), 0) + 1
     return replace(solution, moved=moved)

@@ -533,20 +533,20 @@ def _land(
                 if whole and min(trial_before[m].empty(), trial_after[m].empty()) < slot.gpus:
                     continue
                 fitting.append(m)
-            m = best(fitting, nodes, task, strategy, trial_room, trial_free, trial_before, sharing=sharing)
-            if m is None:
+            chosen = best(fitting, nodes, task, strategy, trial_room, trial_free, trial_before, sharing=sharing)
+            if chosen is None:
                 return None
             if slot.share:
-                device = _share_device(trial_before[m], trial_after[m], slot.share)
+                device = _share_device(trial_before[chosen], trial_after[chosen], slot.share)
                 assert device is not None
-                devices[s, m, device] = devices.get((s, m, device), 0) + 1
-            elif m in trial_before and slot.gpus:
-                trial_before[m].take_whole(slot.gpus)
-                trial_after[m].take_whole(slot.gpus)
+                devices[s, chosen, device] = devices.get((s, chosen, device), 0) + 1
+            elif chosen in trial_before and slot.gpus:
+                trial_before[chosen].take_whole(slot.gpus)
+                trial_after[chosen].take_whole(slot.gpus)
             for r, a in asked:
-                trial_room[m][r] -= a
-                trial_free[m][r] -= a
-            landing[s, m] = landing.get((s, m), 0) + 1
+                trial_room[chosen][r] -= a
+                trial_free[chosen][r] -= a
+            landing[s, chosen] = landing.get((s, chosen), 0) + 1
     room.update(trial_room)
     free.update(trial_free)
     fits.update(trial_after)

@@ -366,11 +366,14 @@ def _long_list(steps: list[Any], values: list[Any], source: str) -> None:
     path = bounded_list(steps)
     if path is None or not isinstance(body, dict):
         return
-    metadata = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+    metadata = body.get("metadata")
+    if not isinstance(metadata, dict):
+        metadata = {}
     name, namespace = metadata.get("name"), metadata.get("namespace") or ""
-    named = isinstance(name, str) and isinstance(namespace, str) and isinstance(body.get("kind"), str)
-    if named and len(name) <= MAX_NAME and len(namespace) <= MAX_NAMESPACE:
-        where = f"{body['kind']} {namespace + '/' if namespace else ''}{name}"
+    kind = body.get("kind")
+    strings = isinstance(name, str) and isinstance(namespace, str) and isinstance(kind, str)
+    if strings and len(str(name)) <= MAX_NAME and len(str(namespace)) <= MAX_NAMESPACE:
+        where = f"{kind} {namespace + '/' if namespace else ''}{name}"
     raise SnapshotError.single(f"{where}: {path}", f"has more than {MAX_ITEMS} items; at most {MAX_ITEMS} are read")
 
 

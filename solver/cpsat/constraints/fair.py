@@ -67,8 +67,8 @@ def fair(variables: Variables) -> None:
         for r in rows.resources:
             unit, bound = units[r], bounds[r]
             over = state[r][queue] - quotas.subtree[queue].get(r, 0) // unit
-            most = min(bound, max(0, most_used[r][queue] - quotas.subtree[queue].get(r, 0) // unit))
-            borrowed = positive_part(variables, over, most, f"b{tag}_{queue}_{r}")
+            cap = min(bound, max(0, most_used[r][queue] - quotas.subtree[queue].get(r, 0) // unit))
+            borrowed = positive_part(variables, over, cap, f"b{tag}_{queue}_{r}")
             if weight == 0:
                 if not isinstance(borrowed, int):
                     flag = model.new_bool_var(f"borrows{tag}_{queue}_{r}")
@@ -87,7 +87,7 @@ def fair(variables: Variables) -> None:
             if isinstance(borrowed, int):
                 parts.append(-(-borrowed * numerator // denominator))
                 continue
-            parts.append(_ceil_ratio(variables, borrowed, most, numerator, denominator, f"share{tag}_{queue}_{r}"))
+            parts.append(_ceil_ratio(variables, borrowed, cap, numerator, denominator, f"share{tag}_{queue}_{r}"))
         if weight == 0:
             if not borrowing:
                 return 0
@@ -195,7 +195,7 @@ def _ceil_ratio(
         ratio = model.new_int_var(0, most_ratio, name)
         model.add_division_equality(ratio, borrowed * numerator + denominator - 1, denominator)
         return ratio
-    reached = []
+    reached: list[cp_model.IntVar] = []
     for t in range(1, most_ratio + 1):  # ratio >= t exactly when borrowed x numerator > (t - 1) x denominator
         least = (t - 1) * denominator // numerator + 1
         flag = model.new_bool_var(f"{name}_{t}")

@@ -53,7 +53,7 @@ from gpu_preempt.state.cluster import ClusterState
 
 from .capacity_check import check_capacity, check_devices
 from .kueue_check import check_kueue
-from .node_order_check import check_node_order
+from .node_order_check import check_move_order, check_node_order
 from .objective_check import check_objective
 from .placement_check import check_chunk, check_claim, check_overrides, check_placement
 from .queue_check import check_queue_limits, check_reclaim
@@ -106,6 +106,7 @@ def verify(cluster: ClusterState, decision: Decision) -> list[Violation]:
     placed = _placed(job, decision)
     report("capacity", check_capacity(cluster, job, decision, taken))
     report("node order", check_node_order(cluster, job, decision, taken))
+    report("node order", check_move_order(cluster, job, decision, taken))
     if snapshot.shared_jobs() or decision.devices:
         report("devices", check_devices(cluster, job, decision, taken))
     report("queue limits", check_queue_limits(cluster, job, taken, placed))

@@ -54,3 +54,15 @@ def test_a_move_to_a_node_the_moved_job_may_not_use_is_caught():
     forged = dataclasses.replace(decision, moves=moves)
     problems = verify(cluster, forged)
     assert "placement: pinned-0 moved to a100-0: a100-0 does not match the node selector gpu-type=H100" in problems
+
+
+def test_a_move_that_lands_where_kais_node_order_does_not_is_caught():
+    for name, kai, other in (("kai-move-binpack-fullest.yaml", "node0", "node1"),
+                             ("kai-move-spread-emptiest.yaml", "node1", "node0")):  # fmt: skip
+        snapshot = load_snapshot(FIXTURES / name)
+        cluster = ClusterState.of(snapshot)
+        decision = attempt(cluster, snapshot.job("q1-job0"), "reclaim")
+        assert [m.node for m in decision.moves] == [kai] and verify(cluster, decision) == []
+        forged = dataclasses.replace(decision, moves=[dataclasses.replace(decision.moves[0], node=other)])
+        problems = verify(cluster, forged)
+        assert problems == [f"node order: KAI's order moves q0-small's task(s) to {kai} x1; the decision to {other} x1"]

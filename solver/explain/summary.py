@@ -70,12 +70,13 @@ def summarize(cluster: ClusterState) -> Summary:
     snap = cluster.snapshot
     gpus_by_model: Counter[str] = Counter()
     capacity: dict[str, int] = {}
-    for node in snap.nodes:
-        for resource, amount in node.resources.items():
-            capacity[resource] = capacity.get(resource, 0) + amount
-        gpus = sum(a for r, a in node.resources.items() if is_gpu_resource(r)) // 1000
+    shapes = Counter((tuple(node.resources.items()), node.gpu_model) for node in snap.nodes)  # nodes come in few shapes
+    for (resources, model), count in shapes.items():
+        for resource, amount in resources:
+            capacity[resource] = capacity.get(resource, 0) + amount * count
+        gpus = sum(a for r, a in resources if is_gpu_resource(r)) // 1000
         if gpus:
-            gpus_by_model[node.gpu_model or "unknown model"] += gpus
+            gpus_by_model[model or "unknown model"] += gpus * count
     quotas = quotas_of(cluster) if snap.config.policy == "kueue" else None
     rows = [
         QueueRow(

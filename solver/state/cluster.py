@@ -86,10 +86,8 @@ class ClusterState:
     """Allocatable resources summed over the nodes."""
     index: SnapshotIndex
     """What depends on the snapshot alone (shared by every state derived from this one)."""
-    status: MutableMapping[str, str]
-    """Task name -> status (in a derived state, a :class:`.layered.Layered` map over its parent's)."""
-    node_of: MutableMapping[str, str | None]
-    """Task name -> node (likewise)."""
+    _status: MutableMapping[str, str] | Callable[[], dict[str, str]]
+    _node_of: MutableMapping[str, str | None] | Callable[[], dict[str, str | None]]
     usage: dict[str, QueueUsage]
     running: Running
     loads: NodeLoads
@@ -166,9 +164,33 @@ class ClusterState:
             cluster.nodes_kept = previous.nodes_kept
         return cluster
 
+    @property
+    def status(self) -> MutableMapping[str, str]:
+        """Task name -> status (in a derived state, a :class:`.layered.Layered` map over its parent's)."""
+        found = self._status
+        if callable(found):  # counted on columns: the map made when first read
+            found = self._status = found()
+        return found
+
+    @status.setter
+    def status(self, value: MutableMapping[str, str]) -> None:
+        self._status = value
+
+    @property
+    def node_of(self) -> MutableMapping[str, str | None]:
+        """Task name -> node (likewise)."""
+        found = self._node_of
+        if callable(found):
+            found = self._node_of = found()
+        return found
+
+    @node_of.setter
+    def node_of(self, value: MutableMapping[str, str | None]) -> None:
+        self._node_of = value
+
     def _take(self, count: Count) -> None:
         self.counted = count if count.jobs is not None else None
-        self.status, self.node_of, self.usage = count.status, count.node_of, count.usage
+        self._status, self._node_of, self.usage = count.status, count.node_of, count.usage
         self.running, self.loads, self.promised, self._waiting = (
             count.running,
             count.loads,
@@ -285,7 +307,8 @@ class ClusterState:
         columns = self.loads.columns
         if columns is not None:
             chosen = columns.status == CODES[status]
-            return len(np.unique(columns.job[chosen])), int(chosen.sum())
+            jobs = columns.job[chosen]
+            return (int(np.count_nonzero(np.bincount(jobs))) if len(jobs) else 0), len(jobs)
         counts = [self.count(job, status) for job in self.snapshot.jobs]
         return sum(1 for c in counts if c), sum(counts)
 

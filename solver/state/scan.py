@@ -4,7 +4,7 @@ columns. Both give the same node loads, running counts, promises, waiting jobs a
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,10 +25,10 @@ __all__ = ["Count", "count_columns", "count_since", "count_tasks", "job_statuses
 class Count:
     """What a full pass over a state's tasks counts."""
 
-    status: MutableMapping[str, str]
-    """Task name -> status."""
-    node_of: MutableMapping[str, str | None]
-    """Task name -> node."""
+    status: MutableMapping[str, str] | Callable[[], dict[str, str]]
+    """Task name -> status (or what makes it when first read: :class:`ClusterState` makes it then)."""
+    node_of: MutableMapping[str, str | None] | Callable[[], dict[str, str | None]]
+    """Task name -> node (likewise)."""
     running: Running
     loads: NodeLoads
     promised: dict[str, list[str]]
@@ -187,9 +187,9 @@ def count_columns(snapshot: Snapshot, tree: QueueTree, columns: TaskColumns, ind
     asked = held | (columns.status == CODES["pending"])
     sums = [columns.group_dicts(queue_of[m], columns.row[m], queues) for m in (held, kept, asked)]
     leaf = {q: QueueUsage(sums[0].get(q, {}), sums[1].get(q, {}), sums[2].get(q, {})) for q in queues}
-    return Count(
-        status=dict(zip(columns.names, columns.statuses, strict=True)),
-        node_of=dict(zip(columns.names, columns.nodes, strict=True)),
+    return Count(  # the maps of every task, made when first read (a summary reads the columns alone)
+        status=lambda: dict(zip(columns.names, columns.statuses, strict=True)),
+        node_of=lambda: dict(zip(columns.names, columns.nodes, strict=True)),
         running=running,
         loads=NodeLoads.lazy(columns, nodes, index.node_index),
         promised=nominated,
@@ -204,6 +204,8 @@ def count_since(snapshot: Snapshot, tree: QueueTree, before: Count) -> Count | N
     fall to zero are dropped (a derived state keeps them: both mean nothing held). ``None`` when ``before`` cannot
     serve or most jobs changed."""
     if before.jobs is None or before.leaf is None or type(before.running.counts) is not dict:
+        return None
+    if callable(before.status) or callable(before.node_of):  # counted on columns (no job models): not here
         return None
     jobs = snapshot.jobs
     now, then = set(map(id, jobs)), set(map(id, before.jobs))

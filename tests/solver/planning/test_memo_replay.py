@@ -86,7 +86,13 @@ SCENARIOS["Kueue's own search, deep queue"] = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(SCENARIOS))
+SLOW = {"deep queue, backoff and min-runtime", *(name for name in SCENARIOS if name.startswith("Kueue"))}
+"""The longest replays (about 10 s each): CI's long run checks them, the README's test command the others."""
+
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n for n in sorted(SCENARIOS)]
+)
 def test_a_replay_writes_the_same_files_with_and_without_the_memo(tmp_path: Path, name: str):
     changes = dict(SCENARIOS[name])
     if "priority_classes" in changes:

@@ -65,6 +65,7 @@ def test_one_worker_and_two_give_the_same_table(tmp_path: Path):
     assert (tmp_path / "one" / "results.csv").read_bytes() == (tmp_path / "two" / "results.csv").read_bytes()
 
 
+@pytest.mark.slow  # Ray's start-up is most of it: CI's long run checks it
 def test_ray_gives_the_table_local_processes_give(tmp_path: Path):
     pytest.importorskip("ray")  # in the dev extra, so CI runs it
     path = small_sweep(tmp_path, grid={"simulation.grace_period": ["0s", "60s"]})

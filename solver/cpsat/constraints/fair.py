@@ -10,6 +10,7 @@ from ortools.sat.python import cp_model
 
 from gpu_preempt.problem.quota_rows import FINAL_SHARE, INITIAL_SHARE
 
+from ..floor_ratio import floor_ratio
 from ..variables import LinearExpr, Variables
 from .cohort import (
     cohort_tree,
@@ -22,22 +23,18 @@ from .cohort import (
     tree_usages,
 )
 
-__all__ = ["INFINITE_SHARE", "MOST_THRESHOLDS", "fair"]
+__all__ = ["INFINITE_SHARE", "fair"]
 
 
 INFINITE_SHARE = 2**60
 """A share above every finite one (a queue of weight 0 that borrows), and the bound of every finite one."""
-MOST_THRESHOLDS = 4096
-"""The most values a share may take for it to be counted by thresholds, where the division's product would not fit
-in CP-SAT's integers (above, it is divided in two steps)."""
-_PRODUCT_LIMIT = 2**62
 
 
 def fair(variables: Variables) -> None:
     """Kueue's fair sharing (docs/rules.md, "Kueue's fair sharing"; :class:`~gpu_preempt.problem.quota_rows.FairRows`):
     shares rounded up as Kueue's strategies compare them, ``ceil(borrowed x 1000 / lendable / weight)`` per resource
-    in integers (a division equality; the ratio is the same in any unit), the largest over resources (a max
-    equality)."""
+    in integers (:func:`~gpu_preempt.cpsat.floor_ratio.floor_ratio`, exact whatever the amounts; the ratio is the
+    same in any unit), the largest over resources (a max equality)."""
     problem, model = variables.problem, variables.model
     rows = problem.fair
     if rows is None or problem.cohort is None:
@@ -87,7 +84,9 @@ def fair(variables: Variables) -> None:
             if isinstance(borrowed, int):
                 parts.append(-(-borrowed * numerator // denominator))
                 continue
-            parts.append(_ceil_ratio(variables, borrowed, cap, numerator, denominator, f"share{tag}_{queue}_{r}"))
+            parts.append(
+                floor_ratio(model, borrowed, cap, numerator, denominator - 1, denominator, f"share{tag}_{queue}_{r}")
+            )
         if weight == 0:
             if not borrowing:
                 return 0
@@ -181,39 +180,3 @@ def _most_used(
 
     walk(top)
     return most
-
-
-def _ceil_ratio(
-    variables: Variables, borrowed: LinearExpr, most: int, numerator: int, denominator: int, name: str
-) -> LinearExpr:
-    """``ceil(borrowed x numerator / denominator)`` for ``0 <= borrowed <= most``, exactly, each product within
-    CP-SAT's integers: a division equality where ``most x numerator`` fits; else, as long as the share takes at
-    most :data:`MOST_THRESHOLDS` values, the count of thresholds ``borrowed`` reaches (each computed here, each at
-    most ``most``); else ``q x numerator + ceil(r x numerator / denominator)`` with ``borrowed = q x denominator +
-    r``, where ``r < denominator`` keeps the second product small (a share far above 1000: borrowing far beyond what
-    can be lent)."""
-    model = variables.model
-    most_ratio = min(INFINITE_SHARE - 1, -(-most * numerator // denominator))
-    fits = most * numerator + denominator < _PRODUCT_LIMIT
-    if not fits and most_ratio <= MOST_THRESHOLDS:
-        reached: list[cp_model.IntVar] = []
-        for t in range(1, most_ratio + 1):  # ratio >= t exactly when borrowed x numerator > (t - 1) x denominator
-            least = (t - 1) * denominator // numerator + 1
-            flag = model.new_bool_var(f"{name}_{t}")
-            model.add(borrowed >= least).only_enforce_if(flag)
-            model.add(borrowed <= least - 1).only_enforce_if(flag.Not())
-            if reached:
-                model.add_implication(flag, reached[-1])
-            reached.append(flag)
-        return cp_model.LinearExpr.sum(reached)
-    ratio = model.new_int_var(0, most_ratio, name)
-    if fits or (denominator - 1) * numerator + denominator >= _PRODUCT_LIMIT:
-        model.add_division_equality(ratio, borrowed * numerator + denominator - 1, denominator)
-        return ratio
-    whole = model.new_int_var(0, most // denominator, f"{name}_q")
-    rest = model.new_int_var(0, min(most, denominator - 1), f"{name}_r")
-    model.add(borrowed == whole * denominator + rest)
-    part = model.new_int_var(0, numerator, f"{name}_part")
-    model.add_division_equality(part, rest * numerator + denominator - 1, denominator)
-    model.add(ratio == whole * numerator + part)
-    return ratio

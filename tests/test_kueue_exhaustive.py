@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from conftest import examples
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 from test_exhaustive import NOW, exhaustive, key
 
@@ -138,8 +138,102 @@ def test_kueue_fair_sharing_matches_exhaustive_search(document: dict[str, Any]) 
     check(document)
 
 
+MANY_ZERO_WEIGHTS = {
+    "now": 1_767_268_800,
+    "config": {"policy": "kueue", "fair_sharing": True, "fair_sharing_strategies": None},
+    "nodes": [
+        {"name": "n0", "resources": {"gpu": 3, "memory": "329853488332921"}},
+        {"name": "n1", "resources": {"gpu": 3, "memory": "329853488332921"}},
+    ],
+    "queues": [
+        {"name": "pool"},
+        {"name": "dept", "parent": "pool", "fair_sharing_weight": 0.5},
+        {
+            "name": "a",
+            "parent": "dept",
+            "nominal": {"gpu": 1, "memory": "109951162777608"},
+            "lending_limit": {"gpu": 0},
+            "preemption": {"within_cluster_queue": "Never", "reclaim_within_cohort": "Never"},
+            "fair_sharing_weight": 0,
+        },
+        {
+            "name": "b",
+            "parent": "dept",
+            "nominal": {"gpu": 0, "memory": "1"},
+            "preemption": {"within_cluster_queue": "Never", "reclaim_within_cohort": "Never"},
+            "fair_sharing_weight": 0,
+        },
+        {
+            "name": "c",
+            "parent": "pool",
+            "nominal": {"gpu": 0, "memory": "1"},
+            "preemption": {"within_cluster_queue": "Never", "reclaim_within_cohort": "LowerPriority"},
+            "fair_sharing_weight": 0,
+        },
+    ],
+    "jobs": [
+        {
+            "name": "r0",
+            "queue": "a",
+            "priority": 10,
+            "task_resources": {"gpu": 2, "memory": "219902325555214"},
+            "created_at": 1_767_268_700,
+            "started_at": 1_767_268_740,
+            "tasks": [{"node": "n0"}],
+        },
+        {
+            "name": "r1",
+            "queue": "a",
+            "priority": 10,
+            "task_resources": {"gpu": 1, "memory": "109951162777607"},
+            "created_at": 1_767_268_700,
+            "started_at": 1_767_268_740,
+            "tasks": [{"node": "n0"}],
+        },
+        {
+            "name": "r2",
+            "queue": "a",
+            "priority": 10,
+            "task_resources": {"gpu": 1, "memory": "109951162777607"},
+            "created_at": 1_767_268_700,
+            "started_at": 1_767_268_740,
+            "tasks": [{"node": "n1"}],
+        },
+        {
+            "name": "r3",
+            "queue": "a",
+            "priority": 10,
+            "task_resources": {"gpu": 1, "memory": "109951162777607"},
+            "created_at": 1_767_268_700,
+            "started_at": 1_767_268_740,
+            "tasks": [{"node": "n1"}],
+        },
+        {
+            "name": "r4",
+            "queue": "b",
+            "priority": 10,
+            "task_resources": {"gpu": 1, "memory": "109951162777607"},
+            "created_at": 1_767_268_700,
+            "started_at": 1_767_268_740,
+            "tasks": [{"node": "n1"}],
+        },
+        {
+            "name": "want",
+            "queue": "c",
+            "priority": 20,
+            "task_resources": {"gpu": 1, "memory": "109951162777607"},
+            "created_at": 1_767_268_700,
+            "tasks": [{}],
+        },
+    ],
+}
+"""Four queues of weight 0 and 100 TiB of memory: a share above every finite one must stay small, or the sum of the
+model's domains passes 64 bits."""
+
+
 @SETTINGS
 @given(cohorts(fair=True, large=True))
+@example(MANY_ZERO_WEIGHTS)
 def test_kueue_fair_sharing_with_large_amounts_matches_exhaustive_search(document: dict[str, Any]) -> None:
     """Shares whose exact arithmetic passes CP-SAT's 64-bit integers are still decided, never refused."""
     check(document)

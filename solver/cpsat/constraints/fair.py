@@ -23,11 +23,7 @@ from .cohort import (
     tree_usages,
 )
 
-__all__ = ["INFINITE_SHARE", "fair"]
-
-
-INFINITE_SHARE = 2**60
-"""A share above every finite one (a queue of weight 0 that borrows), and the bound of every finite one."""
+__all__ = ["fair"]
 
 
 def fair(variables: Variables) -> None:
@@ -54,6 +50,24 @@ def fair(variables: Variables) -> None:
             for r in rows.resources
         }
 
+    def terms(queue: str, r: str) -> tuple[int, int, int, int]:
+        """The cap on what ``queue`` borrows of ``r``, the fraction's numerator and denominator (reduced), and the
+        most its share of ``r`` can be (0 where it cannot borrow)."""
+        parent, weight = quotas.parents[queue], rows.weights.get(queue, Fraction(1))
+        own = quotas.subtree[queue].get(r, 0) // units[r]
+        cap = min(bounds[r], max(0, most_used[r][queue] - own))
+        lendable = quotas.potential[parent].get(r, 0) // units[r] if parent is not None else 0
+        if weight == 0 or lendable <= 0:
+            return cap, 0, 1, 0
+        numerator, denominator = 1000 * weight.denominator, lendable * weight.numerator
+        common = gcd(numerator, denominator)
+        numerator, denominator = numerator // common, denominator // common
+        return cap, numerator, denominator, -(-cap * numerator // denominator)
+
+    # Above every finite share (a queue of weight 0 that borrows); kept small, since CP-SAT needs the sum of all
+    # domains within 64 bits.
+    infinite = 1 + max((terms(q, r)[3] for r in rows.resources for q in most_used[r]), default=0)
+
     def share(state: dict[str, dict[str, LinearExpr]], queue: str, tag: str) -> LinearExpr:
         parent = quotas.parents[queue]
         if parent is None:
@@ -62,9 +76,8 @@ def fair(variables: Variables) -> None:
         parts: list[LinearExpr] = []
         borrowing: list[cp_model.IntVar] = []
         for r in rows.resources:
-            unit, bound = units[r], bounds[r]
-            over = state[r][queue] - quotas.subtree[queue].get(r, 0) // unit
-            cap = min(bound, max(0, most_used[r][queue] - quotas.subtree[queue].get(r, 0) // unit))
+            cap, numerator, denominator, _ = terms(queue, r)
+            over = state[r][queue] - quotas.subtree[queue].get(r, 0) // units[r]
             borrowed = positive_part(variables, over, cap, f"b{tag}_{queue}_{r}")
             if weight == 0:
                 if not isinstance(borrowed, int):
@@ -73,14 +86,10 @@ def fair(variables: Variables) -> None:
                     model.add(borrowed == 0).only_enforce_if(flag.Not())
                     borrowing.append(flag)
                 elif borrowed > 0:
-                    return INFINITE_SHARE
+                    return infinite
                 continue
-            lendable = quotas.potential[parent].get(r, 0) // unit
-            if lendable <= 0:
+            if numerator == 0:
                 continue
-            numerator, denominator = 1000 * weight.denominator, lendable * weight.numerator
-            common = gcd(numerator, denominator)
-            numerator, denominator = numerator // common, denominator // common
             if isinstance(borrowed, int):
                 parts.append(-(-borrowed * numerator // denominator))
                 continue
@@ -92,16 +101,14 @@ def fair(variables: Variables) -> None:
                 return 0
             any_ = model.new_bool_var(f"borrows{tag}_{queue}")
             model.add_max_equality(any_, borrowing)
-            infinite = model.new_int_var(0, INFINITE_SHARE, f"share{tag}_{queue}")
-            model.add(infinite == INFINITE_SHARE * any_)
-            return infinite
+            return infinite * any_
         constants = [p for p in parts if isinstance(p, int)]
         unknowns = [p for p in parts if not isinstance(p, int)]
         if not unknowns:
             return max(constants, default=0)
-        most = model.new_int_var(0, INFINITE_SHARE, f"share{tag}_{queue}")
-        model.add_max_equality(most, [*unknowns, *constants])
-        return most
+        largest = model.new_int_var(0, infinite, f"share{tag}_{queue}")
+        model.add_max_equality(largest, [*unknowns, *constants])
+        return largest
 
     after = usages(None, "")
     within = model.new_bool_var("fair_within_nominal")

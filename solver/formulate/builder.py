@@ -144,7 +144,8 @@ class Prepared:
         victims_jobs = [cluster.snapshot.job(c.job) for c in (*chosen, *movable)]
         running = [self.running(j) for j in victims_jobs]
         allowed = self.where
-        nodes, index = node_rooms(cluster, job, self.chunk, running, allowed.mask, only_nodes, moves=moves)
+        hosting = {node for j in victims_jobs for node in cluster.running_on(j)}
+        nodes, index = node_rooms(cluster, job, self.chunk, hosting, allowed.mask, only_nodes, moves=moves)
         where = nodes if moves else ()
         fitting: dict[tuple[object, ...], tuple[int, ...]] = {}
         on_device = cluster.device_loads().placed if cluster.has_shares() else {}

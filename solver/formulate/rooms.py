@@ -32,16 +32,14 @@ def node_rooms(
     cluster: ClusterState,
     job: Job,
     chunk: list[tuple[Task, bool]],
-    running: list[list[Task]],
+    hosting: set[str],
     allowed: np.ndarray,
     only: set[str] | None = None,
     *,
     moves: bool = False,
 ) -> tuple[tuple[NodeRoom, ...], dict[str, int]]:
-    """Nodes eligible for the job (``allowed``; or ``only`` those), nodes where a candidate victim (its ``running``
-    tasks) runs, and, when ``moves``, every schedulable node (a moved task's destination), in document order."""
-    node_of = cluster.node_of
-    hosting = {node_of[str(t.name)] for tasks in running for t in tasks}
+    """Nodes eligible for the job (``allowed``; or ``only`` those), nodes where a candidate victim runs
+    (``hosting``), and, when ``moves``, every schedulable node (a moved task's destination), in document order."""
     asked = frozenset(r for t, _ in chunk for r in job.requests(t))
     every = cluster.node_map(
         NodeRooms(job.resolved_priority, asked, cluster.has_shares())

@@ -52,7 +52,7 @@ def victim_of(
     every victim of one problem); a move lands only on a node eligible for the moved job (docs/rules.md,
     "Placement"). ``on_device``: the devices of every task holding a share of a GPU."""
     slots: dict[tuple[int, tuple[tuple[str, int], ...], tuple[int, ...], int | None], list[str]] = {}
-    node_of, shared = cluster.node_of, all(task.resources is None for task in running)
+    node_of, shared = cluster.task_nodes(job), all(task.resources is None for task in running)
     every = tuple(sorted(job.task_resources.items()))  # what a task without its own requests asks for
     for task in reversed(running):  # evict-first order: newest task first (KAI's reverse task order)
         name = str(task.name)

@@ -39,6 +39,7 @@ import numpy as np
 
 from gpu_preempt.models import Job, Node, Resources, Snapshot, SnapshotError, Task
 from gpu_preempt.models.columns import CODES, JobColumns, grouped
+from gpu_preempt.models.load.job_list import JobIndex
 
 from . import rooms
 from .caches import Caches
@@ -273,11 +274,45 @@ class ClusterState:
 
     def tasks(self, job: Job, *statuses: str) -> list[Task]:
         """Tasks of ``job`` whose current status is one of ``statuses``, in document order."""
+        start = self._column_start(job) if callable(self._status) else None
+        if start is not None:
+            assert self.loads.columns is not None
+            wanted = [CODES.get(s, -1) for s in statuses]
+            codes = self.loads.columns.status[start : start + len(job.tasks)].tolist()
+            return [t for t, code in zip(job.tasks, codes, strict=True) if code in wanted]
         status = self.status
         if type(status) is Layered:  # read inline: a few changes over the snapshot's map
             base, own = status.base_and_changes()
             return [t for t in job.tasks if (own[n] if (n := str(t.name)) in own else base[n]) in statuses]
         return [t for t in job.tasks if status[str(t.name)] in statuses]
+
+    def task_nodes(self, job: Job) -> Mapping[str, str | None]:
+        """Task name -> node, for ``job``'s tasks at least (:attr:`node_of`, read on the columns while its map is not
+        made)."""
+        start = self._column_start(job) if callable(self._node_of) else None
+        if start is None:
+            return self.node_of
+        assert self.loads.columns is not None
+        nodes = self.loads.columns.nodes[start : start + len(job.tasks)]
+        return dict(zip((str(t.name) for t in job.tasks), nodes, strict=True))
+
+    def _column_start(self, job: Job) -> int | None:
+        """Where ``job``'s tasks start in the snapshot's task columns, in a state counted from them (the caller
+        reads them only while this state's map of what it reads is not made: then it is the snapshot's, and a
+        decision that reads a few jobs' tasks does not make the maps of every task); ``None`` otherwise."""
+        if self.loads.columns is None:
+            return None
+        index = self.snapshot.jobs_by_name()
+        if not isinstance(index, JobIndex) or job.name not in index:
+            return None
+        position = index.position(job.name)
+        if self.snapshot.jobs[position] is not job:  # a job model of another snapshot: read through the maps
+            return None
+        kept = self.for_state(_ColumnStarts)
+        if kept.starts is None:
+            counts = np.bincount(self.loads.columns.job, minlength=len(self.snapshot.jobs))
+            kept.starts = [0, *np.cumsum(counts).tolist()]
+        return kept.starts[position]
 
     def waiting_jobs(self) -> list[Job]:
         """Jobs with a pending or nominated task, in snapshot order."""
@@ -361,6 +396,17 @@ class ClusterState:
 
     def count_hosts(self, job: Job) -> dict[str, int]:
         """:meth:`running_on`, counted from ``job``'s tasks."""
+        start = self._column_start(job) if callable(self._status) and callable(self._node_of) else None
+        if start is not None:
+            columns = self.loads.columns
+            assert columns is not None
+            end = start + len(job.tasks)
+            nodes = columns.node[start:end][columns.status[start:end] == CODES["running"]].tolist()
+            if -1 not in nodes:  # each on a node of the snapshot
+                names, found = self.index.node_names, {}
+                for n in nodes:
+                    found[names[n]] = found.get(names[n], 0) + 1
+                return found
         hosts: dict[str, int] = {}
         for item in self.tasks(job, "running"):
             host = self.node_of[str(item.name)]
@@ -502,3 +548,10 @@ class ClusterState:
 
 def _same_nodes(before: list[Node], after: list[Node]) -> bool:
     return len(before) == len(after) and all(a is b for a, b in zip(before, after, strict=True))
+
+
+class _ColumnStarts:
+    """Where each job's tasks start in the snapshot's task columns (:meth:`ClusterState._column_start`)."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] | None = None

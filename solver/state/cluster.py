@@ -403,7 +403,7 @@ class ClusterState:
             end = start + len(job.tasks)
             nodes = columns.node[start:end][columns.status[start:end] == CODES["running"]].tolist()
             if -1 not in nodes:  # each on a node of the snapshot
-                names, found = self.index.node_names, {}
+                names, found = self.index.node_names, dict[str, int]()
                 for n in nodes:
                     found[names[n]] = found.get(names[n], 0) + 1
                 return found

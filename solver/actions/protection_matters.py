@@ -19,7 +19,7 @@ import numpy as np
 
 from gpu_preempt import cpsat
 from gpu_preempt.cpsat.params import SolveParams
-from gpu_preempt.formulate.builder import prepare
+from gpu_preempt.formulate.builder import Remembered, prepare_lifted
 from gpu_preempt.models import Job
 from gpu_preempt.models.decision import Decision
 from gpu_preempt.problem.records import Action
@@ -30,12 +30,19 @@ from . import greedy
 from .job_solver import named_victims
 from .reduced_path import solve_reduced
 
-__all__ = ["LIFTED", "MOST_LIFTED", "taken_but_for_protection"]
+__all__ = ["LIFTED", "MOST_LIFTED", "remember_candidates", "taken_but_for_protection"]
 
 LIFTED = LIFTABLE
 """The protections of single jobs that are lifted to find the jobs that matter."""
 MOST_LIFTED = 200
 """The most shielded jobs lifted at once."""
+
+
+def remember_candidates(cluster: ClusterState) -> None:
+    """Keep the candidates of the decisions ``cluster`` prepares (the last one), so that
+    :func:`taken_but_for_protection` judges only the lifted jobs again: for a command that asks it of its one
+    decision (a cycle's states would each keep a decision's candidates)."""
+    cluster.for_state(Remembered).on = True
 
 
 def taken_but_for_protection(cluster: ClusterState, job: Job, decision: Decision) -> list[str]:
@@ -70,7 +77,7 @@ def taken_but_for_protection(cluster: ClusterState, job: Job, decision: Decision
     lifted = cluster.for_state(Lifted)
     lifted.jobs = frozenset(shielded)
     try:  # the candidates found again by the rules, these jobs' own protections set aside
-        retried = prepare(cluster, cluster.snapshot.job(job.name), action)
+        retried = prepare_lifted(cluster, cluster.snapshot.job(job.name), action)
     finally:
         lifted.jobs = frozenset()
     if retried.skip is not None or retried.candidates is None:

@@ -65,11 +65,14 @@ def solve(
     """Decide for one pending job: victims, placements, and why."""
     snapshot = snapshot_to_solve(file, as_json, workers, time_limit)
     from gpu_preempt.actions.cycle import final_decision, solve_one
+    from gpu_preempt.actions.protection_matters import remember_candidates
     from gpu_preempt.state.cluster import ClusterState
 
     chosen = job_to_decide(snapshot, job)
     cluster = ClusterState.of(snapshot)
     hold_until_exit(cluster)
+    if explain == "matter":  # the second decision, of the jobs that matter, starts from the first one's candidates
+        remember_candidates(cluster)
     tried = solve_one(cluster, chosen, action, solver=solver)
     decision = final_decision(tried)
     if as_json:

@@ -24,9 +24,16 @@ from gpu_preempt.problem.records import (
     Problem,
 )
 from gpu_preempt.problem.victim_queue import VictimEntry, VictimOrder
-from gpu_preempt.rules.candidates import Candidate, CandidateSet, preempt_candidates, reclaim_candidates
+from gpu_preempt.rules.candidates import (
+    Candidate,
+    CandidateSet,
+    preempt_candidates,
+    reclaim_candidates,
+    with_lifted,
+)
 from gpu_preempt.rules.kueue_preemption import KueueTerms, kueue_candidates, needing_preemption, quotas_of
 from gpu_preempt.rules.placement import Eligibility, eligibility
+from gpu_preempt.rules.protection import Lifted
 from gpu_preempt.rules.reclaim_gate import reclaim_gate
 from gpu_preempt.rules.victim_order import keep_order
 from gpu_preempt.state.cluster import ClusterState
@@ -38,7 +45,7 @@ from .queue_facts import cluster_facts, entry_of
 from .rooms import node_rooms
 from .victims import moves_possible_for, victim_of
 
-__all__ = ["KUEUE_ADMITS", "Prepared", "prepare"]
+__all__ = ["KUEUE_ADMITS", "Prepared", "Remembered", "prepare", "prepare_lifted"]
 
 KUEUE_ADMITS = "Kueue admits it without preempting"
 """The words of a Kueue preempt skipped because the ClusterQueue's quota has room (read by the memo)."""
@@ -202,7 +209,36 @@ def prepare(cluster: ClusterState, job: Job, action: Action) -> Prepared:
         candidates = reclaim_candidates(cluster, job, required)
     elif action == "preempt":
         candidates = preempt_candidates(cluster, job)
-    return Prepared(cluster, job, action, chunk, required, candidates)
+    prepared = Prepared(cluster, job, action, chunk, required, candidates)
+    remembered = cluster.for_state(Remembered)
+    if remembered.on and candidates is not None and not cluster.for_state(Lifted).jobs:
+        remembered.last = (job.name, action, candidates)
+    return prepared
+
+
+@dataclass
+class Remembered:
+    """The candidates of the last reclaim or preempt a state prepared with nothing lifted, kept when ``on`` (a
+    command that asks which protected jobs matter to its one decision: :func:`prepare_lifted` starts from them;
+    off in cycles and replays, whose states would each keep a decision's candidates)."""
+
+    on: bool = False
+    last: tuple[str, Action, CandidateSet] | None = None
+
+
+def prepare_lifted(cluster: ClusterState, job: Job, action: Action) -> Prepared:
+    """:func:`prepare` with the jobs :class:`~gpu_preempt.rules.protection.Lifted` names set aside: from the
+    candidates this state remembers for the same job and action (:class:`Remembered`), only those jobs judged again
+    (:func:`~gpu_preempt.rules.candidates.with_lifted`); else prepared anew. Neither the chunk nor the reclaim gate
+    reads a job's protections."""
+    last = cluster.for_state(Remembered).last
+    if last is None or last[:2] != (job.name, action) or cluster.snapshot.config.policy == "kueue":
+        return prepare(cluster, job, action)
+    job = cluster.snapshot.job(job.name)
+    chunk, skip = chunk_of(cluster, job, action)
+    assert skip is None  # as when the candidates were found
+    required = requested(job, [t for t, required in chunk if required])
+    return Prepared(cluster, job, action, chunk, required, with_lifted(cluster, last[2], job, required))
 
 
 def _kueue_prepare(

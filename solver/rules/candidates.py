@@ -53,6 +53,7 @@ __all__ = [
     "Unprotected",
     "preempt_candidates",
     "reclaim_candidates",
+    "with_lifted",
 ]
 
 Exclusion = Literal[
@@ -213,8 +214,41 @@ class PreemptCandidates:
     """(preemptor's queue, its priority) -> the candidates."""
 
 
-def _preempt_candidates(cluster: ClusterState, preemptor: Job) -> CandidateSet:
-    columns, jobs, rows = cluster.job_columns(), cluster.snapshot.jobs, _running_others(cluster, preemptor)
+def with_lifted(cluster: ClusterState, first: CandidateSet, preemptor: Job, chunk: Resources) -> CandidateSet:
+    """What the rule of ``first`` finds once the jobs :class:`Lifted` names have their own protections lifted, from
+    ``first`` (found for the same preemptor and chunk in this state, nothing lifted): only the lifted jobs are
+    judged again, every other judgment stands. Its exclusions are the lifted jobs' alone."""
+    lifted = cluster.for_state(Lifted).jobs
+    assert first.rows is not None
+    rows = np.array(sorted(cluster.job_positions(sorted(lifted))), dtype=np.int64)
+    if first.action == "reclaim":
+        found = reclaim_candidates(cluster, preemptor, chunk, only=rows)
+    else:
+        found = _preempt_candidates(cluster, preemptor, only=rows)
+    assert found.rows is not None
+    kept = np.flatnonzero(~np.isin(first.rows, rows)).tolist()
+    positions = np.concatenate([first.rows[kept], found.rows])
+    both = [*map(first.candidates.__getitem__, kept), *found.candidates]
+    order = np.argsort(positions, kind="stable")
+    movable = [c for c in first.movable if c.job not in lifted]
+    if found.movable:  # few: in job order among the others
+        movable += found.movable
+        at = dict(zip((c.job for c in movable), cluster.job_positions([c.job for c in movable]), strict=True))
+        movable.sort(key=lambda c: at[c.job])
+    return replace(
+        first,
+        candidates=list(map(both.__getitem__, order.tolist())),
+        judged=found.judged,
+        movable=movable,
+        other_queues=(),
+        rows=positions[order],
+        priorities=set(np.unique(cluster.job_columns().priority[positions]).tolist()),
+        _written=[],
+    )
+
+
+def _preempt_candidates(cluster: ClusterState, preemptor: Job, only: np.ndarray | None = None) -> CandidateSet:
+    columns, jobs, rows = cluster.job_columns(), cluster.snapshot.jobs, _running_others(cluster, preemptor, only)
     mine = columns.queue[rows] == columns.queues.index(preemptor.queue)  # the preemptor's queue is a job's queue
     result = CandidateSet("preempt", preemptor.name, other_queues=OtherQueues(columns, rows[~mine], preemptor.queue))
     rows = rows[mine]
@@ -249,8 +283,11 @@ def _preempt_candidates(cluster: ClusterState, preemptor: Job) -> CandidateSet:
     return _with_plain(result, cluster, rows, clear, found_at)
 
 
-def reclaim_candidates(cluster: ClusterState, reclaimer: Job, chunk: Resources) -> CandidateSet:
-    """Victim candidates of ``reclaimer`` (asking for ``chunk``) for cross-queue reclaim.
+def reclaim_candidates(
+    cluster: ClusterState, reclaimer: Job, chunk: Resources, only: np.ndarray | None = None
+) -> CandidateSet:
+    """Victim candidates of ``reclaimer`` (asking for ``chunk``) for cross-queue reclaim; with ``only``, among the
+    jobs at those document positions alone.
 
     The jobs that are plainly candidates (preemptible, in another queue, protected by nothing, in a queue the line
     leaves open) are found on columns (:meth:`ClusterState.job_columns`); every other running job is judged one by one.
@@ -284,7 +321,7 @@ def reclaim_candidates(cluster: ClusterState, reclaimer: Job, chunk: Resources) 
             return _strict_blocks(cluster, job, candidate, vq, line, chunk)
         return closes(job.queue)
 
-    jobs, rows, columns = cluster.snapshot.jobs, _running_others(cluster, reclaimer), cluster.job_columns()
+    jobs, rows, columns = cluster.snapshot.jobs, _running_others(cluster, reclaimer, only), cluster.job_columns()
     clear = np.zeros(len(rows), dtype=bool) if strict else _plain(cluster, reclaimer, unprotected, rows, closes)
     counts, found_at = cluster.running_counts(), []
     rest, names, mine = rows[~clear], columns.names, columns.queues.index(reclaimer.queue)
@@ -398,9 +435,10 @@ def _at_or_below(cluster: ClusterState, vq: str, line: Line) -> str | None:
     return f"queue {vq} is at or below its line in every resource it holds ({'; '.join(parts)})"
 
 
-def _running_others(cluster: ClusterState, preemptor: Job) -> np.ndarray:
-    """The document positions of the running jobs but ``preemptor``."""
-    rows: np.ndarray = np.flatnonzero(cluster.running_array())
+def _running_others(cluster: ClusterState, preemptor: Job, only: np.ndarray | None = None) -> np.ndarray:
+    """The document positions of the running jobs but ``preemptor`` (of those at ``only``, ascending, if given)."""
+    running = cluster.running_array()
+    rows: np.ndarray = np.flatnonzero(running) if only is None else only[running[only] > 0]
     if cluster.running_count(preemptor):
         rows = rows[rows != cluster.job_columns().names.index(preemptor.name)]
     return rows

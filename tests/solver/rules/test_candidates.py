@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpu_preempt.models import parse_time
-from gpu_preempt.rules.candidates import Unprotected, preempt_candidates, reclaim_candidates
-from gpu_preempt.rules.protection import protections
+from gpu_preempt.rules.candidates import Unprotected, preempt_candidates, reclaim_candidates, with_lifted
+from gpu_preempt.rules.protection import LIFTABLE, Lifted, protections
 from gpu_preempt.rules.reclaim_gate import reclaim_gate
 from gpu_preempt.rules.reclaim_line import reclaim_line
 from gpu_preempt.state.cluster import ClusterState
@@ -421,3 +421,30 @@ def test_preempt_judges_every_running_job_as_its_queue_priority_and_protections_
     assert found.excluded_count("other-queue") == sum(job.queue != "q" for job in others)
     assert found.priorities == {c.snapshot.job(x.job).resolved_priority for x in found.candidates}
     assert [c.snapshot.jobs[i].name for i in found.rows.tolist()] == [x.job for x in found.candidates]
+
+
+@settings(max_examples=200, deadline=None)
+@given(reclaim_scenes(), st.sampled_from(["preempt", "reclaim"]), st.data())
+def test_lifting_some_jobs_protections_judges_those_jobs_again_as_the_rule_would(
+    scene: tuple[ClusterState, str], action: str, data: st.DataObject
+) -> None:
+    """The candidates found from a first set with some jobs' own protections lifted (:class:`Lifted`) are those the
+    rule finds with them lifted from the start: the same candidates, movable jobs, rows and priorities, in job
+    order; the first set's other judgments stand."""
+    c, _ = scene
+    preemptor = c.snapshot.job("reclaimer")
+    chunk = {"gpu": GPU}
+    rule = reclaim_candidates if action == "reclaim" else preempt_candidates
+    first = rule(c, preemptor, chunk) if action == "reclaim" else rule(c, preemptor)  # type: ignore[call-arg]
+    shielded = sorted(
+        {e.job for e in first.judged if e.rule in LIFTABLE} | {x.job for x in (*first.candidates, *first.movable)}
+    )
+    lifted = c.for_state(Lifted)
+    lifted.jobs = frozenset(data.draw(st.lists(st.sampled_from(shielded), unique=True)) if shielded else [])
+    try:
+        fresh = rule(c, preemptor, chunk) if action == "reclaim" else rule(c, preemptor)  # type: ignore[call-arg]
+        found = with_lifted(c, first, preemptor, chunk)
+    finally:
+        lifted.jobs = frozenset()
+    assert (found.candidates, found.movable) == (fresh.candidates, fresh.movable)
+    assert found.rows.tolist() == fresh.rows.tolist() and found.priorities == fresh.priorities

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 import msgspec
+import numpy as np
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticCustomError
 
@@ -260,4 +261,11 @@ def given_at(column: list[Any], missing: Any = UNSET) -> list[int]:
         return []
     if not absent and (missing is UNSET or missing is None):  # every value given (UNSET and None equal only themselves)
         return list(range(len(column)))
+    if absent * 8 < len(column):  # a few left out: found in C (list.index compares as list.count does)
+        given, start = np.ones(len(column), dtype=bool), 0
+        for _ in range(absent):
+            start = column.index(missing, start) + 1
+            given[start - 1] = False
+        found: list[int] = np.flatnonzero(given).tolist()
+        return found
     return [i for i, value in enumerate(column) if value is not missing and value != missing]

@@ -8,6 +8,7 @@ from itertools import accumulate
 from operator import attrgetter
 from typing import Any
 
+import numpy as np
 from pydantic import TypeAdapter, ValidationError
 
 from ..fields import Duration, _resource_map
@@ -60,19 +61,20 @@ def uncommon_jobs(raw: list[Any]) -> tuple[set[int], set[int], TaskRead]:
     tasks = [job.tasks for job in raw]
     flat = [task for job_tasks in tasks for task in job_tasks]
     starts = list(accumulate(map(len, tasks), initial=0))
+    first = np.asarray(starts, dtype=np.int64)  # where each job's tasks start (every job has one)
     names, statuses, resources, devices, order = (list(map(attrgetter(name), flat)) for name in _TASK_EXTRAS)
 
     def jobs_at(*columns: list[int]) -> set[int]:
         """The jobs of the tasks at the positions ``columns`` list."""
         if any(len(positions) == len(flat) for positions in columns):
             return set(range(len(raw)))
-        jobs, last = set(), -1
-        for position in sorted(set().union(*columns)):
-            if position >= last:  # past the job found last
-                job = bisect_right(starts, position) - 1
-                jobs.add(job)
-                last = starts[job + 1]
-        return jobs
+        if not any(columns):
+            return set()
+        jobs = np.zeros(len(raw), dtype=bool)
+        for positions in columns:
+            jobs[np.searchsorted(first, np.asarray(positions, dtype=np.int64), side="right") - 1] = True
+        found: list[int] = np.flatnonzero(jobs).tolist()
+        return set(found)
 
     odd = jobs_at(given_at(resources))
     rich = jobs_at(
@@ -177,8 +179,11 @@ def job_columns(
     gathered.marked = [flag is False for flag in preemptible]
     gathered.uniform = [True] * count
     gathered.nodes = [task.node if type(task.node) is str else None for task in flat]
-    suffixes = [f"-{index}" for index in range(max(counts, default=0))]
-    gathered.names = [name + suffix for name, n in zip(names, counts, strict=True) for suffix in suffixes[:n]]
+    if rich and 2 * (read.names.count(UNSET) + read.names.count(None)) < len(flat):
+        gathered.names = []  # most tasks named: _task_columns writes their names, and the defaults of the rest
+    else:
+        suffixes = [f"-{index}" for index in range(max(counts, default=0))]
+        gathered.names = [name + suffix for name, n in zip(names, counts, strict=True) for suffix in suffixes[:n]]
     gathered.statuses = ["running"] * len(flat)
     extras = Extras(read.starts)
     if rich:
@@ -204,17 +209,25 @@ class Extras:
         self.fields: dict[int, dict[str, Any]] = {}
 
 
+_NO_NAME = frozenset((type(UNSET), type(None)))
+"""What a task gives that names no name of its own (its default, ``<job>-<index>``, names it)."""
+
+
 def _task_columns(read: TaskRead, gathered: Gathered, odd: set[int], extras: Extras) -> None:
     """Check what every task gives besides its node, as columns (docs/snapshot-format.md, "jobs"): a
     name, a status that agrees with the node (a pending task has none, any other has one), devices, an order.
     The tasks of ``odd`` jobs are checked again as those jobs are built."""
     names, nodes = read.names, gathered.nodes
-    named = given_at(names)
-    if len(named) == len(names) and set(map(type, names)) == {str}:
-        if "" in names:
+    if not gathered.names:  # most tasks named (job_columns): every name checked in C, the few defaults added
+        if set(map(type, names)) - _NO_NAME != {str} or "" in names:
             raise Refused
-        gathered.names = names
+        unnamed = missing_at(names)
+        gathered.names = list(names) if unnamed else names
+        for position in unnamed:
+            i = bisect_right(read.starts, position) - 1
+            gathered.names[position] = f"{gathered.job_names[i]}-{position - read.starts[i]}"
     else:
+        named = given_at(names)
         for position in named:
             name = names[position]
             if name is not None:

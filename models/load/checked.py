@@ -9,7 +9,6 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 import msgspec
-import numpy as np
 from pydantic import BaseModel, ValidationError
 from pydantic_core import PydanticCustomError
 
@@ -22,6 +21,7 @@ from .structs import UNSET
 
 __all__ = [
     "EMPTY",
+    "LARGE_COLUMN",
     "NUMBERS",
     "PARSED_MAP",
     "REFUSED",
@@ -254,6 +254,10 @@ def instants(values: list[Any], gathered: Gathered) -> list[float | int | None]:
 NUMBERS = frozenset((int, float, type(None)))
 
 
+LARGE_COLUMN = 4096
+"""A column longer than this is read with numpy where it helps (numpy is not loaded for small snapshots)."""
+
+
 def given_at(column: list[Any], missing: Any = UNSET) -> list[int]:
     """The positions in ``column`` of values other than ``missing`` (a tuple of them: equal to it)."""
     absent = column.count(missing)
@@ -261,7 +265,9 @@ def given_at(column: list[Any], missing: Any = UNSET) -> list[int]:
         return []
     if not absent and (missing is UNSET or missing is None):  # every value given (UNSET and None equal only themselves)
         return list(range(len(column)))
-    if absent * 8 < len(column):  # a few left out: found in C (list.index compares as list.count does)
+    if absent * 8 < len(column) > LARGE_COLUMN:  # a few left out: found in C (list.index compares as list.count does)
+        import numpy as np  # a large column only: the command line starts without numpy
+
         given, start = np.ones(len(column), dtype=bool), 0
         for _ in range(absent):
             start = column.index(missing, start) + 1

@@ -8,7 +8,6 @@ from itertools import accumulate
 from operator import attrgetter
 from typing import Any
 
-import numpy as np
 from pydantic import TypeAdapter, ValidationError
 
 from ..fields import Duration, _resource_map
@@ -20,6 +19,7 @@ from ..sharing import HOLDING_DEVICES
 from . import structs
 from .checked import (
     EMPTY,
+    LARGE_COLUMN,
     PARSED_MAP,
     STATUSES,
     Gathered,
@@ -61,7 +61,6 @@ def uncommon_jobs(raw: list[Any]) -> tuple[set[int], set[int], TaskRead]:
     tasks = [job.tasks for job in raw]
     flat = [task for job_tasks in tasks for task in job_tasks]
     starts = list(accumulate(map(len, tasks), initial=0))
-    first = np.asarray(starts, dtype=np.int64)  # where each job's tasks start (every job has one)
     names, statuses, resources, devices, order = (list(map(attrgetter(name), flat)) for name in _TASK_EXTRAS)
 
     def jobs_at(*columns: list[int]) -> set[int]:
@@ -70,10 +69,21 @@ def uncommon_jobs(raw: list[Any]) -> tuple[set[int], set[int], TaskRead]:
             return set(range(len(raw)))
         if not any(columns):
             return set()
-        jobs = np.zeros(len(raw), dtype=bool)
+        if len(flat) <= LARGE_COLUMN:  # a small snapshot: numpy is not loaded for it
+            jobs, last = set(), -1
+            for position in sorted(set().union(*columns)):
+                if position >= last:  # past the job found last
+                    job = bisect_right(starts, position) - 1
+                    jobs.add(job)
+                    last = starts[job + 1]
+            return jobs
+        import numpy as np
+
+        first = np.asarray(starts, dtype=np.int64)  # where each job's tasks start (every job has one)
+        marked = np.zeros(len(raw), dtype=bool)
         for positions in columns:
-            jobs[np.searchsorted(first, np.asarray(positions, dtype=np.int64), side="right") - 1] = True
-        found: list[int] = np.flatnonzero(jobs).tolist()
+            marked[np.searchsorted(first, np.asarray(positions, dtype=np.int64), side="right") - 1] = True
+        found: list[int] = np.flatnonzero(marked).tolist()
         return set(found)
 
     odd = jobs_at(given_at(resources))

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from gpu_preempt.models import Snapshot, SnapshotError, load_snapshot, parse_snapshot, snapshot_from_data
 from gpu_preempt.models.columns import JobColumns
 from gpu_preempt.models.load.build import from_data, from_json
+from gpu_preempt.models.load.checked import LARGE_COLUMN
 from gpu_preempt.models.load.document import parse_document
 from gpu_preempt.models.load.job_list import JobList
 
@@ -653,3 +654,23 @@ def test_a_large_yaml_document_takes_the_struct_path_too(monkeypatch):
     fast, slow = from_data(data), pydantic_result(copy.deepcopy(data))
     assert fast is not None and slow is not None and isinstance(fast.jobs, JobList)
     assert_same(fast, slow)
+
+
+@pytest.mark.parametrize("left_out", ["name", "status"])
+def test_a_large_document_of_named_tasks_with_a_few_left_out_builds_what_pydantic_validates(tmp_path, left_out):
+    """Past the size where the columns are read with numpy, tasks that all give a name and a status but a few
+    (their defaults then stand) build the snapshot pydantic validates."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from generate import generate
+
+    data = generate(1200, seed=5, pending=3, style="named")
+    tasks = [task for job in data["jobs"] for task in job["tasks"]]
+    assert len(tasks) > LARGE_COLUMN
+    for task in tasks[3::997]:
+        if task.get("node"):
+            task.pop(left_out, None)
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    fast = load_snapshot(path)
+    assert isinstance(fast.jobs, JobList)
+    assert fast == Snapshot.model_validate(data)

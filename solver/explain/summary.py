@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -139,6 +140,7 @@ def protected_jobs(cluster: ClusterState) -> list[ProtectedJob]:
     }
     policies = [None if c is None else snap.priority_class(c).toleration for c in columns.classes]
     out: list[ProtectedJob] = []
+    elastic_text = _elastic_texts(cluster, columns)
     running = np.flatnonzero(cluster.running_array() > 0)
     running = running[_maybe_protected(cluster, columns, running, windows, policies)]
     for j, queue_at, started, class_at, preemptible in zip(
@@ -155,12 +157,11 @@ def protected_jobs(cluster: ClusterState) -> list[ProtectedJob]:
         runtime, reclaim = windows[queue]
         until = protected_until(started_at, runtime)
         if until is not None and snap.now < until:
-            elastic = _elastic(cluster, snap.jobs[j])
-            detail = f"{format_duration(runtime)} against preemption in its own queue{elastic}"
+            detail = f"{format_duration(runtime)} against preemption in its own queue{elastic_text(j)}"
             out.append(ProtectedJob(name, queue, "preempt-min-runtime", format_end(until), detail))
         if started_at is not None and reclaim:
             others = len(leaves) - (queue in leaves)
-            out.extend(_reclaim_protection(cluster, j, started_at, reclaim, others, rank))
+            out.extend(_reclaim_protection(cluster, (name, queue, j), started_at, reclaim, others, rank, elastic_text))
         policy = policies[class_at]
         if policy is not None and policy.toleration_seconds != 0:
             window = None if policy.forever or started_at is None else started_at + policy.toleration_seconds
@@ -216,14 +217,15 @@ def _reclaim_windows(cluster: ClusterState, queue: str, leaves: list[str]) -> li
 
 def _reclaim_protection(
     cluster: ClusterState,
-    j: int,
+    job: tuple[str, str, int],
     started_at: float,
     windows: list[tuple[float, list[str]]],
     others: int,
     rank: dict[str, int],
+    elastic_text: Callable[[int], str],
 ) -> list[ProtectedJob]:
-    """Reclaim-min-runtime of the ``j``-th job depends on the reclaimer's queue: reclaimer leaves grouped by the
-    protection's end."""
+    """Reclaim-min-runtime of a job (its name, queue and position) depends on the reclaimer's queue: reclaimer leaves
+    grouped by the protection's end."""
     by_until: dict[float, list[str]] = {}
     for runtime, reclaimers in windows:
         until = started_at + runtime
@@ -234,15 +236,15 @@ def _reclaim_protection(
                 by_until[until] = reclaimers
     if not by_until:
         return []
-    job = cluster.snapshot.jobs[j]
-    elastic = _elastic(cluster, job)
+    name, queue, j = job
+    elastic = elastic_text(j)
     rows = []
     for until, reclaimers in by_until.items():  # longest first, as the windows are
         scope = "any other queue" if len(reclaimers) == others else "reclaimers in " + ", ".join(reclaimers)
         rows.append(
             ProtectedJob(
-                job.name,
-                job.queue,
+                name,
+                queue,
                 "reclaim-min-runtime",
                 format_end(until),
                 f"{format_duration(until - started_at)} against {scope}{elastic}",
@@ -251,8 +253,29 @@ def _reclaim_protection(
     return rows
 
 
+def _elastic_texts(cluster: ClusterState, columns: JobColumns) -> Callable[[int], str]:
+    """:func:`_elastic` of the job at a position: on the columns when the snapshot has its task columns (no job
+    model made), else from the model."""
+    tasks = cluster.snapshot.built_columns()
+    if tasks is None:
+        return lambda j: _elastic(cluster, cluster.snapshot.jobs[j])
+    counts = np.bincount(tasks.job, minlength=len(columns.names)).tolist()
+    minimum, running = columns.minimum.tolist(), cluster.running_array().tolist()
+
+    def text(j: int) -> str:
+        if minimum[j] >= counts[j]:  # a gang: not elastic
+            return ""
+        surplus = max(0, running[j] - minimum[j])
+        return _ELASTIC.format(surplus) if surplus else ""
+
+    return text
+
+
+_ELASTIC = " (elastic: its {} task(s) above min_available stay evictable)"
+
+
 def _elastic(cluster: ClusterState, job: Job) -> str:
     if not job.is_elastic:
         return ""
     surplus = cluster.surplus(job)
-    return f" (elastic: its {surplus} task(s) above min_available stay evictable)" if surplus else ""
+    return _ELASTIC.format(surplus) if surplus else ""

@@ -138,6 +138,22 @@ def test_kueue_fair_sharing_matches_exhaustive_search(document: dict[str, Any]) 
     check(document)
 
 
+def _running(name: str, queue: str, gpus: int, node: str) -> dict[str, Any]:
+    """A running job of one task of ``gpus`` GPUs and as many times :data:`LARGE` bytes of memory."""
+    return {
+        "name": name,
+        "queue": queue,
+        "priority": 10,
+        "task_resources": {"gpu": gpus, "memory": str(gpus * LARGE)},
+        "created_at": 1_767_268_700,
+        "started_at": 1_767_268_740,
+        "tasks": [{"node": node}],
+    }
+
+
+MANY_ZERO_WEIGHTS_RUNNING = [("r0", "a", 2, "n0"), ("r1", "a", 1, "n0"), ("r2", "a", 1, "n1"), ("r3", "a", 1, "n1"),
+                             ("r4", "b", 1, "n1")]  # fmt: skip
+
 MANY_ZERO_WEIGHTS = {
     "now": 1_767_268_800,
     "config": {"policy": "kueue", "fair_sharing": True, "fair_sharing_strategies": None},
@@ -172,56 +188,12 @@ MANY_ZERO_WEIGHTS = {
         },
     ],
     "jobs": [
-        {
-            "name": "r0",
-            "queue": "a",
-            "priority": 10,
-            "task_resources": {"gpu": 2, "memory": "219902325555214"},
-            "created_at": 1_767_268_700,
-            "started_at": 1_767_268_740,
-            "tasks": [{"node": "n0"}],
-        },
-        {
-            "name": "r1",
-            "queue": "a",
-            "priority": 10,
-            "task_resources": {"gpu": 1, "memory": "109951162777607"},
-            "created_at": 1_767_268_700,
-            "started_at": 1_767_268_740,
-            "tasks": [{"node": "n0"}],
-        },
-        {
-            "name": "r2",
-            "queue": "a",
-            "priority": 10,
-            "task_resources": {"gpu": 1, "memory": "109951162777607"},
-            "created_at": 1_767_268_700,
-            "started_at": 1_767_268_740,
-            "tasks": [{"node": "n1"}],
-        },
-        {
-            "name": "r3",
-            "queue": "a",
-            "priority": 10,
-            "task_resources": {"gpu": 1, "memory": "109951162777607"},
-            "created_at": 1_767_268_700,
-            "started_at": 1_767_268_740,
-            "tasks": [{"node": "n1"}],
-        },
-        {
-            "name": "r4",
-            "queue": "b",
-            "priority": 10,
-            "task_resources": {"gpu": 1, "memory": "109951162777607"},
-            "created_at": 1_767_268_700,
-            "started_at": 1_767_268_740,
-            "tasks": [{"node": "n1"}],
-        },
+        *(_running(name, queue, gpus, node) for name, queue, gpus, node in MANY_ZERO_WEIGHTS_RUNNING),
         {
             "name": "want",
             "queue": "c",
             "priority": 20,
-            "task_resources": {"gpu": 1, "memory": "109951162777607"},
+            "task_resources": {"gpu": 1, "memory": str(LARGE)},
             "created_at": 1_767_268_700,
             "tasks": [{}],
         },

@@ -113,9 +113,9 @@ def check_move_order(cluster: ClusterState, job: Job, decision: Decision, taken:
     """Each moved task lands where KAI's node order puts it (docs/rules.md, "Node order"): the moved jobs taken in
     the order KAI gives victims their places back (the most worth keeping first), each task on the node, of those
     eligible for its job whose room after the decision and free room before it take it, with KAI's best score,
-    ties by node name; the later jobs see where the earlier ones landed. Not checked with shares of a GPU (their
-    devices decide), for a job whose moved tasks have several shapes or that asks for a topology, or when the order
-    cannot land them all (the decision then found another packing)."""
+    ties by node name; the later jobs see where the order landed the earlier ones. Not checked with shares of a GPU
+    (their devices decide), for a job whose moved tasks have several shapes or that asks for a topology, or when the
+    order cannot land them all (the decision then found another packing)."""
     snapshot = cluster.snapshot
     if not decision.moves or snapshot.shared_jobs():
         return []
@@ -152,17 +152,23 @@ def check_move_order(cluster: ClusterState, job: Job, decision: Decision, taken:
         shapes = {tuple(sorted(other.requests(tasks_of[other.name][m.task]).items())) for m in moves}
         topology = other.placement.topology if other.placement is not None else None
         sources = {m.source for m in moves}
+        landed: dict[str, int] = {}
+        for m in moves:
+            landed[m.node] = landed.get(m.node, 0) + 1
         if len(shapes) == 1 and len(sources) == 1 and topology is None:
             request = dict(next(iter(shapes)))
             expected = _landing(snapshot, other, request, sources.pop(), len(moves), room, free)
-            landed: dict[str, int] = {}
-            for m in moves:
-                landed[m.node] = landed.get(m.node, 0) + 1
-            if expected is not None and landed != expected:
+            if expected is None:
+                return []  # the order cannot land them all: the decision found another packing
+            if landed != expected:
                 want = ", ".join(f"{n} x{c}" for n, c in sorted(expected.items()))
                 got = ", ".join(f"{n} x{c}" for n, c in sorted(landed.items()))
                 out.append(f"node order: KAI's order moves {other.name}'s task(s) to {want}; the decision to {got}")
-        for m in moves:  # the next jobs see where these landed
+            for node, count in expected.items():  # the next jobs see where the order lands these
+                take(room, node, {r: a * count for r, a in request.items()}, -1)
+                take(free, node, {r: a * count for r, a in request.items()}, -1)
+            continue
+        for m in moves:  # not checked: the next jobs see where these landed
             requests = other.requests(tasks_of[other.name][m.task])
             take(room, m.node, requests, -1)
             take(free, m.node, requests, -1)

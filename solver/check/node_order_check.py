@@ -164,9 +164,9 @@ def check_move_order(cluster: ClusterState, job: Job, decision: Decision, taken:
                 want = ", ".join(f"{n} x{c}" for n, c in sorted(expected.items()))
                 got = ", ".join(f"{n} x{c}" for n, c in sorted(landed.items()))
                 out.append(f"node order: KAI's order moves {other.name}'s task(s) to {want}; the decision to {got}")
-            for node, count in expected.items():  # the next jobs see where the order lands these
-                take(room, node, {r: a * count for r, a in request.items()}, -1)
-                take(free, node, {r: a * count for r, a in request.items()}, -1)
+            for host, count in expected.items():  # the next jobs see where the order lands these
+                take(room, host, {r: a * count for r, a in request.items()}, -1)
+                take(free, host, {r: a * count for r, a in request.items()}, -1)
             continue
         for m in moves:  # not checked: the next jobs see where these landed
             requests = other.requests(tasks_of[other.name][m.task])

@@ -434,6 +434,19 @@ def test_reclaim_with_placement_matches_exhaustive_search(document):
     check(document, "reclaim")
 
 
+def _in_b(name: str, gpus: int, node: str, **extra: Any) -> dict[str, Any]:
+    """A running job of queue b: one task of ``gpus`` GPUs on ``node``, started a minute before now."""
+    return {
+        "name": name,
+        "queue": "b",
+        "priority": 10,
+        "task_resources": {"gpu": gpus, "cpu": 0},
+        "started_at": 1_767_268_740,
+        "tasks": [{"node": node}],
+        **extra,
+    }
+
+
 MOVES_THE_ORDER_CANNOT_LAND = {
     "now": 1_767_268_800,
     "config": {
@@ -456,41 +469,10 @@ MOVES_THE_ORDER_CANNOT_LAND = {
         {"name": "c", "deserved": {"gpu": 0}, "over_quota_weight": 0},
     ],
     "jobs": [
-        {
-            "name": "r0",
-            "queue": "b",
-            "priority": 10,
-            "task_resources": {"gpu": 2, "cpu": 0},
-            "started_at": 1_767_268_740,
-            "tasks": [{"node": "n0"}],
-            "placement": {"node_selector": {"gpu-type": "A"}},
-        },
-        {
-            "name": "r1",
-            "queue": "b",
-            "priority": 10,
-            "task_resources": {"gpu": 1, "cpu": 0},
-            "started_at": 1_767_268_740,
-            "tasks": [{"node": "n1"}],
-            "placement": {"node_selector": {"gpu-type": "B"}},
-        },
-        {
-            "name": "r2",
-            "queue": "b",
-            "priority": 10,
-            "task_resources": {"gpu": 2, "cpu": 0},
-            "started_at": 1_767_268_740,
-            "tasks": [{"node": "n2"}],
-        },
-        {
-            "name": "r3",
-            "queue": "b",
-            "priority": 10,
-            "task_resources": {"gpu": 1, "cpu": 0},
-            "started_at": 1_767_268_740,
-            "tasks": [{"node": "n1"}],
-            "checkpointed_at": 1_767_268_800,
-        },
+        _in_b("r0", 2, "n0", placement={"node_selector": {"gpu-type": "A"}}),
+        _in_b("r1", 1, "n1", placement={"node_selector": {"gpu-type": "B"}}),
+        _in_b("r2", 2, "n2"),
+        _in_b("r3", 1, "n1", checkpointed_at=1_767_268_800),
         {
             "name": "want",
             "queue": "a",

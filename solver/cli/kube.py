@@ -80,11 +80,13 @@ def import_(
         document, report = import_objects(
             objects, now=instant, queue_source=queue_source, cpu_jobs=not gpu_jobs_only, settings=settings
         )
+        count = len(objects)
+        del objects  # a large dump's objects are freed before its snapshot is checked
         snapshot_from_data(document)  # what is written is a valid snapshot
     except SnapshotError as error:
         print_problems("the input cannot be imported", error.errors)
         raise typer.Exit(2) from None
-    _print_report(report, len(objects))
+    _print_report(report, count)
     if strict and report.guesses:
         err.print(f"error: --strict: {len(report.guesses)} guess(es), listed above")
         raise typer.Exit(2)

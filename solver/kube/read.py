@@ -17,6 +17,10 @@ Examples
 from __future__ import annotations
 
 import codecs
+import contextlib
+import functools
+import pickle
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -46,8 +50,15 @@ class KubeObject:
     name: str
     body: dict[str, Any]
     source: str
-    origin: str = ""
-    """Where it was read: the file, and the item (``dump.json: items[3]``)."""
+    place: str = ""
+    """Where it was read: the file, or its document (``dump.yaml: document 2``)."""
+    item: int = -1
+    """Its index in the List at ``place`` (-1 when it is not a List's item)."""
+
+    @property
+    def origin(self) -> str:
+        """Where it was read: the file, and the item (``dump.json: items[3]``)."""
+        return self.place if self.item < 0 else f"{self.place}: items[{self.item}]"
 
     @property
     def ref(self) -> str:
@@ -176,6 +187,7 @@ def _json_list(data: bytes, source: str) -> list[KubeObject] | None:
     if colons + _colons(top["items"]) != data.count(b":"):
         return None
     found: list[KubeObject | FieldError | list[FieldError]] = []
+    parts: dict[Any, Any] = {}
     for i, raw in enumerate(listed.items):
         where = f"{source}: items[{i}]"
         if len(raw) > MAX_OBJECT:
@@ -188,7 +200,7 @@ def _json_list(data: bytes, source: str) -> list[KubeObject] | None:
         except (msgspec.MsgspecError, RecursionError, ValueError):
             pod = None
         if pod is not None and pod.status.phase in ("Succeeded", "Failed") and _names(pod.metadata):
-            name, namespace = pod.metadata.name, pod.metadata.namespace
+            name, namespace = pod.metadata.name, parts.setdefault(pod.metadata.namespace, pod.metadata.namespace)
             metadata = {"name": name} if namespace is None else {"name": name, "namespace": namespace}
             body = {
                 "apiVersion": "v1",
@@ -199,14 +211,14 @@ def _json_list(data: bytes, source: str) -> list[KubeObject] | None:
             if (
                 name and len(name) <= MAX_NAME and len(namespace or "") <= MAX_NAMESPACE
             ):  # typed already: no more checks
-                found.append(KubeObject("Pod", "", "v1", namespace or None, name, body, source, where))
+                found.append(KubeObject("Pod", "", "v1", namespace or None, name, body, source, source, i))
             else:
-                found.append(_object(body, where, source))
+                found.append(_object(body, source, source, i))
             continue
         item = decode_json_fast(bytes(raw))
         if item is None:
             return None  # a duplicate key, or what the standard decoder decides
-        found.append(_object(_trimmed(item), where, source))
+        found.append(_object(_shared(_trimmed(item), parts, _JSON_KEY), source, source, i))
     errors = [e for f in found if not isinstance(f, KubeObject) for e in (f if isinstance(f, list) else [f])]
     if errors:
         raise SnapshotError(errors)
@@ -224,10 +236,11 @@ def _colons(raw: msgspec.Raw) -> int:
 
 
 UNREAD = {
-    "metadata": ("managedFields",),
-    "spec": ("volumes", "imagePullSecrets", "readinessGates", "hostAliases", "dnsConfig", "securityContext"),
+    "metadata": ("managedFields", "resourceVersion", "generation"),
+    "spec": ("volumes", "imagePullSecrets", "readinessGates", "hostAliases", "dnsConfig", "securityContext",
+             "terminationGracePeriodSeconds", "podCIDR", "podCIDRs", "providerID"),
     "status": ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses", "images", "nodeInfo",
-               "addresses", "daemonEndpoints", "podIPs", "hostIPs"),
+               "addresses", "daemonEndpoints", "podIPs", "hostIPs", "qosClass", "capacity"),
 }  # fmt: skip
 """Fields the importer never reads, dropped as each object of a large List is read (they can be most of its size)."""
 UNREAD_CONTAINER = (
@@ -250,6 +263,35 @@ def _kept(item: Any) -> Any:
         return _trimmed(item)
     kept = {key: metadata[key] for key in ("name", "namespace") if key in metadata}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": kept, "status": {"phase": status["phase"]}}
+
+
+def _shared(item: Any, parts: dict[Any, Any], known_by: Callable[[Any], bytes]) -> Any:
+    """``item`` with each string of its own (``kind``) and each string, mapping and list of its sections
+    (``metadata.namespace``, ``spec.containers``, ``status.conditions``) replaced by the first equal one in ``parts``
+    (changed in place): the pods of a job hold the same containers, tolerations and conditions, and a dump's objects
+    the same few kinds, namespaces, phases and times. The importer never writes to a body, so equal parts can be one
+    object. A mapping or list is known by ``known_by``: bytes that tell apart every two values of the kinds the
+    document holds (:data:`_JSON_KEY`, :data:`_YAML_KEY`)."""
+    if type(item) is not dict:
+        return item
+    for name, section in item.items():
+        if type(section) is str:
+            item[name] = parts.setdefault(section, section)
+        elif type(section) is dict:
+            for key, value in section.items():
+                kind = type(value)
+                if kind is str:
+                    section[key] = parts.setdefault(value, value)
+                elif kind is dict or kind is list:
+                    with contextlib.suppress(OverflowError):  # an integer past 64 bits: kept as it is
+                        section[key] = parts.setdefault(known_by(value), value)
+    return item
+
+
+_JSON_KEY: Callable[[Any], bytes] = msgspec.msgpack.Encoder().encode
+"""A JSON part's MessagePack bytes: exact for what JSON holds (strings, numbers, booleans, null)."""
+_YAML_KEY: Callable[[Any], bytes] = functools.partial(pickle.dumps, protocol=5)
+"""A YAML part's pickle: YAML also holds dates (a string in MessagePack) and keys that are not strings."""
 
 
 def _trimmed(item: Any) -> Any:
@@ -316,6 +358,7 @@ def _yaml_stream(text: str | bytes, source: str) -> list[Any]:
     """The documents of a YAML stream, each item of a List checked against the limits and kept (:func:`_kept`) as
     soon as it is read, a bounded list refused at its item past the bound: a dump past a limit stops there."""
     count = [0]
+    parts: dict[Any, Any] = {}
 
     def item(value: Any) -> Any:
         where = f"{source}: items[{count[0]}]"
@@ -326,7 +369,7 @@ def _yaml_stream(text: str | bytes, source: str) -> list[Any]:
                 refused = _object(value, where, source)
                 assert not isinstance(refused, KubeObject)
                 raise SnapshotError(refused if isinstance(refused, list) else [refused])
-        return _kept(value)
+        return _shared(_kept(value), parts, _YAML_KEY)
 
     return parse_stream(
         text, source=source, long_list=lambda steps, values: _long_list(steps, values, source), item=item
@@ -344,7 +387,7 @@ def _listed(documents: list[Any], source: str) -> list[KubeObject]:
             items = document.get("items")
             if not isinstance(items, list):
                 raise SnapshotError.single(f"{at}: items", "a List needs an items array")
-            found += [_object(item, f"{at}: items[{i}]", source) for i, item in enumerate(items)]
+            found += [_object(item, at, source, i) for i, item in enumerate(items)]
         else:
             found.append(_object(document, at, source))
     errors = [e for f in found if not isinstance(f, KubeObject) for e in (f if isinstance(f, list) else [f])]
@@ -377,7 +420,9 @@ def _long_list(steps: list[Any], values: list[Any], source: str) -> None:
     raise SnapshotError.single(f"{where}: {path}", f"has more than {MAX_ITEMS} items; at most {MAX_ITEMS} are read")
 
 
-def _object(item: Any, where: str, source: str) -> KubeObject | FieldError | list[FieldError]:
+def _object(item: Any, at: str, source: str, index: int = -1) -> KubeObject | FieldError | list[FieldError]:
+    """The object ``item`` read at ``at`` (item ``index`` of the List there), or what is wrong with it."""
+    where = at if index < 0 else f"{at}: items[{index}]"
     if not isinstance(item, dict):
         return FieldError(where, "not an object")
     version, kind = item.get("apiVersion"), item.get("kind")
@@ -398,9 +443,11 @@ def _object(item: Any, where: str, source: str) -> KubeObject | FieldError | lis
     over = over_limits(item)
     if over:  # an object's name in the message only if it is within its limit
         named = not any(path.startswith("metadata.name") for path, _ in over)
-        at = f"{kind} {(namespace + '/') if namespace else ''}{name}" if named and len(namespace or "") <= 63 else where
-        return [FieldError(f"{at}: {path}", message) for path, message in over]
-    found = KubeObject(kind, group, ver, namespace or None, name or "", item, source, where)
+        ref = where
+        if named and len(namespace or "") <= 63:
+            ref = f"{kind} {(namespace + '/') if namespace else ''}{name}"
+        return [FieldError(f"{ref}: {path}", message) for path, message in over]
+    found = KubeObject(kind, group, ver, namespace or None, name or "", item, source, at, index)
     problems = wrong_types(item, group, kind)
     if problems:
         return [FieldError(found.at(path), message) for path, message in problems]

@@ -1,0 +1,62 @@
+"""Reading a dump: a List's objects share their equal parts, and sharing never changes what is imported."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from conftest import FIXTURES
+
+from gpu_preempt.kube.importer import import_objects
+from gpu_preempt.kube.read import parse_objects, read_objects
+from gpu_preempt.models import SnapshotError
+
+NOW = 1_798_675_200.0  # 2027-01-01T00:00:00Z: after every time of the bundled dumps
+BUNDLED = sorted(path.name for path in (FIXTURES / "kube").glob("*.json") if "kueue-preempted" not in path.name)
+
+
+def _pod(name: str, selector: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "team-a"},
+        "spec": {
+            "containers": [{"name": "main", "resources": {"requests": {"nvidia.com/gpu": "1"}}}],
+            "nodeSelector": selector,
+        },
+        "status": {"phase": "Pending"},
+    }
+
+
+@pytest.mark.parametrize("name", BUNDLED)
+def test_a_dump_read_from_its_file_imports_as_its_text_does(name: str, tmp_path: Path) -> None:
+    """The file path shares the equal parts of a List's objects; the text path reads each object on its own."""
+    text = (FIXTURES / "kube" / name).read_text()
+    shared = import_objects(read_objects([str(FIXTURES / "kube" / name)], io.StringIO()), now=NOW)[0]
+    own = import_objects(parse_objects(text, name), now=NOW)[0]
+    assert shared == own
+
+
+def test_pods_with_equal_containers_share_them(tmp_path: Path) -> None:
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps({"kind": "List", "items": [_pod("a", {"zone": "z1"}), _pod("b", {"zone": "z1"})]}))
+    a, b = read_objects([str(dump)], io.StringIO())
+    assert a.body["spec"]["containers"] is b.body["spec"]["containers"]
+    assert a.body["spec"]["nodeSelector"] is b.body["spec"]["nodeSelector"]
+    assert a.name == "a" and b.name == "b"
+
+
+@pytest.mark.parametrize("date_first", [True, False])
+def test_a_yaml_date_is_never_shared_with_the_string_that_spells_it(tmp_path: Path, date_first: bool) -> None:
+    """``zone: 2026-01-01`` is a date in YAML, ``zone: "2026-01-01"`` a string: only the first is a wrong type."""
+    pods = [_pod("dated", {"zone": "DATE"}), _pod("quoted", {"zone": "2026-01-01"})]
+    text = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": pods if date_first else pods[::-1]})
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(text.replace("DATE", "2026-01-01"))
+    with pytest.raises(SnapshotError) as refused:
+        read_objects([str(dump)], io.StringIO())
+    assert [e.path for e in refused.value.errors] == ["Pod team-a/dated: spec.nodeSelector.zone"]

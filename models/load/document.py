@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, BinaryIO, Final
 
 import msgspec
 import yaml
@@ -91,11 +91,16 @@ def parse_document(text: str, *, json_format: bool, source: str) -> Any:
 
 
 def parse_stream(
-    text: str | bytes, *, source: str, long_list: LongList | None = None, item: Callable[[Any], Any] | None = None
+    text: str | bytes | BinaryIO,
+    *,
+    source: str,
+    long_list: LongList | None = None,
+    item: Callable[[Any], Any] | None = None,
 ) -> list[Any]:
     """The documents of a YAML stream (``---`` between them; empty ones left out), checked as
     :func:`parse_document` checks one; :class:`SnapshotError` naming the line if bad. ``text`` may be the file's
-    UTF-8 bytes, which the parser reads without a copy.
+    UTF-8 bytes, which the parser reads without a copy, or the file open to read them (read again from its start
+    where the stream is read twice).
 
     ``long_list``, when given, is called with the path of keys and indexes from the root to a list as soon as that
     list gets its ``LONG_LIST + 1``-th item (the root's own list and its path first), and with the document's value
@@ -107,9 +112,9 @@ def parse_stream(
     try:
         documents = _read_yaml(text, source, build=True, long_list=long_list, item=item)
     except _Unusual:  # explicit tags, merge keys: checked on the events, then built by PyYAML
-        _read_yaml(text, source, build=False, long_list=long_list)
+        _read_yaml(_rewound(text), source, build=False, long_list=long_list)
         try:
-            documents = list(yaml.load_all(text, Loader=_YamlLoader))
+            documents = list(yaml.load_all(_rewound(text), Loader=_YamlLoader))
         except yaml.YAMLError as err:
             raise _yaml_error(err, source) from None
         except ValueError as err:
@@ -123,6 +128,13 @@ def parse_stream(
     if not found:
         raise SnapshotError.single("", f"{source}: the file is empty (it holds only comments or null)")
     return found
+
+
+def _rewound(text: str | bytes | BinaryIO) -> str | bytes | BinaryIO:
+    """``text``, a file read again from its start."""
+    if not isinstance(text, (str, bytes)):
+        text.seek(0)
+    return text
 
 
 LONG_LIST: Final = 1000
@@ -160,7 +172,7 @@ class _Open:
 
 
 def _read_yaml(
-    text: str | bytes,
+    text: str | bytes | BinaryIO,
     source: str,
     *,
     build: bool,

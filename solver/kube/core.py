@@ -72,6 +72,11 @@ class Report:
     ignored: dict[str, list[str]] = field(default_factory=dict)
     """Kind -> the objects (or resources) left out on purpose."""
     notes: list[str] = field(default_factory=list)
+    asked: dict[tuple[int, ...], tuple[tuple[Any, ...], Resources]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    """What the containers, init containers and overhead of a pod spec ask for, by the parts' identity: the pods of
+    a job share them once read (:mod:`.read`), and each is then summed once."""
 
     def guess(self, where: str, what: str) -> None:
         self.guesses.append(f"{where}: {what}")
@@ -350,6 +355,10 @@ def effective_requests(obj: KubeObject, report: Report, spec: Any = None) -> Res
     where = "spec" if spec is obj.get("spec") else "spec.template.spec"
     if not isinstance(spec, dict):
         raise SnapshotError.single(obj.at(where), "missing: a pod has a spec")
+    parts = (spec.get("containers"), spec.get("initContainers"), spec.get("overhead"))
+    known = report.asked.get(key := tuple(map(id, parts)))
+    if known is not None and all(a is b for a, b in zip(known[0], parts, strict=True)):
+        return known[1]
     total: Resources = {}
     for i, container in enumerate(spec.get("containers") or []):
         total = _plus(total, _container(obj, f"{where}.containers[{i}]", container, report))
@@ -363,7 +372,8 @@ def effective_requests(obj: KubeObject, report: Report, spec: Any = None) -> Res
         init_peak = _max(init_peak, _plus(asks, sidecars))
     total = _max(_plus(total, sidecars), init_peak)
     overhead = resource_map(obj, f"{where}.overhead", spec.get("overhead"), report)
-    return {r: a for r, a in _plus(total, overhead).items() if a}
+    asked = report.asked[key] = parts, {r: a for r, a in _plus(total, overhead).items() if a}
+    return asked[1]
 
 
 def _container(obj: KubeObject, where: str, container: Any, report: Report) -> Resources:

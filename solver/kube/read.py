@@ -17,13 +17,12 @@ Examples
 from __future__ import annotations
 
 import codecs
-import contextlib
 import functools
+import mmap
 import pickle
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, BinaryIO
 
 import msgspec
 
@@ -100,41 +99,63 @@ def read_objects(sources: list[str], stdin: IO[str], settings: list[KaiSettings]
     objects: list[KubeObject] = []
     for source in sources:
         if source == "-":
-            text, name = stdin.read(), "<stdin>"
-        else:
-            try:
-                data, name = Path(source).read_bytes(), source
-            except FileNotFoundError:
-                raise SnapshotError.single(source, "no such file") from None
-            except OSError as err:
-                raise SnapshotError.single(source, f"cannot read ({err})") from None
-            if is_zip(data):
-                text, said = kai_snapshot_list(data, source)
-                if settings is not None:
-                    settings.append(said)
-            else:
-                _check_utf8(data, source)
-                found = _json_list(data, name)
-                if found is not None:
-                    objects += found
-                    continue
-                head = data[:4096].lstrip()
-                if head and not head.startswith((b"{", b"[", b"\xef\xbb\xbf")):  # YAML: the parser reads the bytes
-                    objects += parse_objects(data, name)
-                    continue
-                text = data.decode("utf-8")
-        objects += parse_objects(text, name)
+            objects += parse_objects(stdin.read(), "<stdin>")
+            continue
+        try:
+            with open(source, "rb") as handle:
+                objects += _read_file(handle, source, settings)
+        except FileNotFoundError:
+            raise SnapshotError.single(source, "no such file") from None
+        except OSError as err:
+            raise SnapshotError.single(source, f"cannot read ({err})") from None
     return objects
 
 
-def _check_utf8(data: bytes, source: str) -> None:
+def _read_file(handle: BinaryIO, source: str, settings: list[KaiSettings] | None) -> list[KubeObject]:
+    """The objects of one file. A JSON List is read from the file mapped into memory (:func:`_mapped`), a YAML
+    stream by its parser from the open file: a large dump's bytes are never all held beside its objects."""
+    data = _mapped(handle)
+    if is_zip(data):
+        text, said = kai_snapshot_list(data[:], source)
+        if settings is not None:
+            settings.append(said)
+        return parse_objects(text, source)
+    _check_utf8(data, source)
+    found = _json_list(data, source)
+    if found is not None:
+        return found
+    head = data[:4096].lstrip()
+    if head and not head.startswith((b"{", b"[", b"\xef\xbb\xbf")):
+        handle.seek(0)
+        return parse_objects(handle, source)
+    return parse_objects(data[:].decode("utf-8"), source)
+
+
+def _mapped(handle: BinaryIO) -> bytes | mmap.mmap:
+    """The file's bytes, mapped into memory where the file can be (not empty, not a pipe), else read."""
+    try:
+        return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (ValueError, OSError):
+        return handle.read()
+
+
+def _let_go(data: bytes | mmap.mmap) -> None:
+    """Drop from this process the pages of a mapped file read so far (the kernel keeps them cached: a later read
+    of them is no read from the disk)."""
+    if isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+        data.madvise(mmap.MADV_DONTNEED)
+
+
+def _check_utf8(data: bytes | mmap.mmap, source: str) -> None:
     """Refuse bytes that are not UTF-8, read in pieces (the text of a large dump is not kept)."""
-    if data.isascii():
+    if isinstance(data, bytes) and data.isascii():
         return
     decoder = codecs.getincrementaldecoder("utf-8")()
     try:
         for start in range(0, len(data), _PIECE):
-            decoder.decode(data[start : start + _PIECE])
+            piece = data[start : start + _PIECE]
+            if not piece.isascii() or decoder.getstate()[0]:
+                decoder.decode(piece)
         decoder.decode(b"", final=True)
     except UnicodeDecodeError as err:
         raise SnapshotError.single(source, f"cannot read ({err})") from None
@@ -152,54 +173,71 @@ class _Status(msgspec.Struct):
     phase: Any = None
 
 
-class _Finished(msgspec.Struct):
-    kind: Literal["Pod"]
-    apiVersion: Literal["v1"]
-    metadata: _Meta
-    status: _Status
+class _Head(msgspec.Struct):
+    """What tells a finished pod (the rest of an item is skipped unread)."""
+
+    kind: Any = None
+    apiVersion: Any = None
+    metadata: _Meta | None = None
+    status: _Status | None = None
+
+    @property
+    def finished(self) -> bool:
+        return (
+            self.kind == "Pod"
+            and self.apiVersion == "v1"
+            and self.status is not None
+            and self.status.phase in ("Succeeded", "Failed")
+            and self.metadata is not None
+            and _names(self.metadata)
+        )
 
 
-class _List(msgspec.Struct):
-    kind: str
-    items: list[msgspec.Raw]
-
-
-_LIST = msgspec.json.Decoder(_List)
+_KIND = msgspec.json.Decoder(str)
+_ITEMS = msgspec.json.Decoder(list[msgspec.Raw])
 _MEMBERS = msgspec.json.Decoder(dict[str, msgspec.Raw])
-_FINISHED = msgspec.json.Decoder(_Finished)
+_HEAD = msgspec.json.Decoder(_Head)
 
 
-def _json_list(data: bytes, source: str) -> list[KubeObject] | None:
+def _json_list(data: bytes | mmap.mmap, source: str) -> list[KubeObject] | None:
     """The objects of a JSON ``List``, its finished pods read no further than their kind, name and phase (a busy
     cluster's dump holds more of them than of anything else); ``None`` where :func:`parse_objects` must read the
-    document (not a List, or an item msgspec does not take as the standard decoder would)."""
+    document (not a List, or an item msgspec does not take as the standard decoder would). A mapped file's pages
+    are let go before its objects are made, and every :data:`_PIECE` bytes of items as they are."""
     head = data[:4096].lstrip()
-    if not head.startswith(b"{") or b"\\u003" in data:  # an escaped ':' defeats the count of members below
+    if not head.startswith(b"{"):
+        return None
+    if data.find(b"\\u003") >= 0:  # an escaped ':' defeats the count of members below
         return None
     try:
-        listed, top = _LIST.decode(data), _MEMBERS.decode(data)
-    except (msgspec.MsgspecError, RecursionError, ValueError):
+        top = _MEMBERS.decode(data)
+        kind, items = _KIND.decode(top["kind"]), _ITEMS.decode(top["items"])
+    except (msgspec.MsgspecError, RecursionError, ValueError, KeyError):
         return None
-    if listed.kind != "List" and not listed.kind.endswith("List"):
+    if kind != "List" and not kind.endswith("List"):
         return None
     # A key given twice is found as decode_json_fast finds it: every member holds one ':' outside strings.
     colons = len(top) + sum(_colons(value) for key, value in top.items() if key != "items")
-    if colons + _colons(top["items"]) != data.count(b":"):
+    if colons + _colons(top["items"]) != _colons(data):
         return None
+    _let_go(data)
     found: list[KubeObject | FieldError | list[FieldError]] = []
     parts: dict[Any, Any] = {}
-    for i, raw in enumerate(listed.items):
+    read = 0
+    for i, raw in enumerate(items):
+        read += len(raw)
+        if read > _PIECE:
+            _let_go(data)
+            read = 0
         where = f"{source}: items[{i}]"
         if len(raw) > MAX_OBJECT:
             found.append(
                 FieldError(_named(raw, where), f"is {len(raw)} bytes long; an object has at most {MAX_OBJECT}")
             )
             continue
-        try:
-            pod = _FINISHED.decode(raw)
-        except (msgspec.MsgspecError, RecursionError, ValueError):
-            pod = None
-        if pod is not None and pod.status.phase in ("Succeeded", "Failed") and _names(pod.metadata):
+        pod = _head(raw)
+        if pod is not None and pod.finished:
+            assert pod.metadata is not None and pod.status is not None
             name, namespace = pod.metadata.name, parts.setdefault(pod.metadata.namespace, pod.metadata.namespace)
             metadata = {"name": name} if namespace is None else {"name": name, "namespace": namespace}
             body = {
@@ -218,18 +256,25 @@ def _json_list(data: bytes, source: str) -> list[KubeObject] | None:
         item = decode_json_fast(bytes(raw))
         if item is None:
             return None  # a duplicate key, or what the standard decoder decides
-        found.append(_object(_shared(_trimmed(item), parts, _JSON_KEY), source, source, i))
+        found.append(_object(_shared(item, parts, _JSON_KEY), source, source, i))
     errors = [e for f in found if not isinstance(f, KubeObject) for e in (f if isinstance(f, list) else [f])]
     if errors:
         raise SnapshotError(errors)
     return [f for f in found if isinstance(f, KubeObject)]
 
 
+def _head(raw: msgspec.Raw) -> _Head | None:
+    try:
+        return _HEAD.decode(raw)
+    except (msgspec.MsgspecError, RecursionError, ValueError):
+        return None
+
+
 _FINISHED_STATUS = {"Succeeded": {"phase": "Succeeded"}, "Failed": {"phase": "Failed"}}
 """The status a finished pod is kept with, one per phase (shared: nothing writes to an object's body)."""
 
 
-def _colons(raw: msgspec.Raw) -> int:
+def _colons(raw: msgspec.Raw | bytes | mmap.mmap) -> int:
     """The ``:`` bytes of ``raw``, counted in pieces (a List's items are most of the file: no copy of them)."""
     view = memoryview(raw)
     return sum(bytes(view[start : start + _PIECE]).count(b":") for start in range(0, len(view), _PIECE))
@@ -252,67 +297,71 @@ UNREAD_CONTAINER = (
 
 
 def _kept(item: Any) -> Any:
-    """What the importer reads of an item of a List: a finished pod's kind, names and phase, else the item
-    :func:`_trimmed`."""
+    """What the importer reads of a finished pod: its kind, names and phase; any other item as it is."""
     if not isinstance(item, dict) or item.get("kind") != "Pod" or item.get("apiVersion") != "v1":
-        return _trimmed(item)
+        return item
     status, metadata = item.get("status"), item.get("metadata")
     if not isinstance(status, dict) or status.get("phase") not in ("Succeeded", "Failed"):
-        return _trimmed(item)
+        return item
     if not isinstance(metadata, dict) or not _names(_Meta(metadata.get("name"), metadata.get("namespace"))):
-        return _trimmed(item)
+        return item
     kept = {key: metadata[key] for key in ("name", "namespace") if key in metadata}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": kept, "status": {"phase": status["phase"]}}
 
 
 def _shared(item: Any, parts: dict[Any, Any], known_by: Callable[[Any], bytes]) -> Any:
-    """``item`` with each string of its own (``kind``) and each string, mapping and list of its sections
-    (``metadata.namespace``, ``spec.containers``, ``status.conditions``) replaced by the first equal one in ``parts``
-    (changed in place): the pods of a job hold the same containers, tolerations and conditions, and a dump's objects
-    the same few kinds, namespaces, phases and times. The importer never writes to a body, so equal parts can be one
-    object. A mapping or list is known by ``known_by``: bytes that tell apart every two values of the kinds the
-    document holds (:data:`_JSON_KEY`, :data:`_YAML_KEY`)."""
+    """``item`` without the fields :data:`UNREAD` and :data:`UNREAD_CONTAINER` name, and with each string of its own
+    (``kind``) and each string, mapping and list of its sections (``metadata.namespace``, ``spec.containers``,
+    ``status.conditions``) replaced by the first equal one in ``parts`` (changed in place): the pods of a job hold
+    the same containers, tolerations and conditions, and a dump's objects the same few kinds, namespaces, phases and
+    times. The importer never writes to a body, so equal parts can be one object. A mapping or list is known by
+    ``known_by``: bytes that tell apart every two values of the kinds the document holds (:data:`_JSON_KEY`,
+    :data:`_YAML_KEY`); containers by what they were before their unread fields were dropped, so that the pods of
+    a job drop them once."""
     if type(item) is not dict:
         return item
+    setdefault = parts.setdefault
     for name, section in item.items():
         if type(section) is str:
-            item[name] = parts.setdefault(section, section)
+            item[name] = setdefault(section, section)
         elif type(section) is dict:
+            unread = _UNREAD_SETS.get(name)
             for key, value in section.items():
                 kind = type(value)
                 if kind is str:
-                    section[key] = parts.setdefault(value, value)
-                elif kind is dict or kind is list:
-                    with contextlib.suppress(OverflowError):  # an integer past 64 bits: kept as it is
-                        section[key] = parts.setdefault(known_by(value), value)
+                    section[key] = setdefault(value, value)
+                elif (kind is dict or kind is list) and (unread is None or key not in unread):
+                    try:
+                        known = known_by(value)
+                    except OverflowError:  # an integer past 64 bits: kept as it is
+                        continue
+                    same = parts.get(known)
+                    if same is None:
+                        if kind is list and key in _CONTAINERS and name == "spec":
+                            _trim_containers(value)
+                        parts[known] = value
+                    else:
+                        section[key] = same
+            if unread is not None:
+                for key in section.keys() & unread:
+                    del section[key]
     return item
 
 
+def _trim_containers(containers: list[Any]) -> None:
+    for container in containers:
+        if type(container) is dict:
+            for key in container.keys() & _UNREAD_CONTAINER:
+                del container[key]
+
+
+_UNREAD_SETS = {part: frozenset(names) for part, names in UNREAD.items()}
+_UNREAD_CONTAINER = frozenset(UNREAD_CONTAINER)
+_CONTAINERS = ("containers", "initContainers")
 _JSON_KEY: Callable[[Any], bytes] = msgspec.msgpack.Encoder().encode
 """A JSON part's MessagePack bytes: exact for what JSON holds (strings, numbers, booleans, null)."""
 _YAML_KEY: Callable[[Any], bytes] = functools.partial(pickle.dumps, protocol=5)
 """A YAML part's pickle: YAML also holds dates (a string in MessagePack) and keys that are not strings."""
-
-
-def _trimmed(item: Any) -> Any:
-    """``item`` without the fields :data:`UNREAD` and :data:`UNREAD_CONTAINER` name (changed in place)."""
-    if not isinstance(item, dict):
-        return item
-    for part, names in UNREAD.items():
-        section = item.get(part)
-        if isinstance(section, dict):
-            for name in names:
-                section.pop(name, None)
-    spec = item.get("spec")
-    if isinstance(spec, dict):
-        for key in ("containers", "initContainers"):
-            containers = spec.get(key)
-            if isinstance(containers, list):
-                for container in containers:
-                    if isinstance(container, dict):
-                        for name in UNREAD_CONTAINER:
-                            container.pop(name, None)
-    return item
 
 
 class _Ident(msgspec.Struct):
@@ -340,10 +389,10 @@ def _names(metadata: _Meta) -> bool:
     return isinstance(metadata.name, str) and (metadata.namespace is None or isinstance(metadata.namespace, str))
 
 
-def parse_objects(text: str | bytes, source: str) -> list[KubeObject]:
+def parse_objects(text: str | bytes | BinaryIO, source: str) -> list[KubeObject]:
     """The objects of one file: a JSON document, or a YAML stream of documents (each a List or one object); YAML may
-    be given as its UTF-8 bytes."""
-    if isinstance(text, bytes):
+    be given as its UTF-8 bytes, or as the file open to read them."""
+    if not isinstance(text, str):
         return _listed(_yaml_stream(text, source), source)
     if not text.strip():
         raise SnapshotError.single(source, "the input is empty; expected what kubectl get -o json (or -o yaml) prints")
@@ -354,7 +403,7 @@ def parse_objects(text: str | bytes, source: str) -> list[KubeObject]:
     return _listed(documents, source)
 
 
-def _yaml_stream(text: str | bytes, source: str) -> list[Any]:
+def _yaml_stream(text: str | bytes | BinaryIO, source: str) -> list[Any]:
     """The documents of a YAML stream, each item of a List checked against the limits and kept (:func:`_kept`) as
     soon as it is read, a bounded list refused at its item past the bound: a dump past a limit stops there."""
     count = [0]

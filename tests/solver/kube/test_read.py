@@ -60,3 +60,22 @@ def test_a_yaml_date_is_never_shared_with_the_string_that_spells_it(tmp_path: Pa
     with pytest.raises(SnapshotError) as refused:
         read_objects([str(dump)], io.StringIO())
     assert [e.path for e in refused.value.errors] == ["Pod team-a/dated: spec.nodeSelector.zone"]
+
+
+def test_a_yaml_file_the_parser_reads_twice_is_read_from_its_start_each_time(tmp_path: Path) -> None:
+    """A merge key (``<<``) is checked on the parser's events, then built by PyYAML: two reads of the open file."""
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(
+        "apiVersion: v1\nkind: List\nitems:\n"
+        "- &node {apiVersion: v1, kind: Node, metadata: {name: n0}}\n"
+        "- {<<: *node, metadata: {name: n1}}\n"
+    )
+    assert [o.name for o in read_objects([str(dump)], io.StringIO())] == ["n0", "n1"]
+
+
+def test_an_empty_file_and_a_folder_are_refused_by_name(tmp_path: Path) -> None:
+    (tmp_path / "empty.json").write_bytes(b"")
+    for path, message in ((tmp_path / "empty.json", "the input is empty"), (tmp_path, "cannot read")):
+        with pytest.raises(SnapshotError) as refused:
+            read_objects([str(path)], io.StringIO())
+        assert message in str(refused.value.errors[0])

@@ -53,10 +53,10 @@ def measure(label: str, path: Path, out: Path) -> str:
         floor_name = "`json.load`"
     floor, floor_rss, _ = timed([sys.executable, "-c", floor_code])
     wall, rss, _ = timed([CLI, "import", str(path), "--now", NOW, "-o", str(out), "--force"])
-    size = path.stat().st_size / 1e6
+    size = path.stat().st_size / 2**20
     return (
-        f"| {label} | {size:.0f} MB | {floor_name} {floor:.2f} s, {floor_rss:.0f} MB | {wall:.2f} s "
-        f"({wall / floor:.2f}x) | {rss:.0f} MB ({rss / size:.1f}x the file) |"
+        f"| {label} | {size:.0f} MiB | {floor_name} {floor:.2f} s, {floor_rss:,.0f} MiB | {wall:.2f} s "
+        f"({wall / floor:.2f}x) | {rss:.0f} MiB ({rss / size:.2f}x the file) |"
     )
 
 

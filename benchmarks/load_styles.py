@@ -51,7 +51,7 @@ def measure(nodes: int, style: str, folder: Path) -> str:
     return (
         f"| {style} | {nodes:,} | {path.stat().st_size / 1e6:.0f} MB | {floor:.2f} s | {validate:.2f} s "
         f"({validate / floor:.2f}x) | {solve:.2f} s ({solve / floor:.2f}x) | {as_json:.2f} s ({as_json / floor:.2f}x), "
-        f"{len(out) / 1e3:.0f} kB | {peak:.0f} MB |"
+        f"{len(out) / 1e3:.0f} kB | {peak:,.0f} MiB |"
     )
 
 

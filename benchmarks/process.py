@@ -67,7 +67,7 @@ print(json.dumps({"load": loaded - started, "decide": decided - loaded, "again":
 
 
 def timed(argv: list[str]) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS in MB (``wait4``) and standard output of one child process."""
+    """Wall seconds, peak RSS in MiB (``wait4``; Linux counts it in KiB) and standard output of one child process."""
     started = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         child = subprocess.Popen(argv, stdout=out, stderr=err, text=True)

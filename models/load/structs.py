@@ -23,6 +23,7 @@ import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
 
 from ..duration import MAX_INSTANT, MIN_INSTANT
+from ..job import TaskStatus
 
 __all__ = [
     "HEAD",
@@ -57,7 +58,7 @@ Instant = (
 class Task(Struct, forbid_unknown_fields=True, omit_defaults=True, gc=False):
     node: str | UnsetType | None = UNSET
     name: Any = UNSET
-    status: Any = UNSET
+    status: TaskStatus | UnsetType | None = UNSET  # one string per status, however many tasks give it
     resources: Any = UNSET
     devices: Any = UNSET
     order: Any = UNSET

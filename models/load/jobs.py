@@ -222,7 +222,6 @@ def _one_per_node(flat: list[Any]) -> list[str | None]:
 _NODE = attrgetter("node")
 
 
-
 class Extras:
     """What the jobs that give more than the plainest job give, checked, by position: their tasks' devices and
     order (by task position in the document), and the job fields beyond the common ones (by job position)."""

@@ -124,6 +124,7 @@ def _read_file(handle: BinaryIO, source: str, settings: list[KaiSettings] | None
     found = _json_list(data, source)
     if found is not None:
         return found
+    _let_go(data)
     head = data[:4096].lstrip()
     if head and not head.startswith((b"{", b"[", b"\xef\xbb\xbf")):
         handle.seek(0)
@@ -229,11 +230,9 @@ def _json_list(data: bytes | mmap.mmap, source: str) -> list[KubeObject] | None:
         if read > _PIECE:
             _let_go(data)
             read = 0
-        where = f"{source}: items[{i}]"
         if len(raw) > MAX_OBJECT:
-            found.append(
-                FieldError(_named(raw, where), f"is {len(raw)} bytes long; an object has at most {MAX_OBJECT}")
-            )
+            where = _named(raw, f"{source}: items[{i}]")
+            found.append(FieldError(where, f"is {len(raw)} bytes long; an object has at most {MAX_OBJECT}"))
             continue
         pod = _head(raw)
         if pod is not None and pod.finished:
@@ -345,6 +344,11 @@ def _shared(item: Any, parts: dict[Any, Any], known_by: Callable[[Any], bytes]) 
             if unread is not None:
                 for key in section.keys() & unread:
                     del section[key]
+            if name != "metadata":  # a name of its own
+                try:
+                    item[name] = setdefault(known_by(section), section)
+                except OverflowError:
+                    continue
     return item
 
 

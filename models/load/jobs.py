@@ -188,7 +188,7 @@ def job_columns(
     gathered.preemptible = [r[1] for r in resolved]
     gathered.marked = [flag is False for flag in preemptible]
     gathered.uniform = [True] * count
-    gathered.nodes = _one_per_node(flat)
+    gathered.nodes = [task.node if type(task.node) is str else None for task in flat]
     if rich and 2 * (read.names.count(UNSET) + read.names.count(None)) < len(flat):
         gathered.names = []  # most tasks named: _task_columns writes their names, and the defaults of the rest
     else:
@@ -206,20 +206,6 @@ def job_columns(
         if type(job) is structs.RawJob and job.task_resources is not UNSET:
             job.task_resources = PARSED_MAP
     return resolved, extras
-
-
-def _one_per_node(flat: list[Any]) -> list[str | None]:
-    """Each task's node (``None`` for none), one string per node, written back to the task: the tasks on a node
-    give its name each, and a large snapshot's tasks are kept until their jobs are made."""
-    names: dict[str, str] = {}
-    nodes = [names.setdefault(node, node) if type(node) is str else None for node in map(_NODE, flat)]
-    for task, node in zip(flat, nodes, strict=True):
-        if node is not None:
-            task.node = node
-    return nodes
-
-
-_NODE = attrgetter("node")
 
 
 class Extras:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import json
+import mmap
 import zipfile
 from typing import Any
 
@@ -38,7 +39,7 @@ RAW_KINDS = {
 SNAPSHOT_FILE = "snapshot.json"
 
 
-def is_zip(data: bytes) -> bool:
+def is_zip(data: bytes | mmap.mmap) -> bool:
     return data[:4] == b"PK\x03\x04"
 
 

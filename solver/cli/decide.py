@@ -77,9 +77,8 @@ def solve(
     decision = final_decision(tried)
     if as_json:
         document = {
-            "jobs": _job_states(
-                cluster.with_changes(decision.changes(), decision.devices),
-                [job, *[v.job for v in decision.victims], *[m.job for m in decision.moves]],
+            "jobs": _jobs_after(
+                cluster, decision, [job, *[v.job for v in decision.victims], *[m.job for m in decision.moves]]
             ),
             "decisions": [_decision_json(cluster, decision, explain, timing)],
         }
@@ -228,9 +227,9 @@ def _protected_counts(decision: Decision) -> dict[str, int]:
 
 def _decision_json(cluster: ClusterState, decision: Decision, explain: str, timing: bool) -> dict[str, Any]:
     """A decision's JSON with its protected jobs as ``--explain`` says: counts by rule and the total always."""
-    document = decision.to_dict(timing=timing)
     shown = {p.job for p in _protected_shown(cluster, decision, explain)}
-    document["protected"] = [p for p in document["protected"] if p["job"] in shown]
+    kept = [p for p in decision.protected if p.job in shown]  # written out: a large cluster shields 100,000s
+    document = dataclasses.replace(decision, protected=kept).to_dict(timing=timing)
     document["protected_counts"] = _protected_counts(decision)
     document["protected_total"] = len({p.job for p in decision.protected})
     return document
@@ -285,6 +284,29 @@ def _job_states(cluster: ClusterState, names: list[str]) -> dict[str, Any]:
         name: {"tasks": {str(t.name): state(str(t.name)) for t in cluster.snapshot.job(name).tasks}}
         for name in dict.fromkeys(names)
     }
+
+
+def _jobs_after(cluster: ClusterState, decision: Decision, names: list[str]) -> dict[str, Any]:
+    """:func:`_job_states` after ``decision``, read for these jobs' tasks alone (a whole state derived for a few
+    jobs would copy a large cluster's maps)."""
+    from gpu_preempt.state.derive import landed
+
+    changed = {task: (status, node) for task, status, node in decision.changes()}
+    devices = {**cluster.task_devices, **decision.devices}
+    found: dict[str, Any] = {}
+    for name in dict.fromkeys(names):
+        job = cluster.snapshot.job(name)
+        statuses, nodes = cluster.task_statuses(job), cluster.task_nodes(job)
+        tasks: dict[str, Any] = {}
+        for task in map(str, (t.name for t in job.tasks)):
+            status, node = statuses[task], nodes[task]
+            if task in changed:
+                status, node = changed[task][0], landed(changed[task][0], node, changed[task][1])
+            tasks[task] = {"status": status, "node": node}
+            if task in devices and status != "pending":
+                tasks[task]["devices"] = list(devices[task])
+        found[name] = {"tasks": tasks}
+    return found
 
 
 def _verify_all(decisions: list[Decision], states: list[ClusterState]) -> None:

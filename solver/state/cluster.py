@@ -60,6 +60,7 @@ __all__ = ["GROUPED_IN_NUMPY", "ClusterState", "decidable"]
 T = TypeVar("T")
 K = TypeVar("K")
 _QUEUE_OF = attrgetter("queue")
+_STATUSES = {code: status for status, code in CODES.items()}
 GROUPED_IN_NUMPY = 4096
 """Past this many running jobs, :meth:`ClusterState.running_by_queue` groups them in numpy."""
 
@@ -295,6 +296,15 @@ class ClusterState:
         assert self.loads.columns is not None
         nodes = self.loads.columns.nodes[start : start + len(job.tasks)]
         return dict(zip((str(t.name) for t in job.tasks), nodes, strict=True))
+
+    def task_statuses(self, job: Job) -> Mapping[str, str]:
+        """Task name -> status, for ``job``'s tasks at least (:attr:`status`, read on the columns likewise)."""
+        start = self._column_start(job) if callable(self._status) else None
+        if start is None:
+            return self.status
+        assert self.loads.columns is not None
+        codes = self.loads.columns.status[start : start + len(job.tasks)].tolist()
+        return dict(zip((str(t.name) for t in job.tasks), map(_STATUSES.__getitem__, codes), strict=True))
 
     def _column_start(self, job: Job) -> int | None:
         """Where ``job``'s tasks start in the snapshot's task columns, in a state counted from them (the caller

@@ -24,7 +24,7 @@ from .running import Running, patched
 if TYPE_CHECKING:
     from .cluster import ClusterState
 
-__all__ = ["changed_nodes", "derived"]
+__all__ = ["changed_nodes", "derived", "landed"]
 
 
 def derived(
@@ -62,7 +62,7 @@ def derived(
         job, spec = owner[task]
         before, where = parent.status[task], parent.node_of[task]
         after = state
-        there = None if after == "pending" else where if node is None else node
+        there = landed(after, where, node)
         changed_nodes.update(n for n in (where, there) if n is not None)
         requests = job.requests(spec)
         _move(loads, 0, FINAL, touched_nodes, requests, before, where, after, there)
@@ -98,6 +98,12 @@ def derived(
     _update_running(parent, new, moved_jobs)
     new.node_cache = parent.node_cache.passed_on(frozenset(changed_nodes))
     return new
+
+
+def landed(status: str, where: str | None, node: str | None) -> str | None:
+    """Where a task is once changed to ``status``: on ``node``, or where it was (``node`` None); a pending task is
+    on none."""
+    return None if status == "pending" else where if node is None else node
 
 
 def _update_running(parent: ClusterState, new: ClusterState, moved_jobs: set[str]) -> None:

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from conftest import FIXTURES
+
+from gpu_preempt import decide
+from gpu_preempt.models import load_snapshot
+from gpu_preempt.state.cluster import ClusterState
 
 EXAMPLE = str(FIXTURES / "example-cluster.yaml")
 
@@ -150,3 +155,36 @@ def test_solve_shows_the_first_victims_and_counts_the_rest(cli):
     assert f"requeue: {many} jobs in all" in result.stdout
     document_out = json.loads(cli("solve", "--job", "boss", "--action", "preempt", "--json", document=document).stdout)
     assert len(document_out["decisions"][0]["victims"]) == many
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "kai-move-binpack-fullest",  # a move
+        "kai-reclaim-move-instead-of-evict",
+        "device-share-on-two-devices-needs-both",  # a share placed on devices, two victims
+        "kai-preempt-memory-two-tasks-two-devices",
+        "kai-reclaim-fraction-consolidation",  # a running share moved to another device
+        "elastic-peel-preferred",  # part of a job evicted
+        "allocate-pipelined-on-releasing",
+    ],
+)
+def test_solve_json_gives_each_touched_task_as_the_state_after_the_decision_holds_it(cli, name):
+    """The ``jobs`` of ``solve --json``: the decided job's, the victims' and the moved jobs' tasks, each with the
+    status, node and devices the state derived from the decision gives it."""
+    path = FIXTURES / f"{name}.yaml"
+    snapshot = load_snapshot(path)
+    job = snapshot.expect["job"] if snapshot.expect else None
+    assert job is not None
+    decision = decide(snapshot, job)
+    after = ClusterState.of(snapshot).with_changes(decision.changes(), decision.devices)
+    result = cli("solve", str(path), "--job", job, "--json")
+    assert result.exit_code == 0, result.output
+    jobs = json.loads(result.stdout)["jobs"]
+    assert set(jobs) == {job, *(v.job for v in decision.victims), *(m.job for m in decision.moves)}
+    for name_, shown in jobs.items():
+        for task in snapshot.job(name_).tasks:
+            expected = {"status": after.status[str(task.name)], "node": after.node_of[str(task.name)]}
+            if str(task.name) in after.task_devices and expected["status"] != "pending":
+                expected["devices"] = list(after.task_devices[str(task.name)])
+            assert shown["tasks"][str(task.name)] == expected

@@ -149,9 +149,9 @@ def _large_states(seed: int) -> tuple[Snapshot, ClusterState, ClusterState]:
 
 
 def test_a_large_state_reads_a_few_jobs_tasks_as_its_task_maps_say() -> None:
-    """A state counted from columns reads a job's tasks, where they run and on which nodes from the columns until
-    its maps of every task are made, and finds what the task-by-task count's maps say, before and after deriving
-    a state from it."""
+    """A state counted from columns reads a job's tasks, where they run, on which nodes and in which status from the
+    columns until its maps of every task are made, and finds what the task-by-task count's maps say, before and
+    after deriving a state from it."""
     snapshot, from_columns, task_by_task = _large_states(seed=5)
     jobs = snapshot.jobs[::29]
     kinds = [("running",), ("releasing",), ("pending",), ("running", "releasing"), ("allocated", "pipelined")]
@@ -162,13 +162,14 @@ def test_a_large_state_reads_a_few_jobs_tasks_as_its_task_maps_say() -> None:
                 [[str(t.name) for t in state.tasks(job, *kind)] for kind in kinds],
                 dict(state.count_hosts(job)),
                 {str(t.name): state.task_nodes(job)[str(t.name)] for t in job.tasks},
+                {str(t.name): state.task_statuses(job)[str(t.name)] for t in job.tasks},
             )
             for job in jobs
         ]
 
     expected = read(task_by_task)
     assert read(from_columns) == expected
-    assert any(hosts for _, hosts, _ in expected) and any(r[0][1] for r in expected)  # running, and releasing
+    assert any(hosts for _, hosts, _, _ in expected) and any(r[0][1] for r in expected)  # running, and releasing
     derived = from_columns.with_changes([(str(jobs[0].tasks[0].name), "pending", None)])
     assert read(from_columns) == expected  # the maps made for the derived state say the same
     assert read(derived)[1:] == expected[1:]

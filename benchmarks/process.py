@@ -141,7 +141,7 @@ def main() -> None:
                 f"| {int(r['nodes']):,} | {float(r['MB']):.0f} MB | {float(r['json']):.2f} s | "
                 f"{float(r['validate']):.2f} s | {solver} ({r[f'{solver}_outcome']}) | {wall:.2f} s | "
                 f"{wall / float(r['json']):.1f}x | {wall / float(r['validate']):.2f}x | "
-                f"{float(r[f'{solver}_rss']):.0f} MB | {float(r[f'{solver}_load']):.2f} s | "
+                f"{float(r[f'{solver}_rss']):.0f} MiB | {float(r[f'{solver}_load']):.2f} s | "
                 f"{float(r[f'{solver}_decide']):.2f} s | {float(r[f'{solver}_again']):.2f} s | {r[f'{solver}_off']} | "
                 f"{float(r[f'{solver}_gang']):.2f} s | {float(r[f'{solver}_gang']) / float(r['validate']):.2f}x |"
             )

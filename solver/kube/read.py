@@ -310,10 +310,11 @@ def _kept(item: Any) -> Any:
 
 def _shared(item: Any, parts: dict[Any, Any], known_by: Callable[[Any], bytes]) -> Any:
     """``item`` without the fields :data:`UNREAD` and :data:`UNREAD_CONTAINER` name, and with each string of its own
-    (``kind``) and each string, mapping and list of its sections (``metadata.namespace``, ``spec.containers``,
-    ``status.conditions``) replaced by the first equal one in ``parts`` (changed in place): the pods of a job hold
-    the same containers, tolerations and conditions, and a dump's objects the same few kinds, namespaces, phases and
-    times. The importer never writes to a body, so equal parts can be one object. A mapping or list is known by
+    (``kind``), each string, mapping and list of its sections (``metadata.namespace``, ``spec.containers``,
+    ``status.conditions``) and each whole section but its metadata replaced by the first equal one in ``parts``
+    (changed in place): the pods of a job hold the same containers, tolerations and conditions, often the same
+    ``spec`` and ``status``, and a dump's objects the same few kinds, namespaces, phases and times. The importer
+    never writes to a body, so equal parts can be one object. A mapping or list is known by
     ``known_by``: bytes that tell apart every two values of the kinds the document holds (:data:`_JSON_KEY`,
     :data:`_YAML_KEY`); containers by what they were before their unread fields were dropped, so that the pods of
     a job drop them once."""

@@ -80,3 +80,28 @@ def test_an_empty_file_and_a_folder_are_refused_by_name(tmp_path: Path) -> None:
         with pytest.raises(SnapshotError) as refused:
             read_objects([str(path)], io.StringIO())
         assert message in str(refused.value.errors[0])
+
+
+def test_a_list_larger_than_the_pieces_its_pages_are_let_go_in_imports_as_its_text_does(tmp_path: Path) -> None:
+    """A JSON List past 16 MiB: its mapped pages are let go while its objects are made, and read again as needed."""
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n0", "labels": {"nvidia.com/gpu.product": "H100"}},
+        "status": {"allocatable": {"nvidia.com/gpu": "8", "cpu": "64", "memory": "512Gi"}},
+    }
+    pods = []
+    for i in range(400):
+        pod = _pod(f"p{i}", {"zone": f"z{i % 3}"})
+        pod["spec"]["containers"][0]["env"] = [{"name": "PAD", "value": "x" * 48_000}]  # unread: dropped
+        if i % 2:
+            pod["spec"]["nodeName"] = "n0"
+            pod["status"] = {"phase": "Running", "startTime": "2026-01-01T00:00:00Z"}
+        pods.append(pod)
+    text = json.dumps({"apiVersion": "v1", "kind": "List", "items": [node, *pods]})
+    assert len(text) > 16 * 2**20
+    dump = tmp_path / "dump.json"
+    dump.write_text(text)
+    shared = import_objects(read_objects([str(dump)], io.StringIO()), now=NOW)[0]
+    assert shared == import_objects(parse_objects(text, "dump.json"), now=NOW)[0]
+    assert len(shared["jobs"]) == 400

@@ -86,7 +86,11 @@ SCENARIOS["Kueue's own search, deep queue"] = {
 }
 
 
-SLOW = {"deep queue, backoff and min-runtime", *(name for name in SCENARIOS if name.startswith("Kueue"))}
+SLOW = {
+    "deep queue, backoff and min-runtime",
+    "time-based fair share",
+    *(name for name in SCENARIOS if name.startswith("Kueue")),
+}
 """The longest replays (about 10 s each): CI's long run checks them, the README's test command the others."""
 
 

@@ -31,7 +31,7 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain, repeat
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -106,6 +106,8 @@ class TaskColumns:
     """Per job, its name."""
     job_queues: list[str]
     """Per job, its queue."""
+    devices: dict[int, list[int]] = field(default_factory=dict)
+    """The devices of the tasks that name theirs, by position."""
 
     @classmethod
     def of(cls, nodes: list[Node], jobs: list[Job]) -> TaskColumns:
@@ -122,6 +124,7 @@ class TaskColumns:
             shared=list(map(attrgetter("task_resources"), jobs)),
             counts=list(map(len, map(attrgetter("tasks"), jobs))),
             own=own,
+            devices={i: t.devices for i, t in enumerate(tasks) if t.devices is not None},
         )
 
     @classmethod
@@ -137,10 +140,11 @@ class TaskColumns:
         shared: list[dict[str, int]],
         counts: list[int],
         own: list[tuple[int, dict[str, int]]],
+        devices: dict[int, list[int]] | None = None,
     ) -> TaskColumns:
         """Columns from lists read elsewhere (the struct path reads them while it builds the models): per job its
         name and queue; per task its name, node name and status; per job its ``task_resources`` and number of tasks;
-        and the tasks that ask for requests of their own (task index, requests)."""
+        the tasks that ask for requests of their own (task index, requests), and those that name their devices."""
         index: dict[str | None, int] = {node.name: i for i, node in enumerate(nodes)}
         requests = Requests()
         job = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
@@ -177,6 +181,7 @@ class TaskColumns:
             allocatable.reshape(len(nodes), width),
             job_names,
             job_queues,
+            {} if devices is None else devices,
         )
 
     @staticmethod

@@ -23,22 +23,29 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .job import Job, share_of
 from .node import Node
 from .quantity import MILLI, Resources, format_quantity
 
+if TYPE_CHECKING:
+    from .columns import TaskColumns
+
 __all__ = [
     "HOLDING_DEVICES",
     "DeviceLedger",
+    "HeldTask",
     "Loc",
     "as_counted",
+    "column_ledger",
     "counted_apart",
     "counted_job",
     "counted_share",
     "device_ledger",
     "fraction_on",
     "has_shares",
+    "ledger_of",
     "memory_size",
     "unknown_device_size",
 ]
@@ -172,61 +179,100 @@ class DeviceLedger:
 Loc = tuple[str | int, ...]
 
 
-def device_ledger(
-    jobs: list[Job],
-    nodes: dict[str, Node],
-    errors: list[tuple[Loc, str]],
-    *,
-    whole: dict[str, int] | None = None,
-    positions: list[int] | None = None,
-) -> DeviceLedger:
+def device_ledger(jobs: list[Job], nodes: dict[str, Node], errors: list[tuple[Loc, str]]) -> DeviceLedger:
     """The ledger of the running and releasing tasks of ``jobs`` on ``nodes``; what does not fit is added to
     ``errors`` with its field path: a device the node does not have, a memory share on a node that does not say its
     devices' memory, a device holding more than one GPU, a node whose whole GPUs and shared devices exceed its
-    devices. ``whole``: the whole GPUs every node's tasks hold, when counted already (``jobs`` may then be the jobs
-    with shares only, at ``positions`` in the snapshot)."""
+    devices."""
+    tasks = (
+        (i, k, task.node, task.status, job.requests(task), task.devices, task.name)
+        for i, job in enumerate(jobs)
+        for k, task in enumerate(job.tasks)
+    )
+    return ledger_of(tasks, nodes, errors, whole=None)
+
+
+def column_ledger(
+    columns: TaskColumns, names: list[str], nodes: dict[str, Node], errors: list[tuple[Loc, str]]
+) -> DeviceLedger:
+    """:func:`device_ledger` read on a large snapshot's task columns, its jobs not made: the whole GPUs of every node
+    summed at once, the tasks of shares read one by one. ``names``: the nodes' names, in the order the columns
+    number them."""
+    import numpy as np  # a large snapshot only
+
+    share = np.array([share_of(r) is not None for r in columns.requests], dtype=bool)
+    gpus = np.array(
+        [0 if s else r.get("gpu", 0) // MILLI for s, r in zip(share.tolist(), columns.requests, strict=True)]
+    )
+    holding = (columns.node >= 0) & columns.chosen(HOLDING_DEVICES)
+    per_task = gpus[columns.row] * holding
+    held = np.bincount(columns.node[per_task > 0], weights=per_task[per_task > 0], minlength=len(names))
+    whole = {names[n]: int(held[n]) for n in np.flatnonzero(held).tolist()}
+    at = np.flatnonzero(share[columns.row] & holding)
+    jobs = columns.job[at]
+    positions = at.tolist()
+    tasks = zip(
+        jobs.tolist(),
+        (at - np.searchsorted(columns.job, jobs)).tolist(),  # the index in its job: a job's tasks are consecutive
+        map(columns.nodes.__getitem__, positions),
+        map(columns.statuses.__getitem__, positions),
+        map(columns.requests.__getitem__, columns.row[at].tolist()),
+        map(columns.devices.get, positions),
+        map(columns.names.__getitem__, positions),
+        strict=True,
+    )
+    return ledger_of(tasks, nodes, errors, whole=whole)
+
+
+HeldTask = tuple[int, int, "str | None", "str | None", dict[str, int], "list[int] | None", "str | None"]
+"""A task as the ledger reads it: its job's position, its index in the job, node, status, requests, devices, name."""
+
+
+def ledger_of(
+    tasks: Iterable[HeldTask], nodes: dict[str, Node], errors: list[tuple[Loc, str]], *, whole: dict[str, int] | None
+) -> DeviceLedger:
+    """:func:`device_ledger` of ``tasks`` (of every job, or with ``whole`` counted already, of the jobs with
+    shares)."""
     ledger = DeviceLedger()
     if whole is not None:
         ledger.whole = dict(whole)
     holders: dict[tuple[str, int], list[str]] = {}
-    for at, job in enumerate(jobs):
-        i = at if positions is None else positions[at]
-        for k, task in enumerate(job.tasks):
-            node = nodes.get(task.node or "")
-            if task.status not in HOLDING_DEVICES or node is None:
+    for i, k, node_name, status, requests, devices, task_name in tasks:
+        node = nodes.get(node_name or "")
+        if status not in HOLDING_DEVICES or node is None:
+            continue
+        share = share_of(requests)
+        if share is None:
+            gpus = requests.get("gpu", 0) // MILLI
+            if gpus and whole is None:
+                ledger.whole[node.name] = ledger.whole.get(node.name, 0) + gpus
+            continue
+        fraction = fraction_on(node, share)
+        if fraction is None:
+            errors.append((("jobs", i, "tasks", k, "node"), f"node {node.name} does not say its gpu_memory"))
+            continue
+        count = node.resources.get("gpu", 0) // MILLI
+        for device in devices or []:
+            if device >= count:
+                where = f"0-{count - 1}" if count else "none"
+                errors.append((("jobs", i, "tasks", k, "devices"), f"node {node.name} has devices {where}"))
                 continue
-            requests = job.requests(task)
-            share = share_of(requests)
-            if share is None:
-                gpus = requests.get("gpu", 0) // MILLI
-                if gpus and whole is None:
-                    ledger.whole[node.name] = ledger.whole.get(node.name, 0) + gpus
-                continue
-            fraction = fraction_on(node, share)
-            if fraction is None:
-                errors.append((("jobs", i, "tasks", k, "node"), f"node {node.name} does not say its gpu_memory"))
-                continue
-            count = node.resources.get("gpu", 0) // MILLI
-            for device in task.devices or []:
-                if device >= count:
-                    where = f"0-{count - 1}" if count else "none"
-                    errors.append((("jobs", i, "tasks", k, "devices"), f"node {node.name} has devices {where}"))
-                    continue
-                on = ledger.shares.setdefault(node.name, {})
-                on[device] = on.get(device, 0) + fraction
-                holders.setdefault((node.name, device), []).append(str(task.name))
-    for (name, device), tasks in holders.items():
+            on = ledger.shares.setdefault(node.name, {})
+            on[device] = on.get(device, 0) + fraction
+            holders.setdefault((node.name, device), []).append(str(task_name))
+    for (name, device), names in holders.items():
         held = ledger.shares[name][device]
         if held > MILLI:
             position = next(i for i, n in enumerate(nodes) if n == name)
             errors.append(
                 (
                     ("nodes", position),
-                    f"device {device} of node {name} holds {held / MILLI:g} GPUs of shares (tasks {', '.join(tasks)})",
+                    f"device {device} of node {name} holds {held / MILLI:g} GPUs of shares (tasks {', '.join(names)})",
                 )
             )
+    whole_held, shares = ledger.whole, ledger.shares
     for position, (name, node) in enumerate(nodes.items()):
-        if ledger.free_devices(node) < 0:
+        if node.resources.get("gpu", 0) // MILLI < whole_held.get(name, 0) + len(shares.get(name, ())):  # free < 0
             held, shared = ledger.whole.get(name, 0), len(ledger.shares.get(name, {}))
             count = node.resources.get("gpu", 0) // MILLI
             errors.append(

@@ -21,9 +21,16 @@ from .job import ON_NODE, Job, LazyPartsModel, Task, share_of
 from .load.job_list import JobList
 from .node import Node
 from .priority_class import PriorityClass, Toleration
-from .quantity import MILLI, UNLIMITED, format_quantity
+from .quantity import UNLIMITED, format_quantity
 from .queue import KAI_FIELDS, KUEUE_FIELDS, Queue
-from .sharing import HOLDING_DEVICES, counted_apart, counted_job, device_ledger, has_shares, memory_size
+from .sharing import (
+    column_ledger,
+    counted_apart,
+    counted_job,
+    device_ledger,
+    has_shares,
+    memory_size,
+)
 
 __all__ = ["COLUMNS_FROM", "MAX_QUEUE_DEPTH", "Loc", "Snapshot", "resolution", "topology_jobs"]
 
@@ -293,15 +300,7 @@ class Snapshot(LazyPartsModel):
         if columns is None:
             device_ledger(self.jobs, self._nodes, errors)
             return
-        # a large snapshot: the whole GPUs per node from the columns, the jobs with shares alone made
-        import numpy as np
-
-        gpus = np.array([0 if share_of(r) is not None else r.get("gpu", 0) // MILLI for r in columns.requests])
-        per_task = gpus[columns.row] * (columns.node >= 0) * columns.chosen(HOLDING_DEVICES)
-        held = np.bincount(columns.node[per_task > 0], weights=per_task[per_task > 0], minlength=len(self.nodes))
-        names = [node.name for node in self.nodes]
-        whole = {names[n]: int(held[n]) for n in np.flatnonzero(held).tolist()}
-        device_ledger([self.jobs[i] for i in shared], self._nodes, errors, whole=whole, positions=shared)
+        column_ledger(columns, [node.name for node in self.nodes], self._nodes, errors)  # the jobs not made
 
     def _check_policy(self, errors: list[tuple[Loc, str]]) -> None:
         """The fields of the other policy are refused (docs/snapshot-format.md, "Peer semantics"): Kueue's under

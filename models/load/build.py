@@ -7,9 +7,11 @@ validators (quantities, instants, the task status rule), which cost more than re
 ``config``, queues, priority classes) are validated by pydantic as usual, and the whole-document checks
 (:meth:`Snapshot._resolve`) run unchanged.
 
-The common job gives no labels, annotations, requeue state, placement or checkpoint, and its tasks give only their
-node. In a large snapshot it is made when first read, from its struct and the lists (:class:`.job_list.JobList`: a
-decision reads about one job in six); in a small one, at once. Any other job is built at once.
+A job is made from the lists and its shape: which of its optional fields it gives, a small integer
+(:class:`.jobs.Extras`). Once the lists are read the structs are let go, so a loaded snapshot does not keep a
+second copy of every job. In a large snapshot a job is made when first read (:class:`.job_list.JobList`: a
+decision reads about one job in six); in a small one, at once. A job that a task's own resources, ``gpu_devices``
+or a preemption delay sets apart is built at once from its struct.
 
 It never decides what is wrong with a document: at the first thing it does not accept it gives up
 (:class:`Refused`), and the caller validates the whole document with pydantic, which gives the error messages.
@@ -36,6 +38,7 @@ from ..node import Node
 from ..snapshot import Snapshot
 from . import structs
 from .checked import REFUSED, Gathered, Refused
+from .document import colons
 from .job_list import JobList
 from .jobs import JobMaker, job_columns, uncommon_jobs
 from .nodes import built_nodes
@@ -48,13 +51,14 @@ def from_json(data: bytes) -> Snapshot | None:
     """The snapshot pydantic would validate from the JSON document in ``data``, or ``None`` where this path does
     not decide (a document it does not accept, or an escaped ``:`` in a string, which the check for duplicate keys
     cannot count)."""
-    if b"\\u003" in data:
+    given = colons(data)
+    if given is None:
         return None
     try:
         document = structs.decode(data)
         # Duplicate keys are found as decode_json_fast finds them: every member of the document holds one ':'
         # outside strings, and re-encoding the structs writes back every member they kept.
-        if structs.encode(document).count(b":") != data.count(b":"):
+        if colons(structs.encode(document)) != given:
             return None
         return _build(document, parsed=True)
     except REFUSED:
@@ -86,13 +90,19 @@ def _build(document: RawDocument | DataDocument, parsed: bool) -> Snapshot:
     gathered.job_names = [job.name for job in raw]
     odd, rich, read = uncommon_jobs(raw)
     maker = JobMaker(gathered)
-    maker.rich = rich
     maker.resolved, maker.extras = job_columns(raw, gathered, odd, rich, read)  # odd jobs built, in place in raw
+    del read
+    built = {i: raw[i] for i in odd}
+    raw[:] = maker.extras.shapes  # the structs let go: what a job is made of is in the columns and its shape
+    for i, job in built.items():
+        raw[i] = job
     if len(raw) >= _snapshot.COLUMNS_FROM:
-        kind = structs.RawJob if from_bytes else structs.DataJob
-        listed = JobList(raw, made=maker.make, raw=kind, names=gathered.job_names)
+        import numpy as np  # a large snapshot only: the command line starts without numpy
+
+        maker.extras.starts = np.asarray(maker.extras.starts, dtype=np.int64)  # type: ignore[assignment]
+        listed = JobList(raw, made=maker.make, raw=int, names=gathered.job_names)
         placements = [(i, f.get("placement")) for i, f in maker.extras.fields.items()]
-        placements += [(i, raw[i].placement) for i in odd]
+        placements += [(i, job.placement) for i, job in built.items()]
         listed.topology = sorted(i for i, p in placements if p is not None and p.topology is not None)
         jobs: list[Job] = listed
     else:
@@ -121,6 +131,7 @@ def assembled(head: Snapshot, has_jobs: bool, nodes: list[Node], jobs: list[Job]
             shared=gathered.shared,
             counts=gathered.counts,
             own=gathered.own,
+            devices=gathered.devices,
         )
         snapshot.__dict__["_ordered_jobs"] = (snapshot.jobs, frozenset(gathered.ordered))  # Snapshot.ordered_jobs
         snapshot.__dict__["_job_lists"] = {  # Snapshot.job_columns; validation adds the resolved values

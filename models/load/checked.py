@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from itertools import compress, repeat
+from operator import is_, ne
 from typing import Any, TypeVar
 
 import msgspec
@@ -23,7 +25,6 @@ __all__ = [
     "EMPTY",
     "LARGE_COLUMN",
     "NUMBERS",
-    "PARSED_MAP",
     "REFUSED",
     "STATUSES",
     "Gathered",
@@ -41,6 +42,7 @@ __all__ = [
     "resource_maps",
     "shared_map",
     "uninitialised",
+    "unset_mask",
 ]
 
 
@@ -99,8 +101,8 @@ class Gathered:
         self.shared: list[dict[str, int]] = []
         self.counts: list[int] = []
         self.own: list[tuple[int, dict[str, int]]] = []
-        self.devices: set[int] = set()
-        """Positions of the tasks that name their device (a share of a GPU, docs/snapshot-format.md)."""
+        self.devices: dict[int, list[int]] = {}
+        """The devices of the tasks that name theirs (shares of a GPU, docs/snapshot-format.md), by position."""
         self.ordered: set[str] = set()
         """Jobs some of whose tasks give a task order."""
         self.classes: list[str | None] = []
@@ -177,14 +179,14 @@ def free_map(value: object, gathered: Gathered) -> dict[str, Any]:
     if gathered.parsed:  # JSON keys are strings; string values (most labels) nest nothing, and join checks them in C
         try:
             "".join(value.values())
-            return dict(value)
+            return value if gathered.raw else dict(value)  # decoded from bytes, a map is no one else's: kept
         except TypeError:
             pass
     if any(type(key) is not str for key in value):
         raise Refused
     if value:
         bounded_depth(value)
-    return dict(value)
+    return value if gathered.raw else dict(value)
 
 
 def instant(value: object) -> float | None:
@@ -227,10 +229,6 @@ def missing_at(column: list[Any]) -> list[int]:
     return found
 
 
-PARSED_MAP = msgspec.Raw(b"{}")
-"""What a job's raw map is replaced with once parsed (into the lists)."""
-
-
 def nones(column: list[Any]) -> list[Any]:
     """``column`` with ``None`` for :data:`UNSET` (a field not given)."""
     missing = column.count(UNSET)
@@ -258,6 +256,23 @@ LARGE_COLUMN = 4096
 """A column longer than this is read with numpy where it helps (numpy is not loaded for small snapshots)."""
 
 
+def unset_mask(column: list[Any], missing: Any = UNSET) -> Any:
+    """Where a large ``column`` holds ``missing`` (:data:`UNSET` or ``None``): ``False`` nowhere, ``True``
+    everywhere (counted in C), else a numpy mask."""
+    import numpy as np  # a large column only
+
+    absent = column.count(missing)
+    if not absent or absent == len(column):
+        return absent > 0
+    if absent * 8 < len(column):  # a few: found in C
+        mask, start = np.zeros(len(column), dtype=bool), 0
+        for _ in range(absent):
+            start = column.index(missing, start) + 1
+            mask[start - 1] = True
+        return mask
+    return np.fromiter(map(is_, column, repeat(missing)), dtype=bool, count=len(column))
+
+
 def given_at(column: list[Any], missing: Any = UNSET) -> list[int]:
     """The positions in ``column`` of values other than ``missing`` (a tuple of them: equal to it)."""
     absent = column.count(missing)
@@ -274,4 +289,4 @@ def given_at(column: list[Any], missing: Any = UNSET) -> list[int]:
             given[start - 1] = False
         found: list[int] = np.flatnonzero(given).tolist()
         return found
-    return [i for i, value in enumerate(column) if value is not missing and value != missing]
+    return list(compress(range(len(column)), map(ne, column, repeat(missing))))  # ne: identity first, in C

@@ -45,6 +45,7 @@ __all__ = [
     "MAX_ALIAS_NODES",
     "MAX_DEPTH",
     "LongList",
+    "colons",
     "decode_json_fast",
     "parse_document",
     "parse_stream",
@@ -346,16 +347,36 @@ def _decode_fast(text: str | bytes) -> Any:
     holds one ``:`` outside strings, and re-encoding the tree writes back every string it kept. Without a ``:``
     spelt as an escape, the text and the re-encoded tree hold as many colons exactly when no member was dropped.
     """
-    binary = isinstance(text, bytes)
-    if (b"\\u003" in text) if binary else ("\\u003" in text):
+    given = colons(text) if isinstance(text, bytes) else None if "\\u003" in text else text.count(":")
+    if given is None:
         return _SLOW
     try:
         data = msgspec.json.decode(text)
-        colons = text.count(b":") if binary else text.count(":")  # type: ignore[arg-type]
-        same = msgspec.json.encode(data).count(b":") == colons
+        same = colons(msgspec.json.encode(data)) == given
     except (msgspec.MsgspecError, RecursionError, ValueError, OverflowError):
         return _SLOW
     return data if same else _SLOW
+
+
+_PIECE = 1 << 22
+"""Bytes counted at a time by :func:`colons` (in a large document)."""
+
+
+def colons(data: bytes) -> int | None:
+    """How many ``:`` ``data`` holds, or ``None`` if one may be spelt as an escape (``\\u003a``), which the counts
+    of the duplicate-key checks cannot tell from a dropped member. A large document is counted by numpy, a piece
+    at a time (the command line starts without numpy)."""
+    if len(data) <= 2 * _PIECE:
+        return None if b"\\u003" in data else data.count(b":")
+    import numpy as np
+
+    view = np.frombuffer(data, dtype=np.uint8)
+    found = escapes = 0
+    for start in range(0, len(view), _PIECE):
+        piece = view[start : start + _PIECE]
+        found += int(np.count_nonzero(piece == ord(":")))
+        escapes += int(np.count_nonzero(piece == ord("\\")))
+    return None if escapes and b"\\u003" in data else found
 
 
 def _json_place(text: str, key: str) -> str:

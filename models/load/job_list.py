@@ -2,10 +2,10 @@
 
 A decision at 100,000 nodes reads about one job model in six (the pending job, the victims considered, their
 explanations); the rest of the solver works on columns (:mod:`.columns`). :class:`JobList` is the ``jobs`` list of a
-large snapshot read on the struct path (:mod:`.build`): it holds what each job was decoded into until the job is read
-by index, and makes every job before anything reads the list as a whole (iteration, comparison, search, copy,
-pickle). pydantic-core serializes and compares a list's items without asking the list, so the snapshot makes every
-job first there (:meth:`.snapshot.Snapshot.made_tasks`).
+large snapshot read on the struct path (:mod:`.build`): it holds what each job is made from (its shape, a small
+integer: :class:`.jobs.Extras`) until the job is read by index, and makes every job before anything reads the list
+as a whole (iteration, comparison, search, copy, pickle). pydantic-core serializes and compares a list's items
+without asking the list, so the snapshot makes every job first there (:meth:`.snapshot.Snapshot.made_tasks`).
 
 Examples
 --------

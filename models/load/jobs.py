@@ -20,7 +20,6 @@ from . import structs
 from .checked import (
     EMPTY,
     LARGE_COLUMN,
-    PARSED_MAP,
     STATUSES,
     Gathered,
     Refused,
@@ -35,7 +34,9 @@ from .checked import (
     nones,
     resource_maps,
     uninitialised,
+    unset_mask,
 )
+from .shapes import OPTIONAL, RICH, TASK_FIELDS, Extras, shapes
 from .structs import UNSET
 
 __all__ = [
@@ -87,22 +88,47 @@ def uncommon_jobs(raw: list[Any]) -> tuple[set[int], set[int], TaskRead]:
         return set(found)
 
     odd = jobs_at(given_at(resources))
-    rich = jobs_at(
-        missing_at([task.node for task in flat]),  # no node given, or a null
-        *(given_at(column) for column in (names, statuses, devices, order)),
-    )
-    fields = list(map(_JOB_EXTRAS, raw))  # one pass in C for every field the plainest job leaves out
-    extras = {}
-    for i in given_at(fields, _NO_EXTRAS):
-        given = {name: value for name, value in zip(JOB_EXTRAS, fields[i], strict=True) if value is not UNSET}
-        if "gpu_devices" in given or "preemption_delay" in given:
-            odd.add(i)
-        else:
-            rich.add(i)
-            extras[i] = given
+    nodes = [task.node for task in flat]
+    unset: list[Any] = []
+    if len(flat) <= LARGE_COLUMN:
+        rich = jobs_at(
+            missing_at(nodes),  # no node given, or a null
+            *(given_at(column) for column in (names, statuses, devices, order)),
+        )
+    else:  # as masks: most columns are given everywhere or nowhere, which a count in C tells
+        unset = [unset_mask(column) for column in (nodes, names, statuses, devices, order)]
+        marks = [u is False if type(u) is bool else ~u for u in unset[1:]]  # given somewhere
+        rich = _rich(starts, [unset_mask(nodes, None) | unset[0], *marks], len(raw))
+    extras: dict[int, dict[str, Any]] = {}
+    for name in JOB_EXTRAS:  # field by field: most are given by no job, which a count in C tells
+        column = list(map(attrgetter(name), raw))
+        for i in given_at(column):
+            given = extras.get(i)
+            if given is None:
+                given = extras[i] = {}
+            given[name] = column[i]
+    for i in [i for i, given in extras.items() if "gpu_devices" in given or "preemption_delay" in given]:
+        odd.add(i)
+        del extras[i]
+    rich.update(extras)
     read = TaskRead(tasks, flat, starts, names, statuses, devices, order)
+    read.nodes, read.unset = nodes, unset
     read.extras = extras
     return odd, rich - odd, read
+
+
+def _rich(starts: list[int], marks: list[Any], jobs: int) -> set[int]:
+    """The jobs with a task marked by one of ``marks`` (``True``: every task; ``False``: none; else a mask)."""
+    import numpy as np
+
+    if any(mark is True for mark in marks):
+        return set(range(jobs))
+    masks = [mark for mark in marks if mark is not False]
+    if not masks:
+        return set()
+    marked = np.logical_or.reduce(masks) if len(masks) > 1 else masks[0]
+    found: list[int] = np.flatnonzero(np.logical_or.reduceat(marked, starts[:-1])).tolist()  # every job has a task
+    return set(found)
 
 
 JOB_EXTRAS = (
@@ -116,8 +142,6 @@ JOB_EXTRAS = (
     "preemption_delay",
 )
 """The job fields the plainest job leaves out (besides priorities, gang minimum, requests and instants)."""
-_JOB_EXTRAS = attrgetter(*JOB_EXTRAS)
-_NO_EXTRAS = (UNSET,) * len(JOB_EXTRAS)
 
 
 class TaskRead:
@@ -138,6 +162,9 @@ class TaskRead:
         self.names, self.statuses, self.devices, self.order = names, statuses, devices, order
         self.extras: dict[int, dict[str, Any]] = {}
         """Per job that gives any of :data:`JOB_EXTRAS`, those it gives."""
+        self.nodes: list[Any] = []
+        self.unset: list[Any] = []
+        """Where the nodes, names, statuses, devices and order are not given (masks), for a large snapshot."""
 
 
 _TASK_EXTRAS = ("name", "status", "resources", "devices", "order")
@@ -167,18 +194,20 @@ def job_columns(
     names = gathered.job_names
     gathered.counts = counts = list(map(len, tasks))
     gathered.queues = [job.queue for job in raw]
-    gathered.classes = classes = nones([job.priority_class for job in raw])
-    gang = nones([job.min_available for job in raw])
+    optional = [list(map(attrgetter(name), raw)) for name in OPTIONAL]
+    given_classes, given_priorities, given_preemptible, given_gang, given_maps, given_created, given_started = optional
+    gathered.classes = classes = nones(given_classes)
+    gang = nones(given_gang)
     if any(m is not None and m > c for m, c in zip(gang, counts, strict=True)):
         raise Refused
     gathered.minimum = [c if m is None else m for m, c in zip(gang, counts, strict=True)]
-    gathered.shared = resource_maps([job.task_resources for job in raw], gathered)
+    gathered.shared = resource_maps(given_maps, gathered)
     if any(map(_mixed_share, {id(m): m for m in gathered.shared}.values())):
         raise Refused
-    gathered.created = instants([job.created_at for job in raw], gathered)
-    gathered.started = instants([job.started_at for job in raw], gathered)
-    priorities = nones([job.priority for job in raw])
-    preemptible = nones([job.preemptible for job in raw])
+    gathered.created = instants(given_created, gathered)
+    gathered.started = instants(given_started, gathered)
+    priorities = nones(given_priorities)
+    preemptible = nones(given_preemptible)
     resolve = gathered.resolve
     by_class = {name: resolve((name, None, None)) for name in set(classes)}  # most jobs: the class says it all
     resolved = list(map(by_class.__getitem__, classes))
@@ -188,7 +217,7 @@ def job_columns(
     gathered.preemptible = [r[1] for r in resolved]
     gathered.marked = [flag is False for flag in preemptible]
     gathered.uniform = [True] * count
-    gathered.nodes = [task.node if type(task.node) is str else None for task in flat]
+    gathered.nodes = nones(read.nodes)  # msgspec typed them: a node given is a string
     if rich and 2 * (read.names.count(UNSET) + read.names.count(None)) < len(flat):
         gathered.names = []  # most tasks named: _task_columns writes their names, and the defaults of the rest
     else:
@@ -196,27 +225,19 @@ def job_columns(
         gathered.names = [name + suffix for name, n in zip(names, counts, strict=True) for suffix in suffixes[:n]]
     gathered.statuses = ["running"] * len(flat)
     extras = Extras(read.starts)
+    extras.shapes = shapes(optional, rich, count)
+    extras.task_shapes = shapes(
+        [read.nodes, read.names, read.statuses, read.devices, read.order], set(), len(flat), read.unset
+    )
+    for name, column in (("priority", priorities), ("preemptible", preemptible), ("min_available", gang)):
+        extras.given[name] = {i: column[i] for i in given_at(column, None)}
     if rich:
         _task_columns(read, gathered, odd, extras)
         _job_extras(read, gathered, odd, extras)
     if odd:
         built_now(sorted(odd), raw, gathered, resolved)
     refuse_running_shares(gathered)
-    for job in raw:  # a raw map is a view of the document's bytes: kept, it would keep them all
-        if type(job) is structs.RawJob and job.task_resources is not UNSET:
-            job.task_resources = PARSED_MAP
     return resolved, extras
-
-
-class Extras:
-    """What the jobs that give more than the plainest job give, checked, by position: their tasks' devices and
-    order (by task position in the document), and the job fields beyond the common ones (by job position)."""
-
-    def __init__(self, starts: list[int]) -> None:
-        self.starts = starts
-        self.devices: dict[int, list[int]] = {}
-        self.order: dict[int, int] = {}
-        self.fields: dict[int, dict[str, Any]] = {}
 
 
 _NO_NAME = frozenset((type(UNSET), type(None)))
@@ -245,7 +266,7 @@ def _task_columns(read: TaskRead, gathered: Gathered, odd: set[int], extras: Ext
                     raise Refused
                 gathered.names[position] = name
     statuses = read.statuses
-    if given_at(statuses) or None in nodes:
+    if statuses.count(UNSET) < len(statuses) or None in nodes:
         if statuses.count(UNSET) + statuses.count(None):
             statuses = [
                 ("pending" if node is None else "running") if status is UNSET or status is None else status
@@ -263,8 +284,7 @@ def _task_columns(read: TaskRead, gathered: Gathered, odd: set[int], extras: Ext
         if found is not None:
             if len(found) != 1 and bisect_right(starts, position) - 1 not in odd:
                 raise Refused  # a job without gpu_devices takes one device per share
-            extras.devices[position] = found
-            gathered.devices.add(position)
+            gathered.devices[position] = found
     for position in given_at(read.order):
         order = read.order[position]
         if order is None:
@@ -370,10 +390,10 @@ def refuse_running_shares(gathered: Gathered) -> None:
             shared_at.add(position)
         else:
             shared_at.discard(position)
-    if not gathered.devices <= shared_at:
+    if not gathered.devices.keys() <= shared_at:
         raise Refused  # a task of whole GPUs names devices
     statuses = gathered.statuses
-    if any(statuses[position] in HOLDING_DEVICES for position in shared_at - gathered.devices):
+    if any(statuses[position] in HOLDING_DEVICES for position in shared_at - gathered.devices.keys()):
         raise Refused  # a running or releasing share names no device
 
 
@@ -386,7 +406,8 @@ def built_now(odd: list[int], raw: list[Any], gathered: Gathered, resolved: list
         first = starts[i]
         own = len(gathered.own)
         tasks = [_task(t, struct.name, index, first + index, gathered) for index, t in enumerate(struct.tasks)]
-        values = _job_values(struct, gathered, i, resolved[i])
+        given = (none_if_unset(struct.priority), none_if_unset(struct.preemptible), none_if_unset(struct.min_available))
+        values = _job_values(gathered, i, resolved[i], given)
         values["tasks"] = tasks
         values["labels"] = free_map(struct.labels, gathered)
         values["annotations"] = free_map(struct.annotations, gathered)
@@ -440,7 +461,7 @@ def _task(struct: Any, job: str, index: int, position: int, gathered: Gathered) 
             gathered.own.append((position, resources))
     devices = _devices(struct.devices, status)
     if devices is not None:
-        gathered.devices.add(position)
+        gathered.devices[position] = devices
     order = struct.order
     if order is UNSET or order is None:
         order = None
@@ -460,18 +481,19 @@ def _task(struct: Any, job: str, index: int, position: int, gathered: Gathered) 
     return task
 
 
-def _job_values(struct: Any, gathered: Gathered, i: int, resolved: tuple[int, bool, bool]) -> dict[str, Any]:
-    """The fields of the job model of ``struct`` (the ``i``-th job) but its tasks, labels, annotations and requeue
-    state, with the values the snapshot resolves for it."""
+def _job_values(gathered: Gathered, i: int, resolved: tuple[int, bool, bool], given: tuple[Any, ...]) -> dict[str, Any]:
+    """The fields of the model of the ``i``-th job but its tasks, labels, annotations and requeue state, from the
+    columns, with the values the snapshot resolves for it; ``given``: its priority, preemptibility and gang minimum
+    (``None`` where not given)."""
     priority, preemptible, may_evict = resolved
     created, started = gathered.created[i], gathered.started[i]
     values: dict[str, Any] = {
-        "name": struct.name,
-        "queue": struct.queue,
-        "priority_class": none_if_unset(struct.priority_class),
-        "priority": none_if_unset(struct.priority),
-        "preemptible": none_if_unset(struct.preemptible),
-        "min_available": none_if_unset(struct.min_available),
+        "name": gathered.job_names[i],
+        "queue": gathered.queues[i],
+        "priority_class": gathered.classes[i],
+        "priority": given[0],
+        "preemptible": given[1],
+        "min_available": given[2],
         "task_resources": gathered.shared[i],
         "created_at": None if created is None else float(created),
         "started_at": None if started is None else float(started),
@@ -493,45 +515,49 @@ def _job_values(struct: Any, gathered: Gathered, i: int, resolved: tuple[int, bo
 
 
 class JobMaker:
-    """Job models made from the structs of the jobs not built at once, with what the lists hold for them."""
+    """Job models made from the columns and the shapes of the jobs not built at once (:class:`Extras`)."""
 
     def __init__(self, gathered: Gathered) -> None:
         self.seen = gathered
         self.resolved: list[tuple[int, bool, bool]] = []
         """Per job: resolved priority, preemptibility, and whether it may evict (set by :func:`job_columns`)."""
-        self.rich: set[int] = set()
-        """The positions of the jobs that give more than the plainest job."""
         self.extras = Extras([])
-        self.given: dict[tuple[bool, ...], set[str]] = {}
+        self.given: dict[tuple[int, tuple[str, ...]], set[str]] = {}
+        self.task_given: dict[int, set[str]] = {}
 
-    def make(self, i: int, struct: Any) -> Job:
-        values = _job_values(struct, self.seen, i, self.resolved[i])
-        if i in self.rich:
-            values["tasks"] = self._tasks(i, struct.tasks)
-            values.update(self.extras.fields.get(i, ()))
-            values["_uniform"] = True
-            return built_model(Job, values, given_set(structs.given(struct)))
-        del values["tasks"]  # made when first read (Job.made_tasks): most jobs' tasks are never looked at
-        values["_task_nodes"] = [task.node for task in struct.tasks]
-        values["_uniform"] = True
-        # The fields a job of the common case may leave out (the others are given, or absent in all of them).
-        key = (
-            struct.priority_class is UNSET,
-            struct.priority is UNSET,
-            struct.preemptible is UNSET,
-            struct.min_available is UNSET,
-            struct.task_resources is UNSET,
-            struct.created_at is UNSET,
-            struct.started_at is UNSET,
+    def make(self, i: int, shape: int) -> Job:
+        """The model of the ``i``-th job, of ``shape`` (see :attr:`Extras.shapes`)."""
+        seen, extras = self.seen, self.extras
+        given = extras.given
+        values = _job_values(
+            seen,
+            i,
+            self.resolved[i],
+            (given["priority"].get(i), given["preemptible"].get(i), given["min_available"].get(i)),
         )
-        given = self.given.get(key) or self.given.setdefault(key, given_set(structs.given(struct)))
-        return built_model(Job, values, given)
+        fields = extras.fields.get(i, _NO_FIELDS) if shape & RICH else _NO_FIELDS
+        key = (shape, tuple(fields))
+        found = self.given.get(key)
+        if found is None:
+            left_out = {name for k, name in enumerate(OPTIONAL) if shape >> k & 1}
+            names = ("name", "queue", "tasks", *(name for name in OPTIONAL if name not in left_out), *fields)
+            found = self.given[key] = given_set(names)
+        values["_uniform"] = True
+        start = int(extras.starts[i])
+        if shape & RICH:
+            values["tasks"] = self._tasks(start, seen.counts[i])
+            values.update(fields)
+        else:
+            del values["tasks"]  # made when first read (Job.made_tasks): most jobs' tasks are never looked at
+            values["_task_nodes"] = seen.nodes[start : start + seen.counts[i]]
+        return built_model(Job, values, found)
 
-    def _tasks(self, i: int, structs_: list[Any]) -> list[Task]:
-        """The tasks of the ``i``-th job, from the lists (checked by :func:`_task_columns`)."""
-        seen, devices, order = self.seen, self.extras.devices, self.extras.order
+    def _tasks(self, start: int, count: int) -> list[Task]:
+        """The ``count`` tasks from position ``start``, from the lists (checked by :func:`_task_columns`)."""
+        seen, devices, order = self.seen, self.seen.devices, self.extras.order
+        shapes, known = self.extras.task_shapes, self.task_given
         tasks = []
-        for position, struct in enumerate(structs_, self.extras.starts[i]):
+        for position in range(start, start + count):
             task = uninitialised(Task)
             set_dict(
                 task,
@@ -544,16 +570,15 @@ class JobMaker:
                     "order": order.get(position),
                 },
             )
-            key = (
-                struct.node is UNSET,
-                struct.name is UNSET,
-                struct.status is UNSET,
-                struct.devices is UNSET,
-                struct.order is UNSET,
-            )
-            given = self.given.get(key) or self.given.setdefault(key, given_set(structs.given(struct)))
+            shape = shapes[position]
+            given = known.get(shape)
+            if given is None:
+                given = known[shape] = given_set(tuple(n for k, n in enumerate(TASK_FIELDS) if not shape >> k & 1))
             set_given(task, given)
             set_extra(task, None)
             set_private(task, None)
             tasks.append(task)
         return tasks
+
+
+_NO_FIELDS: dict[str, Any] = {}

@@ -17,7 +17,8 @@ given). Two families differ only in their resource maps: decoded from bytes, a m
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from functools import lru_cache
+from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import UNSET, Meta, Struct, UnsetType
@@ -136,8 +137,57 @@ class DataDocument(_Head, forbid_unknown_fields=True, omit_defaults=True, gc=Fal
 HEAD = ("now", "config", "queues", "priority_classes", "description", "expect")
 """The document's small parts, validated by pydantic."""
 
-decode = msgspec.json.Decoder(RawDocument).decode
-"""JSON bytes -> :class:`RawDocument` (raises :class:`msgspec.MsgspecError` where the structs refuse)."""
+
+class _Skeleton(_Head, forbid_unknown_fields=True, omit_defaults=True, gc=False, kw_only=True):
+    """A document with its jobs left as JSON, to be decoded once the names they may give are known."""
+
+    nodes: list[RawNode]
+    jobs: msgspec.Raw | UnsetType = UNSET
+
+
+_skeleton = msgspec.json.Decoder(_Skeleton).decode
+
+
+def decode(data: bytes) -> RawDocument:
+    """JSON bytes -> :class:`RawDocument` (raises :class:`msgspec.MsgspecError` where the structs refuse).
+
+    A job's queue and priority class are decoded as one of the names the document's queues and priority classes
+    give: one string per name, however many jobs give it (a name given nowhere else is refused here, and judged by
+    the caller's other path).
+    """
+    skeleton = _skeleton(data)
+    fields = {name: getattr(skeleton, name) for name in skeleton.__struct_fields__}
+    if skeleton.jobs is not UNSET:
+        jobs = _jobs_decoder(_names(skeleton.queues), _names(skeleton.priority_classes))
+        fields["jobs"] = jobs.decode(skeleton.jobs)
+    return RawDocument(**fields)
+
+
+def _names(section: Any) -> tuple[str, ...]:
+    """The distinct names the items of a document's ``queues`` or ``priority_classes`` give."""
+    if type(section) is not list:
+        return ()
+    return tuple(dict.fromkeys(i["name"] for i in section if type(i) is dict and type(i.get("name")) is str))
+
+
+@lru_cache(maxsize=16)
+def _jobs_decoder(queues: tuple[str, ...], classes: tuple[str, ...]) -> msgspec.json.Decoder[list[RawJob]]:
+    """A decoder of jobs whose queues are among ``queues`` and priority classes among ``classes``."""
+    job = msgspec.defstruct(
+        "RawJob",
+        [
+            ("queue", Literal[queues] if queues else Name),
+            ("priority_class", (Literal[classes] if classes else str) | UnsetType | None, UNSET),
+        ],
+        bases=(RawJob,),
+        module=__name__,
+        forbid_unknown_fields=True,
+        omit_defaults=True,
+        gc=False,
+    )
+    return msgspec.json.Decoder(list[job])  # type: ignore[valid-type]
+
+
 encode = msgspec.json.Encoder().encode
 
 

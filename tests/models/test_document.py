@@ -219,3 +219,19 @@ def test_a_key_given_twice_is_refused_even_with_the_same_value(text: str):
 def test_json_the_fast_decoder_refuses_is_reported_by_the_standard_one():
     assert "invalid JSON at line 1 column 11: Expecting ',' delimiter" in refusal('{"a": NaN x}', json_format=True)
     assert math.isnan(read('{"a": NaN}', json_format=True)["a"])  # type: ignore[index]
+
+
+@pytest.mark.parametrize("piece", [1, 3, 64])
+def test_a_large_documents_colons_are_counted_a_piece_at_a_time_and_escapes_still_found(monkeypatch, piece):
+    """Past two pieces, the duplicate-key check counts colons with numpy a piece at a time: the counts are the
+    bytes', a ``:`` spelt as an escape still sends the document to the standard decoder, and a key given twice is
+    still refused."""
+    from gpu_preempt.models.load import document
+
+    monkeypatch.setattr(document, "_PIECE", piece)
+    plain = json.dumps({"a": {"b": "x:y", "c": [1, {"d": 2}]}, "e": "\\\\"}).encode()
+    assert document.colons(plain) == plain.count(b":")
+    assert document.colons(b'{"a": "x\\u003ay", "b": 1}' + b" " * 200) is None
+    assert document.decode_json_fast(plain) == json.loads(plain)
+    assert document.decode_json_fast(b'{"a": 1, "a": 2}' + b" " * 200) is None  # left to the decoder that names it
+    assert document.decode_json_fast(b'{"a": 1, "a": 2, "b": "\\u003a"}' + b" " * 200) is None

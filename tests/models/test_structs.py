@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from gpu_preempt.models import Snapshot, SnapshotError, load_snapshot, parse_snapshot, snapshot_from_data
 from gpu_preempt.models.columns import JobColumns
+from gpu_preempt.models.job import Job
 from gpu_preempt.models.load.build import from_data, from_json
 from gpu_preempt.models.load.checked import LARGE_COLUMN
 from gpu_preempt.models.load.document import parse_document
@@ -674,3 +675,42 @@ def test_a_large_document_of_named_tasks_with_a_few_left_out_builds_what_pydanti
     fast = load_snapshot(path)
     assert isinstance(fast.jobs, JobList)
     assert fast == Snapshot.model_validate(data)
+
+
+def test_a_large_mixed_document_keeps_every_given_field_without_its_structs(tmp_path):
+    """Past the size where the columns are read with numpy, a snapshot of every style at once (labels, annotations,
+    checkpoints, shares on named devices, task order, priorities given or not, nulls): its jobs are held as their
+    shapes, not as the structs they were decoded into, and build what pydantic validates, given fields and all."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from generate import generate
+
+    data = generate(1200, seed=7, pending=3, style="mixed")
+    jobs = data["jobs"]
+    jobs[5]["priority"], jobs[6]["priority_class"], jobs[7]["preemptible"] = None, None, False
+    jobs[8]["min_available"], jobs[9]["created_at"] = 1, None
+    jobs[10]["tasks"][0]["order"] = None
+    assert sum(map(len, (job["tasks"] for job in jobs))) > LARGE_COLUMN
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    fast, slow = load_snapshot(path), Snapshot.model_validate(data)
+    assert isinstance(fast.jobs, JobList)
+    held = {type(list.__getitem__(fast.jobs, i)) for i in range(len(fast.jobs))}
+    assert held <= {int, Job} and int in held  # nothing decoded is kept beside the columns
+    assert_same(fast, slow)
+
+
+def test_a_json_documents_jobs_share_the_names_of_their_queue_and_priority_class():
+    """Decoded from JSON, a job's queue and priority class are the one string the document's names give: a large
+    snapshot does not keep a copy per job."""
+    data = copy.deepcopy(BASE)
+    data["jobs"] = [
+        {"name": f"j{i}", "queue": data["jobs"][0]["queue"], "priority_class": "train", "tasks": [{}]} for i in range(3)
+    ]
+    fast = from_json(json.dumps(data).encode())
+    assert fast is not None
+    first, *others = fast.jobs
+    assert all(job.queue is first.queue and job.priority_class is first.priority_class for job in others)
+    data["jobs"][2]["queue"] = "nowhere"  # a name the document does not give: refused, as pydantic refuses it
+    assert from_json(json.dumps(data).encode()) is None
+    with pytest.raises(ValidationError):
+        Snapshot.model_validate(data)

@@ -625,6 +625,39 @@ def test_bad_snapshot_exits_2_naming_the_field(cli, mutate, path, message):
     assert "Traceback" not in result.output
 
 
+LEDGER = [
+    c
+    for c in CASES
+    if c[0]
+    in (
+        "a device the node does not have",
+        "a memory share on a node without gpu_memory",
+        "shares over one device",
+        "whole GPUs and shared devices over a node",
+    )
+]
+
+
+@pytest.mark.parametrize(("mutate", "path", "message"), [c[1:] for c in LEDGER], ids=[c[0] for c in LEDGER])
+def test_the_device_ledger_read_on_task_columns_names_the_same_fields(cli, monkeypatch, mutate, path, message):
+    """A large snapshot's device ledger is read on its task columns, its jobs not made: the same field, the same
+    words."""
+    monkeypatch.setattr("gpu_preempt.models.snapshot.COLUMNS_FROM", 0)
+    test_bad_snapshot_exits_2_naming_the_field(cli, mutate, path, message)
+
+
+@pytest.mark.parametrize("columns", [True, False])
+def test_a_share_past_the_first_job_and_task_is_named_by_both_ledgers(cli, monkeypatch, columns):
+    """On the columns as on the models, a task is named by its job's position and its index in that job."""
+    if columns:
+        monkeypatch.setattr("gpu_preempt.models.snapshot.COLUMNS_FROM", 0)
+    document = base_document()
+    job(document, "wait").update(task_resources={"gpu": "500m"}, tasks=[{}, {"node": "n1", "devices": [9]}])
+    result = cli("validate", document=document)
+    assert result.exit_code == 2
+    assert "jobs[1].tasks[1].devices: node n1 has devices 0-7" in result.stderr, result.stderr
+
+
 def test_every_error_is_listed_at_once(cli):
     document = base_document()
     document["nodes"][0]["gpus"] = 8

@@ -61,7 +61,6 @@ Capacity planning: :func:`simulate` replays a scenario (a cluster, queues, a job
 """
 
 import importlib as _importlib
-import importlib.metadata as _metadata
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
@@ -115,9 +114,6 @@ __all__ = [
     "whatif",
 ]
 
-__version__: str = _metadata.version("gpu-preempt")
-"""The installed distribution's version (pyproject.toml's ``version``)."""
-
 _HOMES = {
     "Audit": "gpu_preempt.questions",
     "audit": "gpu_preempt.questions",
@@ -153,6 +149,10 @@ the plots) does not load OR-Tools and the whole engine."""
 
 
 def __getattr__(name: str) -> _typing.Any:
+    if name == "__version__":  # the installed version, looked up when asked: importlib.metadata is slow to import
+        import importlib.metadata
+
+        return importlib.metadata.version("gpu-preempt")
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
+from itertools import repeat
 from operator import add as _ADD
 from operator import attrgetter
 from typing import Any, NamedTuple
@@ -280,9 +281,11 @@ def build_units(
     new = tuple.__new__
 
     spanning: list[CandidateTasks] = []
-    for v in np.flatnonzero(victims.node == -2).tolist():
+    several = np.flatnonzero(victims.node == -2).tolist()
+    found = cluster.running_pairs(rows[several].tolist())  # at once, where the state can tell
+    for v, known in zip(several, found or repeat(None), strict=False):
         job = jobs[int(rows[v])]
-        pairs = tuple(sorted((index[name], count) for name, count in cluster.running_on(job).items()))
+        pairs = known or tuple(sorted((index[name], count) for name, count in cluster.running_on(job).items()))
         if not any(schedulable[n] for n, _ in pairs):
             continue
         k, whole, surplus = int(victims.shape[v]), bool(victims.whole[v]), int(victims.surplus[v])

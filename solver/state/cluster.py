@@ -51,7 +51,7 @@ from .node_cache import NodeCache, NodeKey
 from .node_loads import NodeLoads, shift
 from .queue_tree import QueueTree
 from .queue_usage import HOLDING, QueueUsage
-from .running import Running, counted, one_node, patched
+from .running import Running, counted, host_pairs, one_node, patched
 from .scan import Count, count_columns, count_since, count_tasks, job_statuses
 from .snapshot_index import SnapshotIndex
 
@@ -388,6 +388,14 @@ class ClusterState:
         if on is None:
             return self.count_hosts(job)
         return on.get(job.name, {})
+
+    def running_pairs(self, rows: list[int]) -> list[tuple[tuple[int, int], ...]] | None:
+        """Per job at ``rows`` (document positions), its running tasks' (node index, tasks) pairs, by node: read on
+        the task columns at once in a state counted from them; ``None`` in any other (ask :meth:`running_on`)."""
+        running = self.running
+        if running.hosts_from is None:
+            return None
+        return host_pairs(*running.hosts_from, rows, len(self.index.node_names))
 
     def running_hosts(self) -> dict[str, dict[str, int]]:
         """Job name -> :meth:`running_on` (jobs with running tasks only), for loops over many jobs; read only.

@@ -10,7 +10,7 @@ import numpy as np
 
 from gpu_preempt.models import Job
 
-__all__ = ["Running", "counted", "one_node", "only_nodes", "patched"]
+__all__ = ["Running", "counted", "host_pairs", "one_node", "only_nodes", "patched"]
 
 
 @dataclass
@@ -64,6 +64,34 @@ def counted(jobs: np.ndarray, hosts: np.ndarray, job_names: list[str], nodes: li
     return dict(zip(map(job_names.__getitem__, job_of[starts].tolist()), per_job, strict=True))
 
 
+def host_pairs(
+    jobs: np.ndarray, hosts: np.ndarray, rows: list[int], nodes: int
+) -> list[tuple[tuple[int, int], ...]] | None:
+    """Per job at ``rows``, the (node, tasks) pairs of its running tasks, by node, from the (job, node) of every
+    running task (:attr:`Running.hosts_from`); ``None`` if one of them is on no node of the snapshot's ``nodes``.
+
+    >>> host_pairs(np.array([0, 0, 1, 1, 1]), np.array([3, 1, 2, 2, 0]), [1, 0], 4)
+    [((0, 1), (2, 2)), ((1, 1), (3, 1))]
+    >>> host_pairs(np.array([0, 0]), np.array([3, 1]), [], 4)
+    []
+    """
+    wanted = np.isin(jobs, rows)
+    job, host = jobs[wanted], hosts[wanted]
+    if len(host) and int(host.min()) < 0:
+        return None
+    size = max(nodes, 1)
+    keys, counts = np.unique(job * size + host, return_counts=True)  # by job, then node
+    job_of = keys // size
+    starts = np.flatnonzero(np.r_[True, job_of[1:] != job_of[:-1]]).tolist() if len(keys) else []
+    ends = [*starts[1:], len(keys)] if starts else []
+    on, many = (keys % size).tolist(), counts.tolist()
+    found = {
+        job: tuple(zip(on[s:e], many[s:e], strict=True))
+        for job, s, e in zip(job_of[starts].tolist(), starts, ends, strict=True)
+    }
+    return [found.get(row, ()) for row in rows]
+
+
 def one_node(hosts: dict[str, int] | None, index: dict[str, int]) -> int:
     """:attr:`Running.nodes` of a job running ``hosts`` (node name -> tasks)."""
     if not hosts:
@@ -72,10 +100,16 @@ def one_node(hosts: dict[str, int] | None, index: dict[str, int]) -> int:
 
 
 def only_nodes(jobs: np.ndarray, hosts: np.ndarray, count: int) -> np.ndarray:
-    """:attr:`Running.nodes` of ``count`` jobs from their running tasks' (job, node) pairs."""
+    """:attr:`Running.nodes` of ``count`` jobs from their running tasks' (job, node) pairs, given job by job.
+
+    >>> only_nodes(np.array([0, 0, 2, 2, 3]), np.array([4, 4, 1, 5, 0]), 5).tolist()
+    [4, -1, -2, 0, -1]
+    """
     low, high = np.full(count, np.iinfo(np.int64).max), np.full(count, -1)
-    np.minimum.at(low, jobs, hosts)
-    np.maximum.at(high, jobs, hosts)
+    if len(jobs):  # each job's tasks side by side: its lowest and highest node, one segment each
+        starts = np.flatnonzero(np.r_[True, jobs[1:] != jobs[:-1]])
+        low[jobs[starts]] = np.minimum.reduceat(hosts, starts)
+        high[jobs[starts]] = np.maximum.reduceat(hosts, starts)
     return np.where(high < 0, -1, np.where(low == high, low, -2))
 
 

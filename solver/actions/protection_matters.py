@@ -8,14 +8,12 @@ queues, not jobs (docs/snapshot-format.md, "Commands and output").
 
 When the decision placed the job and the objective ranks priority first, no job of a priority above its victims'
 can be in the optimum (the decision stays feasible, and such a job would count at a level where it counts none):
-those are not lifted, and the answer is exact. Of more shielded jobs than :data:`MOST_LIFTED`, the ones an optimum
-would reach first are lifted (lowest priority, fewest running tasks, least work lost: the objective's first terms),
-so that the second decision stays as small as the first.
+those are not lifted. Every other shielded job is, so the answer is exact whenever the second decision is proved
+optimal, as the first is. The reductions keep the second decision about as small as the first: a lifted job is one
+more candidate on its nodes.
 """
 
 from __future__ import annotations
-
-import numpy as np
 
 from gpu_preempt import cpsat
 from gpu_preempt.cpsat.params import SolveParams
@@ -30,12 +28,10 @@ from . import greedy
 from .job_solver import named_victims
 from .reduced_path import solve_reduced
 
-__all__ = ["LIFTED", "MOST_LIFTED", "remember_candidates", "taken_but_for_protection"]
+__all__ = ["LIFTED", "remember_candidates", "taken_but_for_protection"]
 
 LIFTED = LIFTABLE
 """The protections of single jobs that are lifted to find the jobs that matter."""
-MOST_LIFTED = 200
-"""The most shielded jobs lifted at once."""
 
 
 def remember_candidates(cluster: ClusterState) -> None:
@@ -57,7 +53,7 @@ def taken_but_for_protection(cluster: ClusterState, job: Job, decision: Decision
     shielded = {p.job for p in decision.protected if p.rule in LIFTED}
     if not shielded:
         return []
-    counts, columns = cluster.running_counts(), cluster.job_columns()
+    columns = cluster.job_columns()
     rows = cluster.job_positions(sorted(shielded))
     if decision.placed and cluster.snapshot.config.objective[0] == "priority":
         # The decision stays feasible with more candidates, and its victims' highest priority bounds the optimum's:
@@ -66,11 +62,6 @@ def taken_but_for_protection(cluster: ClusterState, job: Job, decision: Decision
             return []
         top = max(columns.priority[cluster.job_positions([v.job for v in decision.victims])].tolist())
         rows = [r for r, priority in zip(rows, columns.priority[rows].tolist(), strict=True) if priority <= top]
-    if len(rows) > MOST_LIFTED:  # the objective's first terms: priority, jobs, tasks, then the work lost
-        since = np.nan_to_num(columns.started[rows], nan=-np.inf).tolist()
-        running = [counts[columns.names[r]] for r in rows]
-        order = sorted(zip(columns.priority[rows].tolist(), running, [-t for t in since], rows, strict=True))
-        rows = sorted(r for *_, r in order[:MOST_LIFTED])
     if not rows:
         return []
     shielded = {columns.names[r] for r in rows}

@@ -63,10 +63,10 @@ def test_on_a_large_cluster_only_the_jobs_that_matter_are_listed(tmp_path: Path)
     assert f"protected: {total} job(s)" in text and "--explain all lists every one" in text
 
 
-def test_the_jobs_that_matter_are_the_victims_of_the_decision_without_their_protections(monkeypatch):
+def test_the_jobs_that_matter_are_the_victims_of_the_decision_without_their_protections():
     """The independent check on generated clusters: the same snapshot without min-runtimes, every shielded job
     preemptible and without a class that tolerates, decided again; its victims among the shielded jobs are the jobs
-    that matter (no bound on how many are lifted)."""
+    that matter."""
     import copy
 
     from gpu_preempt.actions import protection_matters
@@ -76,7 +76,6 @@ def test_the_jobs_that_matter_are_the_victims_of_the_decision_without_their_prot
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from generate import generate
 
-    monkeypatch.setattr(protection_matters, "MOST_LIFTED", 10**9)
     compared = 0
     for seed in range(3):
         data = generate(40, seed=seed, pending=7)
@@ -102,3 +101,32 @@ def test_the_jobs_that_matter_are_the_victims_of_the_decision_without_their_prot
             assert matter == sorted(v.job for v in again.victims if v.job in shielded), (seed, job.name)
             compared += 1
     assert compared >= 3
+
+
+def test_a_job_that_matters_is_found_among_hundreds_shielded():
+    """Hundreds of shielded jobs, one task each, on nodes the pending job may not use, and the one it needs, of two
+    tasks, on the node it may: every shielded job is judged, not only those an optimum would seem to reach first."""
+    from gpu_preempt.actions.protection_matters import taken_but_for_protection
+    from gpu_preempt.state.cluster import ClusterState
+
+    others = [f"n{i}" for i in range(1, 251)]
+    document = {
+        "now": "2026-01-01T12:00:00Z",
+        "config": {"reclaim_min_runtime": "1h"},
+        "nodes": [{"name": n, "resources": {"gpu": 8}, "labels": {"pool": "a" if n == "n0" else "b"}}
+                  for n in ["n0", *others]],
+        "queues": [{"name": "mine", "deserved": {"gpu": 8}}, {"name": "theirs", "deserved": {"gpu": 0}}],
+        "jobs": [
+            {"name": "needed", "queue": "theirs", "task_resources": {"gpu": 4}, "started_at": "2026-01-01T11:50:00Z",
+             "tasks": [{"node": "n0"}, {"node": "n0"}]},
+            *({"name": f"small-{n}", "queue": "theirs", "task_resources": {"gpu": 8},
+               "started_at": "2026-01-01T11:50:00Z", "tasks": [{"node": n}]} for n in others),
+            {"name": "new", "queue": "mine", "task_resources": {"gpu": 4},
+             "placement": {"node_selector": {"pool": "a"}}, "tasks": [{}]},
+        ],
+    }  # fmt: skip
+    snapshot = snapshot_from_data(document)
+    cluster = ClusterState.of(snapshot)
+    decision = decide(snapshot, "new", "reclaim")
+    assert decision.outcome == "infeasible" and len({p.job for p in decision.protected}) == 251
+    assert taken_but_for_protection(cluster, snapshot.job("new"), decision) == ["needed"]

@@ -347,12 +347,16 @@ def _decode_fast(text: str | bytes) -> Any:
     holds one ``:`` outside strings, and re-encoding the tree writes back every string it kept. Without a ``:``
     spelt as an escape, the text and the re-encoded tree hold as many colons exactly when no member was dropped.
     """
-    given = colons(text) if isinstance(text, bytes) else None if "\\u003" in text else text.count(":")
+    if isinstance(text, bytes):
+        given = colons(text)
+    else:
+        given = None if "\\u003" in text else text.count(":")
     if given is None:
         return _SLOW
     try:
         data = msgspec.json.decode(text)
-        same = colons(msgspec.json.encode(data)) == given
+        encoded = msgspec.json.encode(data)  # msgspec spells no colon as an escape
+        same = (encoded.count(b":") if len(encoded) <= _LARGE else colons(encoded)) == given
     except (msgspec.MsgspecError, RecursionError, ValueError, OverflowError):
         return _SLOW
     return data if same else _SLOW
@@ -360,13 +364,15 @@ def _decode_fast(text: str | bytes) -> Any:
 
 _PIECE = 1 << 22
 """Bytes counted at a time by :func:`colons` (in a large document)."""
+_LARGE = 2 * _PIECE
+"""A document larger than this is counted by numpy."""
 
 
 def colons(data: bytes) -> int | None:
     """How many ``:`` ``data`` holds, or ``None`` if one may be spelt as an escape (``\\u003a``), which the counts
     of the duplicate-key checks cannot tell from a dropped member. A large document is counted by numpy, a piece
     at a time (the command line starts without numpy)."""
-    if len(data) <= 2 * _PIECE:
+    if len(data) <= _LARGE:
         return None if b"\\u003" in data else data.count(b":")
     import numpy as np
 

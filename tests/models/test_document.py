@@ -229,6 +229,7 @@ def test_a_large_documents_colons_are_counted_a_piece_at_a_time_and_escapes_stil
     from gpu_preempt.models.load import document
 
     monkeypatch.setattr(document, "_PIECE", piece)
+    monkeypatch.setattr(document, "_LARGE", 2 * piece)
     plain = json.dumps({"a": {"b": "x:y", "c": [1, {"d": 2}]}, "e": "\\\\"}).encode()
     assert document.colons(plain) == plain.count(b":")
     assert document.colons(b'{"a": "x\\u003ay", "b": 1}' + b" " * 200) is None

@@ -32,6 +32,7 @@ gpu_preempt.models.errors.SnapshotError: x.json: duplicate key 'a' (line 1 colum
 from __future__ import annotations
 
 import json
+import mmap
 from collections.abc import Callable
 from typing import Any, BinaryIO, Final
 
@@ -347,10 +348,7 @@ def _decode_fast(text: str | bytes) -> Any:
     holds one ``:`` outside strings, and re-encoding the tree writes back every string it kept. Without a ``:``
     spelt as an escape, the text and the re-encoded tree hold as many colons exactly when no member was dropped.
     """
-    if isinstance(text, bytes):
-        given = colons(text)
-    else:
-        given = None if "\\u003" in text else text.count(":")
+    given = colons(text) if isinstance(text, bytes) else None if "\\u003" in text else text.count(":")
     if given is None:
         return _SLOW
     try:
@@ -368,21 +366,26 @@ _LARGE = 2 * _PIECE
 """A document larger than this is counted by numpy."""
 
 
-def colons(data: bytes) -> int | None:
-    """How many ``:`` ``data`` holds, or ``None`` if one may be spelt as an escape (``\\u003a``), which the counts
-    of the duplicate-key checks cannot tell from a dropped member. A large document is counted by numpy, a piece
-    at a time (the command line starts without numpy)."""
-    if len(data) <= _LARGE:
-        return None if b"\\u003" in data else data.count(b":")
+def colons(data: bytes | memoryview | mmap.mmap | msgspec.Raw) -> int | None:
+    """How many ``:`` ``data`` (bytes, or any buffer: a mapped file, a part of one) holds, or ``None`` if one may be
+    spelt as an escape (``\\u003a``), which the counts of the duplicate-key checks cannot tell from a dropped
+    member. A large document is counted by numpy, a piece at a time, without a copy (the command line starts without
+    numpy)."""
+    view = memoryview(data)
+    if view.nbytes <= _LARGE:
+        small = data if isinstance(data, bytes) else view.tobytes()
+        return None if b"\\u003" in small else small.count(b":")
     import numpy as np
 
-    view = np.frombuffer(data, dtype=np.uint8)
+    values = np.frombuffer(view, dtype=np.uint8)
     found = escapes = 0
-    for start in range(0, len(view), _PIECE):
-        piece = view[start : start + _PIECE]
+    for start in range(0, len(values), _PIECE):
+        piece = values[start : start + _PIECE]
         found += int(np.count_nonzero(piece == ord(":")))
         escapes += int(np.count_nonzero(piece == ord("\\")))
-    return None if escapes and b"\\u003" in data else found
+    if escapes and any(b"\\u003" in values[at : at + _PIECE + 5].tobytes() for at in range(0, len(values), _PIECE)):
+        return None
+    return found
 
 
 def _json_place(text: str, key: str) -> str:

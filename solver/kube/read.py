@@ -28,7 +28,7 @@ import msgspec
 
 from gpu_preempt.models import SnapshotError
 from gpu_preempt.models.errors import FieldError
-from gpu_preempt.models.load.document import decode_json_fast, parse_document, parse_stream
+from gpu_preempt.models.load.document import colons, decode_json_fast, parse_document, parse_stream
 
 from .kai_config import KaiSettings
 from .kai_snapshot import is_zip, kai_snapshot_list
@@ -208,7 +208,8 @@ def _json_list(data: bytes | mmap.mmap, source: str) -> list[KubeObject] | None:
     head = data[:4096].lstrip()
     if not head.startswith(b"{"):
         return None
-    if data.find(b"\\u003") >= 0:  # an escaped ':' defeats the count of members below
+    every = colons(data)
+    if every is None:  # an escaped ':' defeats the count of members below
         return None
     try:
         top = _MEMBERS.decode(data)
@@ -218,8 +219,8 @@ def _json_list(data: bytes | mmap.mmap, source: str) -> list[KubeObject] | None:
     if kind != "List" and not kind.endswith("List"):
         return None
     # A key given twice is found as decode_json_fast finds it: every member holds one ':' outside strings.
-    colons = len(top) + sum(_colons(value) for key, value in top.items() if key != "items")
-    if colons + _colons(top["items"]) != _colons(data):
+    members = len(top) + sum(map(_colons, (value for key, value in top.items() if key != "items")))
+    if members + _colons(top["items"]) != every:
         return None
     _let_go(data)
     found: list[KubeObject | FieldError | list[FieldError]] = []
@@ -273,10 +274,12 @@ _FINISHED_STATUS = {"Succeeded": {"phase": "Succeeded"}, "Failed": {"phase": "Fa
 """The status a finished pod is kept with, one per phase (shared: nothing writes to an object's body)."""
 
 
-def _colons(raw: msgspec.Raw | bytes | mmap.mmap) -> int:
-    """The ``:`` bytes of ``raw``, counted in pieces (a List's items are most of the file: no copy of them)."""
-    view = memoryview(raw)
-    return sum(bytes(view[start : start + _PIECE]).count(b":") for start in range(0, len(view), _PIECE))
+def _colons(raw: msgspec.Raw) -> int:
+    """The ``:`` bytes of a part of a List whose whole holds no escaped one (a List's items are most of the file: no
+    copy of them)."""
+    found = colons(raw)
+    assert found is not None
+    return found
 
 
 UNREAD = {

@@ -371,9 +371,11 @@ def colons(data: bytes | memoryview | mmap.mmap | msgspec.Raw) -> int | None:
     spelt as an escape (``\\u003a``), which the counts of the duplicate-key checks cannot tell from a dropped
     member. A large document is counted by numpy, a piece at a time, without a copy (the command line starts without
     numpy)."""
+    if type(data) is bytes and len(data) <= _LARGE:  # most: an object of a List, decoded alone
+        return None if b"\\u003" in data else data.count(b":")
     view = memoryview(data)
     if view.nbytes <= _LARGE:
-        small = data if isinstance(data, bytes) else view.tobytes()
+        small = view.tobytes()
         return None if b"\\u003" in small else small.count(b":")
     import numpy as np
 

@@ -265,12 +265,20 @@ def unset_mask(column: list[Any], missing: Any = UNSET) -> Any:
     if not absent or absent == len(column):
         return absent > 0
     if absent * 8 < len(column):  # a few: found in C
-        mask, start = np.zeros(len(column), dtype=bool), 0
-        for _ in range(absent):
-            start = column.index(missing, start) + 1
-            mask[start - 1] = True
-        return mask
+        return _few(column, missing, absent)
     return np.fromiter(map(is_, column, repeat(missing)), dtype=bool, count=len(column))
+
+
+def _few(column: list[Any], missing: Any, absent: int) -> Any:
+    """The numpy mask of the ``absent`` places of ``missing`` in ``column``, found in C (``list.index`` compares as
+    ``list.count`` does)."""
+    import numpy as np
+
+    mask, start = np.zeros(len(column), dtype=bool), 0
+    for _ in range(absent):
+        start = column.index(missing, start) + 1
+        mask[start - 1] = True
+    return mask
 
 
 def given_at(column: list[Any], missing: Any = UNSET) -> list[int]:
@@ -280,13 +288,9 @@ def given_at(column: list[Any], missing: Any = UNSET) -> list[int]:
         return []
     if not absent and (missing is UNSET or missing is None):  # every value given (UNSET and None equal only themselves)
         return list(range(len(column)))
-    if absent * 8 < len(column) > LARGE_COLUMN:  # a few left out: found in C (list.index compares as list.count does)
-        import numpy as np  # a large column only: the command line starts without numpy
+    if absent * 8 < len(column) > LARGE_COLUMN:  # a few left out (a large column only: numpy)
+        import numpy as np
 
-        given, start = np.ones(len(column), dtype=bool), 0
-        for _ in range(absent):
-            start = column.index(missing, start) + 1
-            given[start - 1] = False
-        found: list[int] = np.flatnonzero(given).tolist()
+        found: list[int] = np.flatnonzero(~_few(column, missing, absent)).tolist()
         return found
     return list(compress(range(len(column)), map(ne, column, repeat(missing))))  # ne: identity first, in C
